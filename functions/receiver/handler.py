@@ -1,0 +1,192 @@
+"""Receiver: API Gateway REST (v1) proxy events in, verified events into the ledger.
+
+Routes: POST /in/{source_id} (provider webhooks; the signature is the auth) and
+POST /v1/events (the tenant's own events; IAM-authorised on API Gateway).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import threading
+from http import HTTPStatus
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hookline import errors
+from hookline.db import get_database
+from hookline.ingest import Accepted, publish, receive_inbound
+from hookline.nudge import nudge_fanout
+from hookline.observability import NAMESPACE, logger, metrics, tracer
+from hookline.settings import get_settings
+
+STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
+    errors.BadRequest: HTTPStatus.BAD_REQUEST,
+    errors.VerificationFailed: HTTPStatus.UNAUTHORIZED,
+    errors.Unauthorized: HTTPStatus.FORBIDDEN,
+    errors.NotFound: HTTPStatus.NOT_FOUND,
+    errors.Conflict: HTTPStatus.CONFLICT,
+    errors.PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+    errors.UnsupportedMediaType: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+    errors.DatabaseUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+}
+
+
+def build_app() -> APIGatewayRestResolver:
+    """The routes. One resolver per thread: a resolver holds the current event, and the
+    local runner and benchmarks call this handler from several threads at once (on AWS each
+    container runs one invocation at a time)."""
+    app = APIGatewayRestResolver()
+
+    @app.post("/in/<source_id>")
+    def receive(source_id: str) -> Response:
+        """A provider's webhook: verify, store once, answer."""
+        settings = get_settings()
+        accepted = receive_inbound(
+            get_database(),
+            source_id,
+            app.current_event.headers or {},
+            raw_body(app, settings.max_body_bytes),
+            max_body_bytes=settings.max_body_bytes,
+        )
+        return accepted_response(accepted)
+
+    @app.post("/v1/events")
+    def publish_event() -> Response:
+        """A tenant's own event, published through the API."""
+        settings = get_settings()
+        require_identity(app, settings.local_mode)
+        document = parse_json_object(raw_body(app, settings.max_body_bytes))
+        missing = [k for k in ("tenant_id", "type", "payload") if k not in document]
+        if missing:
+            raise errors.BadRequest(f"missing field(s): {', '.join(missing)}")
+        if not isinstance(document["tenant_id"], str):
+            raise errors.BadRequest("tenant_id must be a string")
+        with get_database().connection() as conn:
+            accepted = publish(
+                conn,
+                tenant_id=document["tenant_id"],
+                type=document["type"],
+                payload=document["payload"],
+                idempotency_key=header(app, "Idempotency-Key"),
+            )
+        return accepted_response(accepted)
+
+    @app.route("/in/<source_id>", method=["GET", "PUT", "PATCH", "DELETE"])
+    def method_not_allowed(source_id: str) -> Response:
+        """Providers only POST."""
+        return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", {"Allow": "POST"})
+
+    app.exception_handler(errors.HooklineError)(domain_error)
+    return app
+
+
+_threads = threading.local()
+
+
+def current_app() -> APIGatewayRestResolver:
+    """This thread's resolver."""
+    app: APIGatewayRestResolver | None = getattr(_threads, "app", None)
+    if app is None:
+        app = _threads.app = build_app()
+    return app
+
+
+def domain_error(err: errors.HooklineError) -> Response:
+    """Map a domain error to its status code with a message safe to show the caller."""
+    status = next(
+        (code for cls, code in STATUS.items() if isinstance(err, cls)),
+        HTTPStatus.INTERNAL_SERVER_ERROR,
+    )
+    with single_metric(
+        name="EventsRejected", unit=MetricUnit.Count, value=1, namespace=NAMESPACE
+    ) as metric:
+        metric.add_dimension(name="Reason", value=status.phrase.replace(" ", ""))
+    logger.info("request rejected", extra={"status": int(status), "reason": str(err)})
+    headers = {"Retry-After": "5"} if status == HTTPStatus.SERVICE_UNAVAILABLE else {}
+    return problem(status, str(err), headers)
+
+
+def header(app: APIGatewayRestResolver, name: str) -> str | None:
+    """A request header, case-insensitively."""
+    wanted = name.lower()
+    for key, value in (app.current_event.headers or {}).items():
+        if key.lower() == wanted:
+            return str(value)
+    return None
+
+
+def raw_body(app: APIGatewayRestResolver, limit: int) -> bytes:
+    """The body bytes exactly as the caller sent them (API Gateway may base64 them)."""
+    event = app.current_event
+    body = event.body or ""
+    if event.is_base64_encoded:
+        # Base64 is 4/3 the size: refuse an oversized body before decoding it.
+        if len(body) > (limit // 3 + 1) * 4 + 4:
+            raise errors.PayloadTooLarge(f"body exceeds {limit} bytes")
+        try:
+            return base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError) as err:
+            raise errors.BadRequest("body is not valid base64") from err
+    if len(body) > limit:
+        raise errors.PayloadTooLarge(f"body exceeds {limit} bytes")
+    return body.encode("utf-8", "surrogateescape")
+
+
+def require_identity(app: APIGatewayRestResolver, local_mode: bool) -> None:
+    """/v1 needs an IAM-authenticated caller (API Gateway fills in the identity)."""
+    identity = app.current_event.request_context.identity
+    if not (identity.user_arn or identity.caller) and not local_mode:
+        raise errors.Unauthorized("an authenticated identity is required")
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    """The request's JSON object, or BadRequest."""
+    try:
+        document = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise errors.BadRequest("body is not valid JSON") from err
+    if not isinstance(document, dict):
+        raise errors.BadRequest("body must be a JSON object")
+    return document
+
+
+def accepted_response(accepted: Accepted) -> Response:
+    """200 with the event id; counts the outcome and nudges fan-out for new events."""
+    logger.set_correlation_id(accepted.id)
+    if accepted.duplicate:
+        metrics.add_metric(name="EventsDuplicate", unit=MetricUnit.Count, value=1)
+    else:
+        metrics.add_metric(name="EventsAccepted", unit=MetricUnit.Count, value=1)
+        nudge_fanout(get_settings())
+    logger.info(
+        "event accepted", extra={"duplicate": accepted.duplicate, "tenant": accepted.tenant_id}
+    )
+    return Response(
+        status_code=200,
+        content_type="application/json",
+        body=json.dumps({"id": accepted.id, "duplicate": accepted.duplicate}),
+    )
+
+
+def problem(status: HTTPStatus, detail: str, headers: dict[str, str] | None = None) -> Response:
+    """An `application/problem+json` error response."""
+    body = {"type": "about:blank", "title": status.phrase, "status": int(status), "detail": detail}
+    return Response(
+        status_code=int(status),
+        content_type="application/problem+json",
+        body=json.dumps(body),
+        headers=headers or {},
+    )
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Lambda entry point."""
+    return current_app().resolve(event, context)

@@ -1,0 +1,136 @@
+"""The one typed configuration of a Hookline deployment.
+
+The CDK app and the local runner read the same object, so tenant groups, their caps,
+schedules, deadlines and retention are declared once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TenantGroup:
+    """An isolation class: its own queue, DLQ, deliver function and concurrency cap."""
+
+    name: str
+    max_concurrency: int = 10  # SQS event source MaximumConcurrency (>= 2 on AWS)
+    batch_size: int = 10
+    batching_window_seconds: int = 0
+    max_receive_count: int = 5  # receives before SQS moves a message to the DLQ
+
+    @property
+    def queue_name(self) -> str:
+        """Name of the group's delivery queue."""
+        return f"hookline-deliver-{self.name}"
+
+    @property
+    def dlq_name(self) -> str:
+        """Name of the group's dead-letter queue."""
+        return f"hookline-deliver-{self.name}-dlq"
+
+
+@dataclass(frozen=True)
+class Schedules:
+    """EventBridge schedule expressions (the local runner reads the same periods)."""
+
+    fanout_minutes: int = 1
+    reconcile_minutes: int = 5
+
+
+@dataclass(frozen=True)
+class Infrastructure:
+    """Sizes, switches and alarm thresholds of the AWS stack (read by the CDK app in infra/)."""
+
+    nat_gateways: int = 2  # one per AZ; their Elastic IPs are the static delivery source addresses
+    deletion_protection: bool = True  # RDS deletion protection and snapshot-on-delete
+    python_version: str = "3.12"  # Lambda runtime and the layer's wheels (--python-version)
+    db_instance_type: str = "t4g.small"
+    db_allocated_storage_gb: int = 20
+    db_max_allocated_storage_gb: int = 100
+    db_multi_az: bool = False
+    db_backup_retention_days: int = 7
+    db_secret_rotation_days: int = 30
+    waf_enabled: bool = True
+    waf_rate_limit_per_5min: int = 10_000  # per source IP; webhook providers send from few IPs
+    api_throttle_rate_per_second: int = 1_000
+    api_throttle_burst: int = 2_000
+    receiver_memory_mb: int = 256
+    fanout_memory_mb: int = 256
+    deliver_memory_mb: int = 256
+    worker_memory_mb: int = 256  # reconcile, replay and migrate
+    receiver_timeout_seconds: int = 10
+    fanout_timeout_seconds: int = 60
+    reconcile_timeout_seconds: int = 120
+    replay_timeout_seconds: int = 300
+    migrate_timeout_seconds: int = 300
+    fanout_reserved_concurrency: int = 5  # nudges beyond this coalesce instead of piling up
+    xray_sampling_rate: float = 0.01  # fixed rate after a 1 request/s reservoir
+    alarm_email: str | None = None  # subscribed to the alarm topic when set
+    alarm_oldest_message_age_seconds: int = 900
+    alarm_fanout_lag_seconds: int = 300
+    alarm_receiver_5xx_per_5min: int = 5
+
+
+@dataclass(frozen=True)
+class HooklineConfig:
+    """Everything that sizes and names a deployment."""
+
+    tenant_groups: tuple[TenantGroup, ...] = (
+        TenantGroup("standard", max_concurrency=10),
+        TenantGroup("priority", max_concurrency=5),
+        TenantGroup("bulk", max_concurrency=3),
+    )
+    default_group: str = "standard"
+    schedules: Schedules = field(default_factory=Schedules)
+    delivery_deadline_hours: int = 72
+    deliver_timeout_seconds: int = 15
+    deliver_function_timeout_seconds: int = 60
+    log_retention_days: int = 30
+    ledger_retention_days: int = 90
+    infrastructure: Infrastructure = field(default_factory=Infrastructure)
+
+    def group(self, name: str) -> TenantGroup:
+        """The tenant group called `name`."""
+        for group in self.tenant_groups:
+            if group.name == name:
+                return group
+        known = ", ".join(g.name for g in self.tenant_groups)
+        raise KeyError(f"unknown tenant group {name!r}; known: {known}")
+
+    @property
+    def group_names(self) -> tuple[str, ...]:
+        """Names of every tenant group."""
+        return tuple(g.name for g in self.tenant_groups)
+
+    def to_json(self) -> str:
+        """The configuration as JSON (for the CDK app's context and the docs)."""
+        return json.dumps(asdict(self), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HooklineConfig:
+        """Build from a parsed JSON document; unspecified fields keep their defaults."""
+        groups = tuple(TenantGroup(**g) for g in data.get("tenant_groups", []))
+        schedules = Schedules(**data.get("schedules", {}))
+        infrastructure = Infrastructure(**data.get("infrastructure", {}))
+        nested = ("tenant_groups", "schedules", "infrastructure")
+        rest = {k: v for k, v in data.items() if k not in nested}
+        config = cls(schedules=schedules, infrastructure=infrastructure, **rest)
+        if groups:
+            config = cls(
+                tenant_groups=groups, schedules=schedules, infrastructure=infrastructure, **rest
+            )
+        if config.default_group not in config.group_names:
+            raise ValueError(f"default_group {config.default_group!r} is not a tenant group")
+        return config
+
+
+def load_config(path: str | Path | None = None) -> HooklineConfig:
+    """Read `hookline.json` (or `path`) when present, else the defaults."""
+    candidate = Path(path) if path else Path("hookline.json")
+    if candidate.exists():
+        return HooklineConfig.from_dict(json.loads(candidate.read_text()))
+    return HooklineConfig()

@@ -1,0 +1,121 @@
+"""API Gateway REST (v1) proxy events built from plain HTTP requests, as AWS builds them.
+
+The local front and the tests use this, so the receiver sees the same event shape locally
+as on AWS: headers and multi-value headers, the body base64-encoded (the stack declares
+binary media types `*/*`, which keeps signed bytes exact), path parameters, request context.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+ROUTES = ("/in/{source_id}", "/v1/{proxy+}")
+
+
+def build_rest_event(
+    method: str,
+    path: str,
+    headers: Iterable[tuple[str, str]] | Mapping[str, str] = (),
+    body: bytes = b"",
+    *,
+    query: str = "",
+    base64_body: bool = True,
+    identity_arn: str | None = None,
+    stage: str = "local",
+) -> dict[str, Any]:
+    """An API Gateway REST proxy event for one request."""
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
+    single: dict[str, str] = {}
+    multi: dict[str, list[str]] = {}
+    for name, value in pairs:
+        single[name] = value  # API Gateway keeps the last value of a repeated header
+        multi.setdefault(name, []).append(value)
+    query_pairs = parse_qsl(query, keep_blank_values=True)
+    resource, path_parameters = match_resource(path)
+    now = time.time()
+    return {
+        "resource": resource,
+        "path": path,
+        "httpMethod": method.upper(),
+        "headers": single or None,
+        "multiValueHeaders": multi or None,
+        "queryStringParameters": dict(query_pairs) or None,
+        "multiValueQueryStringParameters": _multi(query_pairs) or None,
+        "pathParameters": path_parameters or None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": resource,
+            "httpMethod": method.upper(),
+            "path": f"/{stage}{path}",
+            "stage": stage,
+            "requestId": str(uuid.uuid4()),
+            "requestTimeEpoch": int(now * 1000),
+            "protocol": "HTTP/1.1",
+            "accountId": "000000000000",
+            "apiId": "local",
+            "identity": {
+                "sourceIp": "127.0.0.1",
+                "userAgent": single.get("User-Agent", single.get("user-agent")),
+                "userArn": identity_arn,
+                "caller": identity_arn,
+                "accessKey": None,
+                "accountId": None,
+                "cognitoIdentityId": None,
+                "cognitoIdentityPoolId": None,
+                "cognitoAuthenticationType": None,
+                "cognitoAuthenticationProvider": None,
+                "user": None,
+            },
+        },
+        "body": (base64.b64encode(body).decode() if base64_body else body.decode("utf-8"))
+        if body
+        else None,
+        "isBase64Encoded": bool(body) and base64_body,
+    }
+
+
+def match_resource(path: str) -> tuple[str, dict[str, str]]:
+    """The API resource a path falls under, with its path parameters."""
+    parts = path.strip("/").split("/")
+    if len(parts) == 2 and parts[0] == "in" and parts[1]:
+        return "/in/{source_id}", {"source_id": parts[1]}
+    if parts[0] == "v1" and len(parts) > 1:
+        return "/v1/{proxy+}", {"proxy": "/".join(parts[1:])}
+    return path, {}
+
+
+def _multi(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, v in pairs:
+        out.setdefault(k, []).append(v)
+    return out
+
+
+@dataclass
+class LocalContext:
+    """The attributes of a Lambda context object that handlers and Powertools read."""
+
+    function_name: str = "hookline-local"
+    function_version: str = "$LATEST"
+    memory_limit_in_mb: int = 512
+    aws_request_id: str = ""
+    timeout_seconds: float = 60.0
+
+    def __post_init__(self) -> None:
+        self.aws_request_id = self.aws_request_id or str(uuid.uuid4())
+        self._deadline = time.monotonic() + self.timeout_seconds
+        self.invoked_function_arn = (
+            f"arn:aws:lambda:us-east-1:000000000000:function:{self.function_name}"
+        )
+        self.log_group_name = f"/aws/lambda/{self.function_name}"
+        self.log_stream_name = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds left before this invocation's timeout."""
+        return max(0, int((self._deadline - time.monotonic()) * 1000))

@@ -1,0 +1,1 @@
+"""Repositories: the only code that runs SQL. Each function takes an open connection."""

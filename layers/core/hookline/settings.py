@@ -1,0 +1,77 @@
+"""Settings parsed once from the environment into a frozen object.
+
+Services receive values from here; nothing else reads `os.environ`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from hookline.config import HooklineConfig, load_config
+
+
+def _bool(value: str | None, default: bool = False) -> bool:
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Runtime settings of every Hookline process (Lambda or local)."""
+
+    database_url: str
+    # On AWS the database URL is assembled from this Secrets Manager secret (RDS managed).
+    database_secret_arn: str | None = None
+    database_host: str | None = None  # RDS Proxy endpoint, overrides the secret's host
+    db_pool_size: int = 4
+    db_connect_timeout_seconds: float = 3.0
+    max_body_bytes: int = 1024 * 1024
+    local_mode: bool = False  # allows /v1 without an IAM identity; never on in AWS
+    allow_private_targets: bool = False  # endpoint URLs on private/loopback addresses
+    allow_http_targets: bool = False
+    aws_endpoint_url: str | None = None
+    aws_region: str = "us-east-1"
+    queue_url_prefix: str | None = None  # base URL of the group queues
+    fanout_function_name: str | None = None  # nudged asynchronously after an accept
+    config_path: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read every setting from the environment (or a mapping, for tests)."""
+        e = os.environ if env is None else env
+        return cls(
+            database_url=e.get("DATABASE_URL", ""),
+            database_secret_arn=e.get("HOOKLINE_DATABASE_SECRET_ARN") or None,
+            database_host=e.get("HOOKLINE_DATABASE_HOST") or None,
+            db_pool_size=int(e.get("HOOKLINE_DB_POOL_SIZE", "4")),
+            db_connect_timeout_seconds=float(e.get("HOOKLINE_DB_CONNECT_TIMEOUT", "3")),
+            max_body_bytes=int(e.get("HOOKLINE_MAX_BODY_BYTES", str(1024 * 1024))),
+            local_mode=_bool(e.get("HOOKLINE_LOCAL_MODE")),
+            allow_private_targets=_bool(e.get("HOOKLINE_ALLOW_PRIVATE_TARGETS")),
+            allow_http_targets=_bool(e.get("HOOKLINE_ALLOW_HTTP_TARGETS")),
+            aws_endpoint_url=e.get("AWS_ENDPOINT_URL") or None,
+            aws_region=e.get("AWS_REGION") or e.get("AWS_DEFAULT_REGION") or "us-east-1",
+            queue_url_prefix=e.get("HOOKLINE_QUEUE_URL_PREFIX") or None,
+            fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
+            config_path=e.get("HOOKLINE_CONFIG") or None,
+        )
+
+    @property
+    def config(self) -> HooklineConfig:
+        """The deployment configuration (tenant groups, schedules, deadlines)."""
+        return _config(self.config_path)
+
+
+@lru_cache(maxsize=8)
+def _config(path: str | None) -> HooklineConfig:
+    return load_config(path)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings.from_env()

@@ -1,0 +1,35 @@
+-- insert_event --
+-- The event and its outbox row in one statement, so in one transaction; a duplicate
+-- dedupe key inserts nothing and returns no row.
+WITH new_event AS (
+    INSERT INTO events (id, tenant_id, source_id, origin, type, dedupe_key,
+                        payload, content_type, headers)
+    VALUES (%(id)s, %(tenant_id)s, %(source_id)s, %(origin)s, %(type)s, %(dedupe_key)s,
+            %(payload)s, %(content_type)s, %(headers)s)
+    ON CONFLICT ON CONSTRAINT events_dedupe_key DO NOTHING
+    RETURNING id, tenant_id, received_at
+), new_outbox AS (
+    INSERT INTO outbox (event_id, tenant_id, created_at)
+    SELECT id, tenant_id, received_at FROM new_event
+)
+SELECT id FROM new_event
+
+-- find_event_id_by_dedupe_key --
+SELECT id FROM events
+WHERE tenant_id = %(tenant_id)s AND origin = %(origin)s AND dedupe_key = %(dedupe_key)s
+
+-- get_event --
+SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.dedupe_key, e.payload,
+       e.content_type, e.headers, e.received_at, o.fanned_out_at
+FROM events e LEFT JOIN outbox o ON o.event_id = e.id
+WHERE e.id = %(id)s
+
+-- list_events --
+SELECT e.id, e.tenant_id, e.source_id, e.type, e.dedupe_key, e.received_at,
+       length(e.payload) AS size
+FROM events e
+WHERE (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
+  AND (%(type)s::text IS NULL OR e.type = %(type)s)
+  AND (%(source_id)s::text IS NULL OR e.source_id = %(source_id)s)
+ORDER BY e.id DESC
+LIMIT %(limit)s
