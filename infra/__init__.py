@@ -1,0 +1,1 @@
+"""The Hookline CDK app: one stack composed of small constructs, sized by `HooklineConfig`."""

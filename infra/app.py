@@ -1,0 +1,69 @@
+"""The CDK app (`cdk.json` runs `python -m infra.app` from the repository root).
+
+Context flags:
+  -c config=path/to/hookline.json     deployment config (default: ./hookline.json or defaults)
+  -c stackName=Hookline               stack name
+  -c localstack=true                  the LocalStack variant (see docs/localstack.md)
+  -c databaseUrlSecretName=NAME       LocalStack variant: secret holding DATABASE_URL
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+
+from hookline.config import HooklineConfig, load_config
+from infra.paths import REPO_ROOT
+from infra.stack import HooklineStack, Variant
+
+DEFAULT_STACK_NAME = "Hookline"
+
+
+def _flag(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def cdk_json_context() -> dict[str, Any]:
+    """The feature flags in cdk.json, so tests synthesize what `cdk synth` synthesizes."""
+    context: dict[str, Any] = json.loads((REPO_ROOT / "cdk.json").read_text())["context"]
+    return context
+
+
+def build_app(
+    context: dict[str, Any] | None = None, config: HooklineConfig | None = None
+) -> tuple[cdk.App, HooklineStack]:
+    """Create the app and its stack with cdk-nag's AWS Solutions checks applied."""
+    # The CLI passes cdk.json's context itself, with precedence; tests get it from here.
+    app = cdk.App(context={**cdk_json_context(), **(context or {})})
+    get = app.node.try_get_context
+    config = config or load_config(get("config"))
+    variant = Variant(
+        localstack=_flag(get("localstack")),
+        database_url_secret_name=get("databaseUrlSecretName") or Variant.database_url_secret_name,
+    )
+    stack = HooklineStack(
+        app,
+        get("stackName") or DEFAULT_STACK_NAME,
+        config=config,
+        variant=variant,
+        description="Hookline webhook platform (receiver, fan-out, delivery, reconcile, replay)",
+    )
+    # DBProxyTargetGroup takes no tags (CloudFormation rejects the property).
+    cdk.Tags.of(stack).add(
+        "app", "hookline", exclude_resource_types=["AWS::RDS::DBProxyTargetGroup"]
+    )
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))
+    return app, stack
+
+
+def main() -> None:
+    """Synthesize the app (what `cdk synth` / `cdk deploy` run)."""
+    app, _ = build_app()
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Small constructs that the Hookline stack composes."""

@@ -1,0 +1,184 @@
+"""The API Gateway REST API (v1) in front of the receiver.
+
+`POST /in/{source_id}` is open (the provider's signature is the auth); `/v1/{proxy+}` requires
+SigV4 (IAM). Every media type is binary, so the receiver gets the body base64-encoded and
+byte-exact — signatures are computed over raw bytes. See docs/decisions/0004-api-gateway-rest-
+binary.md.
+"""
+
+from __future__ import annotations
+
+import json
+
+from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_wafv2 as wafv2
+from constructs import Construct
+
+from hookline.config import HooklineConfig
+from infra.components.logging import retention
+from infra.nag import suppress
+
+STAGE = "live"
+ACCESS_LOG_FIELDS = {
+    "requestId": "$context.requestId",
+    "requestTime": "$context.requestTimeEpoch",
+    "ip": "$context.identity.sourceIp",
+    "userAgent": "$context.identity.userAgent",
+    "caller": "$context.identity.userArn",
+    "method": "$context.httpMethod",
+    "resource": "$context.resourcePath",
+    "path": "$context.path",
+    "status": "$context.status",
+    "responseLength": "$context.responseLength",
+    "responseLatency": "$context.responseLatency",
+    "integrationLatency": "$context.integrationLatency",
+    "integrationStatus": "$context.integration.status",
+    "error": "$context.error.message",
+    "wafStatus": "$context.waf.status",
+    "xrayTraceId": "$context.xrayTraceId",
+}
+
+
+class Api(Construct):
+    """REST API + stage (throttled, JSON access logs, X-Ray) + optional WAF web ACL."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: HooklineConfig,
+        receiver: lambda_.IFunction,
+        waf: bool,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        infra = config.infrastructure
+        self.access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=retention(config.log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.rest_api = apigw.RestApi(
+            self,
+            "RestApi",
+            rest_api_name=f"{Stack.of(self).stack_name}-api",
+            description="Hookline: inbound webhooks (/in) and the management API (/v1)",
+            binary_media_types=["*/*"],
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            cloud_watch_role=True,
+            cloud_watch_role_removal_policy=RemovalPolicy.DESTROY,
+            deploy_options=apigw.StageOptions(
+                stage_name=STAGE,
+                throttling_rate_limit=infra.api_throttle_rate_per_second,
+                throttling_burst_limit=infra.api_throttle_burst,
+                access_log_destination=apigw.LogGroupLogDestination(self.access_logs),
+                access_log_format=apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FIELDS)),
+                logging_level=apigw.MethodLoggingLevel.ERROR,
+                data_trace_enabled=False,  # bodies carry customer payloads
+                tracing_enabled=True,
+                metrics_enabled=True,
+            ),
+        )
+        integration = apigw.LambdaIntegration(receiver, proxy=True)
+        validator = self.rest_api.add_request_validator(
+            # Bodies are opaque (any provider format): no model, so only parameters are checked.
+            "Validator",
+            validate_request_parameters=True,
+            validate_request_body=True,
+        )
+        inbound = self.rest_api.root.add_resource("in").add_resource("{source_id}")
+        self.inbound_method = inbound.add_method(
+            "POST",
+            integration,
+            authorization_type=apigw.AuthorizationType.NONE,
+            request_parameters={"method.request.path.source_id": True},
+            request_validator=validator,
+        )
+        management = self.rest_api.root.add_resource("v1").add_resource("{proxy+}")
+        self.management_method = management.add_method(
+            "ANY",
+            integration,
+            authorization_type=apigw.AuthorizationType.IAM,
+            request_parameters={"method.request.path.proxy": True},
+            request_validator=validator,
+        )
+        self.web_acl = self._web_acl(infra.waf_rate_limit_per_5min) if waf else None
+        self._nag(waf)
+
+    def _web_acl(self, rate_limit: int) -> wafv2.CfnWebACL:
+        """A regional web ACL with one rate-based rule per source IP, on the stage."""
+        web_acl = wafv2.CfnWebACL(
+            self,
+            "WebAcl",
+            scope="REGIONAL",
+            default_action=wafv2.CfnWebACL.DefaultActionProperty(allow={}),
+            visibility_config=_visibility("hookline-api"),
+            rules=[
+                wafv2.CfnWebACL.RuleProperty(
+                    name="rate-per-ip",
+                    priority=0,
+                    action=wafv2.CfnWebACL.RuleActionProperty(block={}),
+                    statement=wafv2.CfnWebACL.StatementProperty(
+                        rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
+                            limit=rate_limit, aggregate_key_type="IP"
+                        )
+                    ),
+                    visibility_config=_visibility("hookline-rate-per-ip"),
+                )
+            ],
+        )
+        wafv2.CfnWebACLAssociation(
+            self,
+            "WebAclAssociation",
+            resource_arn=self.rest_api.deployment_stage.stage_arn,
+            web_acl_arn=web_acl.attr_arn,
+        )
+        return web_acl
+
+    def _nag(self, waf: bool) -> None:
+        for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4"):
+            suppress(
+                self.inbound_method,
+                rule,
+                "Inbound webhooks authenticate by the provider's HMAC signature over the raw "
+                "body, verified by the receiver; providers cannot sign SigV4 or Cognito tokens.",
+            )
+        suppress(
+            self.management_method,
+            "AwsSolutions-COG4",
+            "The management API uses IAM (SigV4) authorization: callers are AWS principals.",
+        )
+        suppress(
+            self.rest_api,
+            "AwsSolutions-IAM4",
+            "API Gateway's account-level CloudWatch role uses the AWS managed "
+            "AmazonAPIGatewayPushToCloudWatchLogs policy, the documented setup.",
+            [
+                "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                "AmazonAPIGatewayPushToCloudWatchLogs"
+            ],
+        )
+        if not waf:
+            suppress(
+                self.rest_api,
+                "AwsSolutions-APIG3",
+                "WAF is a config switch (infrastructure.waf_enabled); off in this deployment "
+                "(LocalStack has no WAF, or the operator fronts the API otherwise).",
+            )
+
+    @property
+    def inbound_url(self) -> str:
+        """The base URL providers post to: `<url>in/<source_id>`."""
+        return self.rest_api.url_for_path("/in")
+
+
+def _visibility(metric_name: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:
+    return wafv2.CfnWebACL.VisibilityConfigProperty(
+        cloud_watch_metrics_enabled=True,
+        metric_name=metric_name,
+        sampled_requests_enabled=True,
+    )

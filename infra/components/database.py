@@ -1,0 +1,162 @@
+"""Where the functions find Postgres.
+
+On AWS: RDS PostgreSQL 16 in the isolated subnets, its credentials in a Secrets Manager secret
+(username, password, host, port, dbname; rotated), and an RDS Proxy in front so Lambda scaling
+cannot exhaust connections. In the LocalStack variant: an external database whose URL is kept
+in a secret the user creates before deploying.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_rds as rds
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from hookline.config import HooklineConfig
+from infra.components.network import Network
+from infra.nag import suppress
+
+DATABASE_NAME = "hookline"
+POSTGRES_PORT = ec2.Port.tcp(5432)
+
+
+class DatabaseAccess(Protocol):
+    """What a function needs to reach the database: settings and permissions."""
+
+    def environment(self, *, direct: bool = False) -> dict[str, str]:
+        """Environment variables that tell `hookline.settings` how to connect."""
+        ...
+
+    def grant_connect(self, fn: lambda_.Function, *, direct: bool = False) -> None:
+        """Let `fn` read the credentials and open connections (network + IAM)."""
+        ...
+
+
+class Database(Construct):
+    """RDS PostgreSQL 16 + rotated credentials secret + RDS Proxy (secret auth, TLS)."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: HooklineConfig, network: Network
+    ) -> None:
+        super().__init__(scope, construct_id)
+        infra = config.infrastructure
+        self.instance = rds.DatabaseInstance(
+            self,
+            "Instance",
+            engine=rds.DatabaseInstanceEngine.postgres(
+                version=rds.PostgresEngineVersion.of(
+                    infra.db_engine_version, infra.db_engine_version.split(".")[0]
+                )
+            ),
+            instance_type=ec2.InstanceType(infra.db_instance_type),
+            vpc=network.vpc,
+            vpc_subnets=network.db_subnets,
+            database_name=DATABASE_NAME,
+            credentials=rds.Credentials.from_generated_secret("hookline"),
+            allocated_storage=infra.db_allocated_storage_gb,
+            max_allocated_storage=infra.db_max_allocated_storage_gb,
+            storage_type=rds.StorageType.GP3,
+            storage_encrypted=True,
+            multi_az=infra.db_multi_az,
+            backup_retention=Duration.days(infra.db_backup_retention_days),
+            deletion_protection=infra.deletion_protection,
+            removal_policy=(
+                RemovalPolicy.SNAPSHOT if infra.deletion_protection else RemovalPolicy.DESTROY
+            ),
+            enable_performance_insights=True,
+            cloudwatch_logs_exports=["postgresql"],
+            auto_minor_version_upgrade=True,
+            publicly_accessible=False,
+        )
+        assert self.instance.secret is not None
+        self.secret: secretsmanager.ISecret = self.instance.secret
+        self.rotation = self.instance.add_rotation_single_user(
+            automatically_after=Duration.days(infra.db_secret_rotation_days),
+            # The rotation function calls the Secrets Manager API: it needs the NAT route.
+            vpc_subnets=network.app_subnets,
+            # The first rotation waits for its schedule rather than racing the migrations
+            # trigger on the first deploy.
+            rotate_immediately_on_update=False,
+        )
+        # A sibling of the instance, not its child: the migrations trigger waits for the
+        # instance only, while the functions' ingress rules on the proxy wait for the trigger.
+        self.proxy = rds.DatabaseProxy(
+            self,
+            "Proxy",
+            proxy_target=rds.ProxyTarget.from_instance(self.instance),
+            secrets=[self.secret],
+            vpc=network.vpc,
+            vpc_subnets=network.db_subnets,
+            require_tls=True,
+            iam_auth=False,
+            debug_logging=False,
+        )
+        self._nag(config)
+
+    def _nag(self, config: HooklineConfig) -> None:
+        suppress(
+            self.instance,
+            "AwsSolutions-RDS11",
+            "The default port is kept: the instance sits in isolated subnets and its security "
+            "group admits only the proxy and the migrate function; a custom port hides nothing.",
+        )
+        if not config.infrastructure.db_multi_az:
+            suppress(
+                self.instance,
+                "AwsSolutions-RDS3",
+                "Multi-AZ is a config switch (infrastructure.db_multi_az); Postgres is restored "
+                "from automated backups and the ledger is re-fanned-out after a failover.",
+            )
+        suppress(
+            self.instance,
+            "AwsSolutions-RDS6",
+            "Functions authenticate to the RDS Proxy with the rotated Secrets Manager secret; "
+            "IAM database authentication would add a token call per connection and is unused.",
+        )
+        if not config.infrastructure.deletion_protection:
+            suppress(
+                self.instance,
+                "AwsSolutions-RDS10",
+                "Deletion protection is a config switch (infrastructure.deletion_protection), "
+                "off only for throwaway stacks.",
+            )
+
+    def environment(self, *, direct: bool = False) -> dict[str, str]:
+        """Secret ARN, plus the proxy endpoint as host unless `direct` (migrations)."""
+        env = {"HOOKLINE_DATABASE_SECRET_ARN": self.secret.secret_arn}
+        if not direct:
+            env["HOOKLINE_DATABASE_HOST"] = self.proxy.endpoint
+        return env
+
+    def grant_connect(self, fn: lambda_.Function, *, direct: bool = False) -> None:
+        """Secret read on the one secret; port 5432 from `fn` to the proxy (or instance)."""
+        self.secret.grant_read(_role(fn))
+        target: ec2.IConnectable = self.instance if direct else self.proxy
+        target.connections.allow_from(fn, POSTGRES_PORT, f"{fn.node.id} to Postgres")
+
+
+class ExternalDatabase(Construct):
+    """LocalStack variant: an external Postgres whose URL lives in an existing secret."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, secret_name: str) -> None:
+        super().__init__(scope, construct_id)
+        self.secret = secretsmanager.Secret.from_secret_name_v2(self, "UrlSecret", secret_name)
+
+    def environment(self, *, direct: bool = False) -> dict[str, str]:
+        """The secret holding `DATABASE_URL` (read by hookline.settings at cold start)."""
+        return {"HOOKLINE_DATABASE_URL_SECRET_ARN": self.secret.secret_arn}
+
+    def grant_connect(self, fn: lambda_.Function, *, direct: bool = False) -> None:
+        """Secret read only: there is no VPC in the LocalStack variant."""
+        self.secret.grant_read(_role(fn))
+
+
+def _role(fn: lambda_.Function) -> iam.IRole:
+    assert fn.role is not None
+    return fn.role

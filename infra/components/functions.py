@@ -1,0 +1,232 @@
+"""The Lambda functions: one shape (arm64, the core layer, X-Ray, JSON logs with retention, an
+own least-privilege role) and the wiring of each function to what it may touch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aws_cdk import Duration, Fn, RemovalPolicy
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from hookline.config import HooklineConfig
+from infra.components.database import DatabaseAccess
+from infra.components.layer import CONFIG_PATH_IN_LAYER, CoreLayer
+from infra.components.logging import retention
+from infra.components.network import Network
+from infra.components.queues import GroupQueues
+from infra.nag import suppress
+from infra.paths import function_dir
+
+METRICS_NAMESPACE = "Hookline"
+QUEUE_URL_PREFIX = Fn.sub("https://sqs.${AWS::Region}.${AWS::URLSuffix}/${AWS::AccountId}/")
+
+# Lambda's VPC networking (ENIs) and X-Ray segment upload accept no resource ARNs.
+_ENI_ACTIONS = [
+    "ec2:CreateNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface",
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses",
+]
+WILDCARD_REASON = (
+    "Resource '*' only for actions without resource-level permissions: Lambda VPC ENI "
+    "management (ec2:*NetworkInterface*, DescribeSubnets) and X-Ray PutTraceSegments/"
+    "PutTelemetryRecords."
+)
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """How to build one function: its code folder, size and extra environment."""
+
+    name: str  # folder under functions/, also the Powertools service suffix
+    description: str
+    memory_mb: int
+    timeout_seconds: int
+    environment: dict[str, str] = field(default_factory=dict)
+    reserved_concurrency: int | None = None
+    direct_database: bool = False  # bypass the proxy (migrations)
+
+
+@dataclass(frozen=True)
+class FunctionContext:
+    """What every function shares: config, layer, optional VPC and the database access."""
+
+    config: HooklineConfig
+    layer: CoreLayer
+    database: DatabaseAccess
+    network: Network | None = None
+
+
+class HooklineFunction(Construct):
+    """One Lambda function in the house shape, with its own log group and role."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, spec: FunctionSpec, ctx: FunctionContext
+    ) -> None:
+        super().__init__(scope, construct_id)
+        config = ctx.config
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            retention=retention(config.log_retention_days),
+            removal_policy=(
+                RemovalPolicy.RETAIN
+                if config.infrastructure.deletion_protection
+                else RemovalPolicy.DESTROY
+            ),
+        )
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"hookline {spec.name}: its log group, queues, secret and database",
+        )
+        self.log_group.grant_write(self.role)
+        network = ctx.network
+        if network is not None:
+            self.role.add_to_policy(iam.PolicyStatement(actions=_ENI_ACTIONS, resources=["*"]))
+        environment = {
+            "POWERTOOLS_SERVICE_NAME": f"hookline-{spec.name}",
+            "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            # Responses may carry payloads: keep them out of traces.
+            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+            "HOOKLINE_CONFIG": CONFIG_PATH_IN_LAYER,
+            "HOOKLINE_QUEUE_URL_PREFIX": QUEUE_URL_PREFIX,
+            **ctx.database.environment(direct=spec.direct_database),
+            **spec.environment,
+        }
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            description=spec.description,
+            runtime=ctx.layer.runtime,
+            architecture=lambda_.Architecture.ARM_64,
+            handler="handler.lambda_handler",
+            code=lambda_.Code.from_asset(
+                str(function_dir(spec.name)), exclude=["__pycache__", "*.pyc", "tests"]
+            ),
+            layers=[ctx.layer.layer],
+            memory_size=spec.memory_mb,
+            timeout=Duration.seconds(spec.timeout_seconds),
+            environment=environment,
+            role=self.role,
+            log_group=self.log_group,
+            logging_format=lambda_.LoggingFormat.JSON,
+            application_log_level_v2=lambda_.ApplicationLogLevel.INFO,
+            # START/END/REPORT lines cost ingestion on every invocation; Lambda metrics and
+            # X-Ray carry the same numbers.
+            system_log_level_v2=lambda_.SystemLogLevel.WARN,
+            tracing=lambda_.Tracing.ACTIVE,
+            reserved_concurrent_executions=spec.reserved_concurrency,
+            vpc=network.vpc if network else None,
+            vpc_subnets=network.app_subnets if network else None,
+            allow_all_outbound=True if network else None,
+        )
+        ctx.database.grant_connect(self.function, direct=spec.direct_database)
+        suppress(self.role, "AwsSolutions-IAM5", WILDCARD_REASON, ["Resource::*"])
+        suppress(
+            self.function,
+            "AwsSolutions-L1",
+            "The runtime is pinned by config (infrastructure.python_version) because the layer's "
+            "binary wheels (psycopg-binary) are built for that exact version; bump both together.",
+        )
+
+
+class ServiceFunctions(Construct):
+    """receiver, fanout, reconcile and replay, each granted only what it uses."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, ctx: FunctionContext, queues: GroupQueues
+    ) -> None:
+        super().__init__(scope, construct_id)
+        infra = ctx.config.infrastructure
+        fanout = HooklineFunction(
+            self,
+            "Fanout",
+            ctx=ctx,
+            spec=FunctionSpec(
+                name="fanout",
+                description="Claims outbox rows, creates deliveries, enqueues due deliveries",
+                memory_mb=infra.fanout_memory_mb,
+                timeout_seconds=infra.fanout_timeout_seconds,
+                reserved_concurrency=infra.fanout_reserved_concurrency,
+            ),
+        )
+        receiver = HooklineFunction(
+            self,
+            "Receiver",
+            ctx=ctx,
+            spec=FunctionSpec(
+                name="receiver",
+                description="Verifies, stores and answers inbound webhooks; the /v1 API",
+                memory_mb=infra.receiver_memory_mb,
+                timeout_seconds=infra.receiver_timeout_seconds,
+                environment={"HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name},
+            ),
+        )
+        reconcile = HooklineFunction(
+            self,
+            "Reconcile",
+            ctx=ctx,
+            spec=FunctionSpec(
+                name="reconcile",
+                description="Finds stuck, late or inconsistent deliveries; repairs and reports",
+                memory_mb=infra.worker_memory_mb,
+                timeout_seconds=infra.reconcile_timeout_seconds,
+                reserved_concurrency=1,  # one sweep at a time
+            ),
+        )
+        replay = HooklineFunction(
+            self,
+            "Replay",
+            ctx=ctx,
+            spec=FunctionSpec(
+                name="replay",
+                description="Re-delivers by ids, endpoint+window or state; redrives DLQs",
+                memory_mb=infra.worker_memory_mb,
+                timeout_seconds=infra.replay_timeout_seconds,
+            ),
+        )
+        self.receiver = receiver.function
+        self.fanout = fanout.function
+        self.reconcile = reconcile.function
+        self.replay = replay.function
+
+        # A nudge or a schedule tick that fails is superseded by the next one: no retries,
+        # and stale events expire instead of queueing behind the reserved concurrency.
+        for fn in (self.fanout, self.reconcile):
+            fn.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(2))
+
+        self.fanout.grant_invoke(self.receiver)
+        suppress(
+            receiver.role,
+            "AwsSolutions-IAM5",
+            "lambda:InvokeFunction on the fanout function's ARN and its versions (ARN:*), as "
+            "generated by grant_invoke; no other function.",
+            [f"Resource::<{_logical(fanout.function)}.Arn>:*"],
+        )
+        for group_queue in queues.all:
+            group_queue.queue.grant_send_messages(self.fanout)
+            group_queue.queue.grant_send_messages(self.reconcile)
+            group_queue.queue.grant_send_messages(self.replay)
+            group_queue.dlq.grant_send_messages(self.replay)
+            group_queue.dlq.grant_consume_messages(self.replay)
+            group_queue.dlq.grant(
+                self.replay,
+                "sqs:StartMessageMoveTask",
+                "sqs:ListMessageMoveTasks",
+                "sqs:CancelMessageMoveTask",
+            )
+            group_queue.dlq.grant(self.reconcile, "sqs:GetQueueAttributes")
+
+
+def _logical(fn: lambda_.Function) -> str:
+    """The logical id of a function's CloudFormation resource (for nag `applies_to`)."""
+    from aws_cdk import Stack
+
+    return Stack.of(fn).get_logical_id(fn.node.default_child)  # type: ignore[arg-type]

@@ -1,0 +1,119 @@
+"""The core layer: the `hookline` package, its runtime dependencies and the deployment config.
+
+Bundled without Docker: pip downloads the arm64 manylinux wheels for the Lambda Python version
+(`--platform ... --only-binary=:all:`), so a laptop or CI without Docker can synthesize and
+deploy. See docs/decisions/0005-layer-bundling-without-docker.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import jsii
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from hookline.config import HooklineConfig
+from infra.paths import CORE_LAYER_DIR, PYPROJECT
+
+# Lambda's Python runtimes on arm64 run Amazon Linux 2023 (glibc 2.34): both tags load there.
+PLATFORMS = ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
+CONFIG_PATH_IN_LAYER = "/opt/hookline/config.json"
+_IGNORED = ("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
+
+
+def runtime_dependencies(pyproject: Path = PYPROJECT) -> list[str]:
+    """The pinned runtime requirements of the `hookline` package, from pyproject.toml."""
+    data = tomllib.loads(pyproject.read_text())
+    return list(data["project"]["dependencies"])
+
+
+def pip_command(target: Path, python_version: str, requirements: list[str]) -> list[str]:
+    """The pip invocation that installs arm64 wheels for `python_version` into `target`."""
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile"]
+    command += ["--target", str(target), "--implementation", "cp"]
+    command += ["--python-version", python_version, "--only-binary=:all:"]
+    for platform in PLATFORMS:
+        command += ["--platform", platform]
+    return command + requirements
+
+
+@jsii.implements(ILocalBundling)
+class PipLayerBundling:
+    """Builds the layer folder on this machine: wheels, the package and the config JSON."""
+
+    def __init__(self, config: HooklineConfig, requirements: list[str]) -> None:
+        self._config = config
+        self._requirements = requirements
+
+    def try_bundle(self, output_dir: str, *_args: Any, **_options: Any) -> bool:
+        """Fill `output_dir` with `python/` (wheels + hookline) and `hookline/config.json`."""
+        out = Path(output_dir)
+        site = out / "python"
+        site.mkdir(parents=True, exist_ok=True)
+        subprocess.run(  # noqa: S603 - fixed argv, no shell
+            pip_command(site, self._config.infrastructure.python_version, self._requirements),
+            check=True,
+        )
+        shutil.copytree(
+            CORE_LAYER_DIR / "hookline",
+            site / "hookline",
+            ignore=shutil.ignore_patterns(*_IGNORED),
+            dirs_exist_ok=True,
+        )
+        config_file = out / "hookline" / "config.json"
+        config_file.parent.mkdir(parents=True, exist_ok=True)
+        config_file.write_text(self._config.to_json())
+        return True
+
+
+def layer_hash(config: HooklineConfig, requirements: list[str]) -> str:
+    """A content hash of everything that goes into the layer (sources, pins, config)."""
+    digest = hashlib.sha256()
+    digest.update("\n".join([*requirements, *PLATFORMS, config.to_json()]).encode())
+    package = CORE_LAYER_DIR / "hookline"
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            digest.update(str(path.relative_to(package)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class CoreLayer(Construct):
+    """The `hookline` layer every function loads (arm64, the configured Python version)."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, config: HooklineConfig) -> None:
+        super().__init__(scope, construct_id)
+        requirements = runtime_dependencies()
+        self.runtime = lambda_runtime(config)
+        self.layer = lambda_.LayerVersion(
+            self,
+            "Layer",
+            description="hookline package + runtime dependencies (arm64)",
+            compatible_runtimes=[self.runtime],
+            compatible_architectures=[lambda_.Architecture.ARM_64],
+            code=lambda_.Code.from_asset(
+                str(CORE_LAYER_DIR),
+                asset_hash_type=AssetHashType.CUSTOM,
+                asset_hash=layer_hash(config, requirements),
+                bundling=BundlingOptions(
+                    # Never pulled: the local bundler always succeeds or raises.
+                    image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.12"),
+                    local=PipLayerBundling(config, requirements),
+                ),
+            ),
+        )
+
+
+def lambda_runtime(config: HooklineConfig) -> lambda_.Runtime:
+    """The Lambda runtime matching `config.infrastructure.python_version`."""
+    version = config.infrastructure.python_version
+    runtime: lambda_.Runtime = getattr(lambda_.Runtime, "PYTHON_" + version.replace(".", "_"))
+    return runtime

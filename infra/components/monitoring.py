@@ -1,0 +1,322 @@
+"""One CloudWatch dashboard and the alarms, sent to one SNS topic.
+
+Application metrics (namespace `Hookline`, EMF via Powertools) are read with Metrics Insights
+queries (`SELECT MAX(x) FROM Hookline`), which aggregate over whatever dimension sets the code
+emits (Powertools adds `service`); SQS, Lambda, API Gateway and RDS metrics are read directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from constructs import Construct
+
+from hookline.config import HooklineConfig
+from infra.components.database import Database
+from infra.components.queues import GroupQueues
+
+NAMESPACE = "Hookline"
+PERIOD = Duration.minutes(1)
+WIDTH = 8  # three widgets per dashboard row
+
+
+def insights(
+    aggregate: str, metric: str, label: str, group_by: str | None = None
+) -> cw.MathExpression:
+    """A Metrics Insights query over every dimension set of a Hookline metric."""
+    query = f"SELECT {aggregate}({metric}) FROM {NAMESPACE}"
+    if group_by:
+        query += f" GROUP BY {group_by}"
+    return cw.MathExpression(expression=query, label=label, period=PERIOD, using_metrics={})
+
+
+def search(metric: str, statistic: str, label: str) -> cw.MathExpression:
+    """A SEARCH over every dimension set of a Hookline metric (percentiles, dashboard only)."""
+    expression = f"SEARCH('Namespace=\"{NAMESPACE}\" MetricName=\"{metric}\"', '{statistic}', 300)"
+    return cw.MathExpression(
+        expression=expression, label=label, period=Duration.minutes(5), using_metrics={}
+    )
+
+
+@dataclass(frozen=True)
+class Monitored:
+    """What the dashboard and alarms look at."""
+
+    queues: GroupQueues
+    deliver: dict[str, lambda_.Function]
+    functions: dict[str, lambda_.Function]  # receiver, fanout, reconcile, replay, migrate
+    rest_api: apigw.RestApi
+    database: Database | None
+
+
+class Monitoring(Construct):
+    """The `hookline` dashboard, the alarms and the encrypted alarm topic."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: HooklineConfig, target: Monitored
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        self._target = target
+        topic_key = kms.Key(
+            self, "TopicKey", enable_key_rotation=True, description="hookline alarm topic"
+        )
+        # CloudWatch publishes alarm notifications to the encrypted topic.
+        topic_key.grant(
+            iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*"
+        )
+        self.topic = sns.Topic(
+            self, "Alarms", display_name="Hookline alarms", master_key=topic_key, enforce_ssl=True
+        )
+        if config.infrastructure.alarm_email:
+            self.topic.add_subscription(
+                subscriptions.EmailSubscription(config.infrastructure.alarm_email)
+            )
+        self.alarms = self._alarms()
+        action = cw_actions.SnsAction(self.topic)
+        for alarm in self.alarms:
+            alarm.add_alarm_action(action)
+            alarm.add_ok_action(action)
+        self.dashboard = cw.Dashboard(
+            self,
+            "Dashboard",
+            dashboard_name=Stack.of(self).stack_name,
+            default_interval=Duration.hours(3),
+            widgets=self._widgets(),
+        )
+
+    def _alarms(self) -> list[cw.Alarm]:
+        infra = self._config.infrastructure
+        alarms: list[cw.Alarm] = []
+        for group_queue in self._target.queues.all:
+            name = group_queue.group.name
+            alarms.append(
+                group_queue.dlq.metric_approximate_number_of_messages_visible(
+                    period=PERIOD, statistic="Maximum"
+                ).create_alarm(
+                    self,
+                    f"{name}DlqNotEmpty",
+                    alarm_description=f"The {name} DLQ holds messages: inspect, then redrive "
+                    "with the replay function (docs/operations.md).",
+                    threshold=0,
+                    comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                    evaluation_periods=1,
+                    treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                )
+            )
+            alarms.append(
+                group_queue.queue.metric_approximate_age_of_oldest_message(
+                    period=PERIOD, statistic="Maximum"
+                ).create_alarm(
+                    self,
+                    f"{name}OldestMessageAge",
+                    alarm_description=f"The {name} queue's oldest message is older than "
+                    f"{infra.alarm_oldest_message_age_seconds} s: deliver is behind or failing.",
+                    threshold=infra.alarm_oldest_message_age_seconds,
+                    comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                    evaluation_periods=3,
+                    treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                )
+            )
+        alarms.append(
+            insights("MAX", "OutboxLagSeconds", "fan-out lag (s)").create_alarm(
+                self,
+                "FanoutLag",
+                alarm_description="Events wait for fan-out longer than "
+                f"{infra.alarm_fanout_lag_seconds} s: the fanout function is failing or slow.",
+                threshold=infra.alarm_fanout_lag_seconds,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=3,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            )
+        )
+        alarms.append(
+            insights("MAX", "Unreconciled", "unreconciled").create_alarm(
+                self,
+                "Unreconciled",
+                alarm_description="The reconciler found deliveries it could not repair.",
+                threshold=0,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            )
+        )
+        alarms.append(
+            self._target.rest_api.metric_server_error(
+                period=Duration.minutes(5), statistic="Sum"
+            ).create_alarm(
+                self,
+                "Receiver5xx",
+                alarm_description="The API answered 5xx (503 = database unreachable).",
+                threshold=infra.alarm_receiver_5xx_per_5min,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            )
+        )
+        return alarms
+
+    def _widgets(self) -> list[list[cw.IWidget]]:
+        target = self._target
+        queues = target.queues.all
+        rows: list[list[cw.IWidget]] = [
+            [
+                _graph(
+                    "Ingest (per minute)",
+                    [
+                        insights("SUM", "EventsAccepted", "accepted"),
+                        insights("SUM", "EventsDuplicate", "duplicate"),
+                    ],
+                ),
+                _graph(
+                    "Rejections by reason",
+                    [insights("SUM", "EventsRejected", "rejected", group_by="Reason")],
+                ),
+                _graph(
+                    "Fan-out",
+                    [
+                        insights("SUM", "DeliveriesFannedOut", "fanned out"),
+                        insights("SUM", "DeliveriesEnqueued", "enqueued"),
+                    ],
+                    right=[insights("MAX", "OutboxLagSeconds", "lag (s)")],
+                ),
+            ],
+            [
+                _graph(
+                    "Queue depth",
+                    [
+                        q.queue.metric_approximate_number_of_messages_visible(
+                            period=PERIOD, statistic="Maximum", label=q.group.name
+                        )
+                        for q in queues
+                    ],
+                ),
+                _graph(
+                    "Oldest message age (s)",
+                    [
+                        q.queue.metric_approximate_age_of_oldest_message(
+                            period=PERIOD, statistic="Maximum", label=q.group.name
+                        )
+                        for q in queues
+                    ],
+                ),
+                _graph(
+                    "DLQ depth",
+                    [
+                        q.dlq.metric_approximate_number_of_messages_visible(
+                            period=PERIOD, statistic="Maximum", label=f"{q.group.name} dlq"
+                        )
+                        for q in queues
+                    ],
+                ),
+            ],
+            [
+                _graph(
+                    "Delivery outcomes",
+                    [
+                        insights("SUM", name, label)
+                        for name, label in (
+                            ("DeliverySucceeded", "succeeded"),
+                            ("DeliveryRetried", "retried"),
+                            ("DeliveryFailed", "failed"),
+                            ("DeliveryDead", "dead"),
+                        )
+                    ],
+                ),
+                _graph(
+                    "Delivery latency (ms)",
+                    [
+                        search("DeliveryLatencyMs", "p50", "p50"),
+                        search("DeliveryLatencyMs", "p99", "p99"),
+                    ],
+                ),
+                _graph(
+                    "Unreconciled",
+                    [insights("MAX", "Unreconciled", "unreconciled")],
+                ),
+            ],
+            [
+                _graph(
+                    "Deliver errors / throttles",
+                    [
+                        metric
+                        for name, fn in target.deliver.items()
+                        for metric in (
+                            fn.metric_errors(period=PERIOD, label=f"{name} errors"),
+                            fn.metric_throttles(period=PERIOD, label=f"{name} throttles"),
+                        )
+                    ],
+                ),
+                _graph(
+                    "Deliver concurrency",
+                    [
+                        fn.metric(
+                            "ConcurrentExecutions",
+                            period=PERIOD,
+                            statistic="Maximum",
+                            label=name,
+                        )
+                        for name, fn in target.deliver.items()
+                    ],
+                ),
+                _graph(
+                    "Other functions: errors",
+                    [
+                        fn.metric_errors(period=PERIOD, label=name)
+                        for name, fn in target.functions.items()
+                    ],
+                ),
+            ],
+            [
+                _graph(
+                    "API requests and errors",
+                    [
+                        target.rest_api.metric_count(period=PERIOD, label="requests"),
+                        target.rest_api.metric_client_error(period=PERIOD, label="4xx"),
+                        target.rest_api.metric_server_error(period=PERIOD, label="5xx"),
+                    ],
+                ),
+                *self._database_widgets(),
+            ],
+        ]
+        return rows
+
+    def _database_widgets(self) -> list[cw.IWidget]:
+        database = self._target.database
+        if database is None:
+            return []
+        proxy_connections = cw.Metric(
+            namespace="AWS/RDS",
+            metric_name="ClientConnections",
+            dimensions_map={"ProxyName": database.proxy.db_proxy_name},
+            period=PERIOD,
+            statistic="Maximum",
+            label="proxy client connections",
+        )
+        return [
+            _graph("RDS CPU (%)", [database.instance.metric_cpu_utilization(period=PERIOD)]),
+            _graph(
+                "Database connections",
+                [
+                    database.instance.metric_database_connections(
+                        period=PERIOD, label="instance connections"
+                    ),
+                    proxy_connections,
+                ],
+            ),
+        ]
+
+
+def _graph(
+    title: str, left: list[cw.IMetric], right: list[cw.IMetric] | None = None
+) -> cw.GraphWidget:
+    return cw.GraphWidget(title=title, left=left, right=right or [], width=WIDTH, height=6)

@@ -1,0 +1,146 @@
+"""The Hookline stack: composes the constructs in components/ and names the outputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_xray as xray
+from constructs import Construct
+
+from hookline.config import HooklineConfig
+from infra.components.api import Api
+from infra.components.database import Database, DatabaseAccess, ExternalDatabase
+from infra.components.delivery import DeliverFunctions
+from infra.components.functions import FunctionContext, ServiceFunctions
+from infra.components.layer import CoreLayer
+from infra.components.migrations import Migrations
+from infra.components.monitoring import Monitored, Monitoring
+from infra.components.network import Network
+from infra.components.queues import GroupQueues
+from infra.components.schedules import Schedules
+
+
+@dataclass(frozen=True)
+class Variant:
+    """AWS (default) or LocalStack: no VPC, RDS, proxy or WAF; an external database URL."""
+
+    localstack: bool = False
+    database_url_secret_name: str = "hookline/database-url"  # noqa: S105 - a name, not a secret
+
+
+class HooklineStack(Stack):
+    """Everything `cdk deploy` creates for one Hookline deployment."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: HooklineConfig,
+        variant: Variant | None = None,
+        **kwargs: object,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
+        variant = variant or Variant()
+        network: Network | None = None
+        rds: Database | None = None
+        database: DatabaseAccess
+        if variant.localstack:
+            database = ExternalDatabase(
+                self, "Database", secret_name=variant.database_url_secret_name
+            )
+        else:
+            network = Network(self, "Network", config=config)
+            rds = Database(self, "Database", config=config, network=network)
+            database = rds
+
+        ctx = FunctionContext(
+            config=config,
+            layer=CoreLayer(self, "CoreLayer", config=config),
+            database=database,
+            network=network,
+        )
+        queues = GroupQueues(self, "Queues", config=config)
+        services = ServiceFunctions(self, "Services", ctx=ctx, queues=queues)
+        deliver = DeliverFunctions(self, "Deliver", ctx=ctx, queues=queues)
+        migrations = Migrations(self, "Migrations", ctx=ctx)
+        api = Api(
+            self,
+            "Api",
+            config=config,
+            receiver=services.receiver,
+            waf=config.infrastructure.waf_enabled and not variant.localstack,
+        )
+        Schedules(
+            self, "Schedules", config=config, fanout=services.fanout, reconcile=services.reconcile
+        )
+        if rds is not None:
+            migrations.run_after(rds.instance)
+        migrations.run_before(services, deliver, api)
+
+        monitoring = Monitoring(
+            self,
+            "Monitoring",
+            config=config,
+            target=Monitored(
+                queues=queues,
+                deliver=deliver.by_group,
+                functions={
+                    "receiver": services.receiver,
+                    "fanout": services.fanout,
+                    "reconcile": services.reconcile,
+                    "replay": services.replay,
+                    "migrate": migrations.migrate,
+                },
+                rest_api=api.rest_api,
+                database=rds,
+            ),
+        )
+        xray.CfnSamplingRule(
+            self,
+            "TraceSampling",
+            sampling_rule=xray.CfnSamplingRule.SamplingRuleProperty(
+                rule_name=f"{self.stack_name}"[:32],
+                priority=100,
+                fixed_rate=config.infrastructure.xray_sampling_rate,
+                reservoir_size=1,
+                service_name="*",
+                service_type="*",
+                host="*",
+                http_method="*",
+                url_path="*",
+                resource_arn="*",
+                version=1,
+            ),
+        )
+
+        CfnOutput(self, "ApiUrl", value=api.rest_api.url, description="Base URL of the API")
+        CfnOutput(
+            self,
+            "InboundUrl",
+            value=api.inbound_url,
+            description="Providers POST to <this>/<source_id>",
+        )
+        CfnOutput(
+            self,
+            "ManagementApiArn",
+            value=api.rest_api.arn_for_execute_api(stage=api.rest_api.deployment_stage.stage_name),
+            description="Grant execute-api:Invoke on this (plus /<method>/v1/*) to API callers",
+        )
+        CfnOutput(self, "FanoutFunctionName", value=services.fanout.function_name)
+        CfnOutput(self, "ReplayFunctionName", value=services.replay.function_name)
+        CfnOutput(self, "AlarmTopicArn", value=monitoring.topic.topic_arn)
+        CfnOutput(self, "DashboardName", value=self.stack_name)
+        for name, group_queue in queues.by_group.items():
+            CfnOutput(self, f"QueueUrl{name.title()}", value=group_queue.queue.queue_url)
+            CfnOutput(self, f"DlqUrl{name.title()}", value=group_queue.dlq.queue_url)
+        if network is not None and rds is not None:
+            CfnOutput(
+                self,
+                "DeliveryEgressIps",
+                value=network.egress_addresses,
+                description="Static source addresses of deliveries (NAT gateway Elastic IPs)",
+            )
+            CfnOutput(self, "DatabaseProxyEndpoint", value=rds.proxy.endpoint)
+            CfnOutput(self, "DatabaseSecretArn", value=rds.secret.secret_arn)
