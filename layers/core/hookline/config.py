@@ -48,6 +48,7 @@ class Infrastructure:
     nat_gateways: int = 2  # one per AZ; their Elastic IPs are the static delivery source addresses
     deletion_protection: bool = True  # RDS deletion protection and snapshot-on-delete
     python_version: str = "3.12"  # Lambda runtime and the layer's wheels (--python-version)
+    db_engine_version: str = "16.13"  # PostgreSQL 16; minor upgrades apply automatically
     db_instance_type: str = "t4g.small"
     db_allocated_storage_gb: int = 20
     db_max_allocated_storage_gb: int = 100
