@@ -33,11 +33,18 @@ def cdk_json_context() -> dict[str, Any]:
 
 
 def build_app(
-    context: dict[str, Any] | None = None, config: HooklineConfig | None = None
+    context: dict[str, Any] | None = None,
+    config: HooklineConfig | None = None,
+    *,
+    nag: bool = True,
+    cfn_validation: bool = True,
 ) -> tuple[cdk.App, HooklineStack]:
-    """Create the app and its stack with cdk-nag's AWS Solutions checks applied."""
+    """Create the app and its stack; with `nag`, cdk-nag's AWS Solutions checks veto synth."""
     # The CLI passes cdk.json's context itself, with precedence; tests get it from here.
-    app = cdk.App(context={**cdk_json_context(), **(context or {})})
+    app = cdk.App(
+        context={**cdk_json_context(), **(context or {})},
+        builtin_cloud_formation_validation=cfn_validation,
+    )
     get = app.node.try_get_context
     config = config or load_config(get("config"))
     variant = Variant(
@@ -55,7 +62,8 @@ def build_app(
     cdk.Tags.of(stack).add(
         "app", "hookline", exclude_resource_types=["AWS::RDS::DBProxyTargetGroup"]
     )
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))
+    if nag:
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))
     return app, stack
 
 

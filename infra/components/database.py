@@ -142,15 +142,19 @@ class Database(Construct):
 
 
 class ExternalDatabase(Construct):
-    """LocalStack variant: an external Postgres whose URL lives in an existing secret."""
+    """LocalStack variant: an external Postgres whose URL lives in an existing secret.
+
+    The secret's value is JSON `{"url": "postgresql://..."}`, created before the deploy
+    (`make deploy-localstack` does it from $DATABASE_URL).
+    """
 
     def __init__(self, scope: Construct, construct_id: str, *, secret_name: str) -> None:
         super().__init__(scope, construct_id)
         self.secret = secretsmanager.Secret.from_secret_name_v2(self, "UrlSecret", secret_name)
 
     def environment(self, *, direct: bool = False) -> dict[str, str]:
-        """The secret holding `DATABASE_URL` (read by hookline.settings at cold start)."""
-        return {"HOOKLINE_DATABASE_URL_SECRET_ARN": self.secret.secret_arn}
+        """The secret `{"url": DATABASE_URL}`: hookline.db reads its `url` key when present."""
+        return {"HOOKLINE_DATABASE_SECRET_ARN": self.secret.secret_arn}
 
     def grant_connect(self, fn: lambda_.Function, *, direct: bool = False) -> None:
         """Secret read only: there is no VPC in the LocalStack variant."""

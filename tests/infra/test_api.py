@@ -1,0 +1,96 @@
+"""API Gateway REST: /in/{source_id} open, /v1/{proxy+} IAM, binary bodies, throttled stage
+with JSON access logs and X-Ray, WAF with a rate rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk.assertions import Match
+
+from tests.infra.view import StackView
+
+pytestmark = pytest.mark.infra
+
+
+def _method_on(view: StackView, path_part: str) -> dict:  # type: ignore[type-arg]
+    (resource_id,) = [
+        k
+        for k, v in view.of_type("AWS::ApiGateway::Resource").items()
+        if v["Properties"]["PathPart"] == path_part
+    ]
+    (method,) = [
+        v["Properties"]
+        for v in view.of_type("AWS::ApiGateway::Method").values()
+        if v["Properties"]["ResourceId"] == {"Ref": resource_id}
+    ]
+    return method
+
+
+def test_every_body_arrives_base64_so_signatures_see_raw_bytes(variant: StackView) -> None:
+    variant.template.has_resource_properties(
+        "AWS::ApiGateway::RestApi", {"BinaryMediaTypes": ["*/*"]}
+    )
+
+
+def test_inbound_route_is_open_and_proxies_to_the_receiver(variant: StackView) -> None:
+    receiver, _ = variant.function("Receiver")
+    method = _method_on(variant, "{source_id}")
+    assert method["HttpMethod"] == "POST"
+    assert method["AuthorizationType"] == "NONE"
+    assert method["Integration"]["Type"] == "AWS_PROXY"
+    assert receiver in json.dumps(method["Integration"]["Uri"])
+
+
+def test_management_api_requires_iam(variant: StackView) -> None:
+    receiver, _ = variant.function("Receiver")
+    method = _method_on(variant, "{proxy+}")
+    assert method["HttpMethod"] == "ANY"
+    assert method["AuthorizationType"] == "AWS_IAM"
+    assert receiver in json.dumps(method["Integration"]["Uri"])
+
+
+def test_stage_is_throttled_traced_and_logs_json(variant: StackView) -> None:
+    infra = variant.config.infrastructure
+    (stage,) = variant.of_type("AWS::ApiGateway::Stage").values()
+    props = stage["Properties"]
+    assert props["TracingEnabled"] is True
+    (settings,) = props["MethodSettings"]
+    assert settings["ThrottlingRateLimit"] == infra.api_throttle_rate_per_second
+    assert settings["ThrottlingBurstLimit"] == infra.api_throttle_burst
+    assert settings["DataTraceEnabled"] is False
+    access = props["AccessLogSetting"]
+    fields = json.loads(access["Format"])
+    assert {"requestId", "ip", "status", "resource", "integrationLatency"} <= set(fields)
+
+
+def test_waf_rate_rule_guards_the_stage(aws: StackView) -> None:
+    aws.template.has_resource_properties(
+        "AWS::WAFv2::WebACL",
+        {
+            "Scope": "REGIONAL",
+            "Rules": [
+                Match.object_like(
+                    {
+                        "Statement": {
+                            "RateBasedStatement": {
+                                "AggregateKeyType": "IP",
+                                "Limit": aws.config.infrastructure.waf_rate_limit_per_5min,
+                            }
+                        },
+                        "Action": {"Block": {}},
+                    }
+                )
+            ],
+        },
+    )
+    aws.template.resource_count_is("AWS::WAFv2::WebACLAssociation", 1)
+
+
+def test_localstack_variant_has_no_waf(localstack: StackView) -> None:
+    localstack.template.resource_count_is("AWS::WAFv2::WebACL", 0)
+
+
+def test_urls_are_outputs(variant: StackView) -> None:
+    for output in ("ApiUrl", "InboundUrl", "ManagementApiArn"):
+        variant.template.has_output(output, {"Value": Match.any_value()})

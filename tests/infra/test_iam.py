@@ -1,0 +1,108 @@
+"""Least privilege: each role may touch only its own log group, queues, secret and function;
+'*' appears only for actions that accept no resource ARN."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.infra.view import StackView, actions_of, resources_of
+
+pytestmark = pytest.mark.infra
+
+# Actions without resource-level permissions (IAM service authorization reference).
+WILDCARD_ONLY = {
+    "ec2:CreateNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface",
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses",
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+}
+
+
+def _statements(view: StackView, fragment: str) -> list[dict[str, Any]]:
+    fn_id, _ = view.function(fragment)
+    return view.policy_statements(view.role_of(fn_id))
+
+
+def _targets(view: StackView, fragment: str, action: str) -> set[str]:
+    """Logical ids of the resources `action` is allowed on for the function `fragment`."""
+    found: set[str] = set()
+    for statement in _statements(view, fragment):
+        if action in actions_of(statement):
+            for resource in resources_of(statement):
+                if isinstance(resource, dict) and "Fn::GetAtt" in resource:
+                    found.add(resource["Fn::GetAtt"][0])
+                elif isinstance(resource, dict) and "Ref" in resource:
+                    found.add(resource["Ref"])
+    return found
+
+
+def _queue_id(view: StackView, name: str) -> str:
+    (found,) = [
+        k
+        for k, v in view.of_type("AWS::SQS::Queue").items()
+        if v["Properties"]["QueueName"] == name
+    ]
+    return found
+
+
+def test_no_wildcard_resource_where_an_arn_exists(variant: StackView) -> None:
+    for name in variant.functions():
+        for statement in variant.policy_statements(variant.role_of(name)):
+            if "*" in resources_of(statement):
+                assert set(actions_of(statement)) <= WILDCARD_ONLY, (name, statement)
+            assert not any(a.endswith(":*") or a == "*" for a in actions_of(statement)), name
+
+
+def test_roles_have_no_managed_policies(variant: StackView) -> None:
+    for name in variant.functions():
+        role = variant.resources[variant.role_of(name)]
+        assert "ManagedPolicyArns" not in role["Properties"], name
+
+
+def test_each_function_writes_only_its_own_log_group(variant: StackView) -> None:
+    for name, fn in variant.functions().items():
+        own = fn["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        assert _targets(variant, name, "logs:PutLogEvents") == {own}, name
+
+
+def test_deliver_touches_only_its_own_queue(variant: StackView) -> None:
+    for group in variant.config.tenant_groups:
+        fragment = f"Deliver{group.name}"
+        queue = _queue_id(variant, group.queue_name)
+        assert _targets(variant, fragment, "sqs:ReceiveMessage") == {queue}
+        assert _targets(variant, fragment, "sqs:SendMessage") == {queue}
+
+
+def test_fanout_and_reconcile_send_to_every_group_queue_only(variant: StackView) -> None:
+    queues = {_queue_id(variant, g.queue_name) for g in variant.config.tenant_groups}
+    for fragment in ("Fanout", "Reconcile"):
+        assert _targets(variant, fragment, "sqs:SendMessage") == queues
+        assert _targets(variant, fragment, "sqs:ReceiveMessage") == set()
+
+
+def test_replay_reaches_every_queue_and_redrives_every_dlq(variant: StackView) -> None:
+    groups = variant.config.tenant_groups
+    queues = {_queue_id(variant, g.queue_name) for g in groups}
+    dlqs = {_queue_id(variant, g.dlq_name) for g in groups}
+    assert _targets(variant, "Replay", "sqs:SendMessage") == queues | dlqs
+    assert _targets(variant, "Replay", "sqs:ReceiveMessage") == dlqs
+    assert _targets(variant, "Replay", "sqs:StartMessageMoveTask") == dlqs
+
+
+def test_only_the_receiver_may_invoke_fanout(variant: StackView) -> None:
+    fanout, _ = variant.function("Fanout")
+    for name in variant.functions():
+        allowed = _targets(variant, name, "lambda:InvokeFunction")
+        assert allowed == ({fanout} if "Receiver" in name else set()), name
+
+
+def test_database_secret_is_read_by_its_arn(aws: StackView) -> None:
+    attachment = aws.logical_id("SecretAttachment", "AWS::SecretsManager::SecretTargetAttachment")
+    for name in aws.functions():
+        assert _targets(aws, name, "secretsmanager:GetSecretValue") == {attachment}, name

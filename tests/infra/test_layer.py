@@ -1,0 +1,68 @@
+"""The core layer is built without Docker: pip fetches arm64 wheels for the Lambda Python."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from hookline.config import HooklineConfig
+from infra.components.layer import (
+    PipLayerBundling,
+    layer_hash,
+    pip_command,
+    runtime_dependencies,
+)
+
+pytestmark = pytest.mark.infra
+
+
+def test_layer_ships_exactly_the_pinned_runtime_dependencies() -> None:
+    deps = runtime_dependencies()
+    names = {d.split("==")[0].split("[")[0] for d in deps}
+    assert {"aws-lambda-powertools", "psycopg", "psycopg-pool", "httpx", "python-ulid"} <= names
+    assert all("==" in d for d in deps), "layer dependencies must be pinned"
+
+
+def test_pip_installs_only_arm64_binary_wheels_for_the_lambda_python(tmp_path: Path) -> None:
+    command = pip_command(tmp_path, "3.12", ["httpx==0.28.1"])
+    joined = " ".join(command)
+    assert "--only-binary=:all:" in command
+    assert "--python-version 3.12" in joined
+    assert "--platform manylinux2014_aarch64" in joined
+    assert f"--target {tmp_path}" in joined
+    assert command[-1] == "httpx==0.28.1"
+
+
+def test_layer_hash_follows_sources_pins_and_config() -> None:
+    config = HooklineConfig()
+    deps = runtime_dependencies()
+    same = layer_hash(config, deps)
+    assert layer_hash(config, deps) == same
+    assert layer_hash(config, [*deps, "extra==1"]) != same
+    changed = dataclasses.replace(config, delivery_deadline_hours=48)
+    assert layer_hash(changed, deps) != same
+
+
+def test_bundler_lays_out_package_and_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given pip replaced by a recorder (the real download needs the network)
+    calls: list[list[str]] = []
+    monkeypatch.setattr(
+        "infra.components.layer.subprocess.run", lambda cmd, check: calls.append(cmd)
+    )
+    config = HooklineConfig()
+    # When the local bundler runs
+    assert PipLayerBundling(config, ["httpx==0.28.1"]).try_bundle(str(tmp_path)) is True
+    # Then pip targeted python/, and the package and its SQL and config are in place
+    assert calls and str(tmp_path / "python") in calls[0]
+    assert (tmp_path / "python" / "hookline" / "config.py").is_file()
+    assert list((tmp_path / "python" / "hookline" / "migrations").glob("*.sql"))
+    assert not list((tmp_path / "python").rglob("__pycache__"))
+    loaded = HooklineConfig.from_dict(
+        json.loads((tmp_path / "hookline" / "config.json").read_text())
+    )
+    assert loaded == config

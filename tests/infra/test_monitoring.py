@@ -1,0 +1,101 @@
+"""One dashboard; the alarms named in the issue, all notifying one encrypted SNS topic."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.infra.view import StackView
+
+pytestmark = pytest.mark.infra
+
+
+def _alarms(view: StackView) -> dict[str, dict]:  # type: ignore[type-arg]
+    return {k: v["Properties"] for k, v in view.of_type("AWS::CloudWatch::Alarm").items()}
+
+
+def test_alarms_per_group_and_for_the_pipeline(variant: StackView) -> None:
+    groups = variant.config.tenant_groups
+    alarms = _alarms(variant)
+    assert len(alarms) == 2 * len(groups) + 3
+    for group in groups:
+        dlq = [a for k, a in alarms.items() if f"{group.name}DlqNotEmpty" in k]
+        age = [a for k, a in alarms.items() if f"{group.name}OldestMessageAge" in k]
+        assert len(dlq) == len(age) == 1
+        assert dlq[0]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+        assert dlq[0]["Threshold"] == 0
+        assert dlq[0]["ComparisonOperator"] == "GreaterThanThreshold"
+        assert age[0]["MetricName"] == "ApproximateAgeOfOldestMessage"
+        assert age[0]["Threshold"] == variant.config.infrastructure.alarm_oldest_message_age_seconds
+
+
+def test_pipeline_alarms_read_the_application_metrics(variant: StackView) -> None:
+    alarms = _alarms(variant)
+    (lag,) = [a for k, a in alarms.items() if "FanoutLag" in k]
+    (unreconciled,) = [a for k, a in alarms.items() if "Unreconciled" in k]
+    (errors,) = [a for k, a in alarms.items() if "Receiver5xx" in k]
+    assert lag["Metrics"][0]["Expression"] == "SELECT MAX(OutboxLagSeconds) FROM Hookline"
+    assert unreconciled["Metrics"][0]["Expression"] == "SELECT MAX(Unreconciled) FROM Hookline"
+    assert unreconciled["Threshold"] == 0
+    assert errors["MetricName"] == "5XXError"
+    assert errors["Namespace"] == "AWS/ApiGateway"
+
+
+def test_every_alarm_notifies_the_topic(variant: StackView) -> None:
+    (topic_id, topic) = next(iter(variant.of_type("AWS::SNS::Topic").items()))
+    assert "KmsMasterKeyId" in topic["Properties"]
+    for name, alarm in _alarms(variant).items():
+        assert alarm["AlarmActions"] == [{"Ref": topic_id}], name
+        assert alarm["OKActions"] == [{"Ref": topic_id}], name
+    variant.template.has_output("AlarmTopicArn", {"Value": {"Ref": topic_id}})
+
+
+def test_dashboard_shows_what_the_issue_lists(variant: StackView) -> None:
+    (dashboard,) = variant.of_type("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    for needle in (
+        "EventsAccepted",
+        "EventsRejected",
+        "GROUP BY Reason",
+        "OutboxLagSeconds",
+        "ApproximateNumberOfMessagesVisible",
+        "ApproximateAgeOfOldestMessage",
+        "DeliverySucceeded",
+        "DeliveryDead",
+        "DeliveryLatencyMs",
+        "p99",
+        "Throttles",
+        "ConcurrentExecutions",
+        "Unreconciled",
+    ):
+        assert needle in body, needle
+
+
+def test_dashboard_shows_the_database_on_aws(aws: StackView) -> None:
+    (dashboard,) = aws.of_type("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert "CPUUtilization" in body
+    assert "DatabaseConnections" in body
+    assert "ClientConnections" in body
+
+
+def test_traces_are_sampled_at_the_configured_rate(variant: StackView) -> None:
+    variant.template.has_resource_properties(
+        "AWS::XRay::SamplingRule",
+        {
+            "SamplingRule": {
+                "FixedRate": variant.config.infrastructure.xray_sampling_rate,
+                "ReservoirSize": 1,
+                "ServiceName": "*",
+                "ServiceType": "*",
+                "Host": "*",
+                "HTTPMethod": "*",
+                "URLPath": "*",
+                "ResourceARN": "*",
+                "Priority": 100,
+                "RuleName": "Hookline",
+                "Version": 1,
+            }
+        },
+    )
