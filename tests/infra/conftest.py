@@ -36,3 +36,16 @@ def variant(request: pytest.FixtureRequest) -> StackView:
     """Each variant in turn."""
     view: StackView = request.getfixturevalue(request.param)
     return view
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _both_variants_early(aws: StackView, localstack: StackView) -> None:
+    """Synthesize both variants at the first infra test, so both cfn-lint runs start early."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the cfn-lint/cdk-nag checks last: by then the background lint runs have finished."""
+    checks = [i for i in items if i.path.name == "test_checks.py" and "infra" in i.path.parts]
+    if checks:
+        rest = [i for i in items if i not in checks]
+        items[:] = rest + checks
