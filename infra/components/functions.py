@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aws_cdk import Duration, Fn, RemovalPolicy
+from aws_cdk import Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -226,7 +226,5 @@ class ServiceFunctions(Construct):
 
 
 def _logical(fn: lambda_.Function) -> str:
-    """The logical id of a function's CloudFormation resource (for nag `applies_to`)."""
-    from aws_cdk import Stack
-
+    """The logical id of a function's CloudFormation resource (names an IAM5 finding)."""
     return Stack.of(fn).get_logical_id(fn.node.default_child)  # type: ignore[arg-type]
