@@ -43,7 +43,7 @@ def build_app() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver()
 
     @app.post("/in/<source_id>")
-    def receive(source_id: str) -> Response:
+    def receive(source_id: str) -> Response[str]:
         """A provider's webhook: verify, store once, answer."""
         settings = get_settings()
         accepted = receive_inbound(
@@ -56,7 +56,7 @@ def build_app() -> APIGatewayRestResolver:
         return accepted_response(accepted)
 
     @app.post("/v1/events")
-    def publish_event() -> Response:
+    def publish_event() -> Response[str]:
         """A tenant's own event, published through the API."""
         settings = get_settings()
         require_identity(app, settings.local_mode)
@@ -77,7 +77,7 @@ def build_app() -> APIGatewayRestResolver:
         return accepted_response(accepted)
 
     @app.route("/in/<source_id>", method=["GET", "PUT", "PATCH", "DELETE"])
-    def method_not_allowed(source_id: str) -> Response:
+    def method_not_allowed(source_id: str) -> Response[str]:
         """Providers only POST."""
         return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", {"Allow": "POST"})
 
@@ -96,7 +96,7 @@ def current_app() -> APIGatewayRestResolver:
     return app
 
 
-def domain_error(err: errors.HooklineError) -> Response:
+def domain_error(err: errors.HooklineError) -> Response[str]:
     """Map a domain error to its status code with a message safe to show the caller."""
     status = next(
         (code for cls, code in STATUS.items() if isinstance(err, cls)),
@@ -155,7 +155,7 @@ def parse_json_object(body: bytes) -> dict[str, Any]:
     return document
 
 
-def accepted_response(accepted: Accepted) -> Response:
+def accepted_response(accepted: Accepted) -> Response[str]:
     """200 with the event id; counts the outcome and nudges fan-out for new events."""
     logger.set_correlation_id(accepted.id)
     if accepted.duplicate:
@@ -173,7 +173,7 @@ def accepted_response(accepted: Accepted) -> Response:
     )
 
 
-def problem(status: HTTPStatus, detail: str, headers: dict[str, str] | None = None) -> Response:
+def problem(status: HTTPStatus, detail: str, headers: dict[str, str] | None = None) -> Response[str]:
     """An `application/problem+json` error response."""
     body = {"type": "about:blank", "title": status.phrase, "status": int(status), "detail": detail}
     return Response(

@@ -29,8 +29,10 @@ def github_headers(secret: str, body: bytes, delivery: str, event: str = "push")
     }
 
 
-def standard_headers(secret: str, body: bytes, msg_id: str, timestamp: int | None = None) -> dict[str, str]:
-    """Standard Webhooks: v1,<base64 HMAC-SHA256 of "{id}.{ts}.{body}"> keyed by the decoded secret."""
+def standard_headers(
+    secret: str, body: bytes, msg_id: str, timestamp: int | None = None
+) -> dict[str, str]:
+    """Standard Webhooks: v1,<base64 HMAC-SHA256 of "{id}.{ts}.{body}">, decoded secret as key."""
     ts = int(time.time()) if timestamp is None else timestamp
     key = base64.b64decode(secret.removeprefix("whsec_"))
     sig = hmac.new(key, f"{msg_id}.{ts}.".encode() + body, hashlib.sha256).digest()
@@ -69,3 +71,26 @@ def stripe_event(event_id: str, type: str = "payment_intent.succeeded", size: in
         doc["data"]["object"]["metadata"]["note"] = "x" * (size - len(body) - 12)
         body = json.dumps(doc).encode()
     return body
+
+
+def verify_standard(
+    secrets: list[str], headers: dict[str, str], body: bytes, tolerance: int = 300
+) -> bool:
+    """Standard Webhooks verification written from the spec: any `v1,` signature in the
+    space-separated header must equal base64(HMAC-SHA256(key, "{id}.{ts}.{body}")) for one of
+    the secrets, and the timestamp must be recent."""
+    msg_id = headers["webhook-id"]
+    ts = headers["webhook-timestamp"]
+    if abs(time.time() - int(ts)) > tolerance:
+        return False
+    given = [
+        s.split(",", 1)[1] for s in headers["webhook-signature"].split(" ") if s.startswith("v1,")
+    ]
+    for secret in secrets:
+        key = base64.b64decode(secret.removeprefix("whsec_"))
+        expected = base64.b64encode(
+            hmac.new(key, f"{msg_id}.{ts}.".encode() + body, hashlib.sha256).digest()
+        ).decode()
+        if any(hmac.compare_digest(expected, g) for g in given):
+            return True
+    return False

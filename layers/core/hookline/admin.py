@@ -1,15 +1,22 @@
-"""Operator services behind the CLI (and later the management API): tenants and sources."""
+"""Operator services behind the CLI (and later the management API): tenants, sources,
+endpoints."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import BadRequest
+from hookline.filters import validate_filters
+from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories import sources as source_repo
 from hookline.repositories import tenants as tenant_repo
+from hookline.settings import Settings
+from hookline.signing import generate_secret
+from hookline.ssrf import check_url
 from hookline.verifiers import SCHEMES, SourceConfig, verifier_for
 
 
@@ -66,4 +73,85 @@ def add_source(
         "scheme": scheme,
         "name": row["name"],
         "path": f"/in/{row['id']}",
+    }
+
+
+def parse_rate_limit(text: str | None) -> float | None:
+    """`50/s`, `600/m` or `3600/h` (or a bare number per second) → requests per second."""
+    if text is None or text == "":
+        return None
+    amount, _, unit = text.strip().partition("/")
+    per = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}.get(unit.strip().lower())
+    try:
+        value = float(amount)
+    except ValueError:
+        per = None
+        value = 0.0
+    if per is None or not value > 0:
+        raise BadRequest(f"rate limit {text!r}: use a positive number per s, m or h, e.g. 50/s")
+    return value / per
+
+
+def parse_headers(lines: Sequence[str]) -> dict[str, str]:
+    """`Name: value` lines → a header dict; signature and transport headers are refused."""
+    from hookline.delivery import RESERVED_HEADERS
+
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, sep, value = line.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or any(c.isspace() for c in name) or "\n" in value or "\r" in value:
+            raise BadRequest(f"header {line!r}: use 'Name: value'")
+        if name.lower() in RESERVED_HEADERS:
+            raise BadRequest(f"header {name!r} is set by Hookline and cannot be overridden")
+        headers[name] = value
+    return headers
+
+
+def add_endpoint(
+    db: Database,
+    settings: Settings,
+    *,
+    tenant_id: str,
+    url: str,
+    event_types: Sequence[str] = (),
+    max_concurrency: int = 5,
+    rate_limit: str | None = None,
+    headers: Sequence[str] = (),
+    description: str = "",
+    retry_on_4xx: bool = False,
+) -> dict[str, Any]:
+    """Create an endpoint after the SSRF check; returns it with its signing secret (shown once)."""
+    target = check_url(
+        url, allow_private=settings.allow_private_targets, allow_http=settings.allow_http_targets
+    )
+    if not 1 <= max_concurrency <= 1000:
+        raise BadRequest("max concurrency must be between 1 and 1000")
+    secret = generate_secret()
+    with db.connection() as conn:
+        row = endpoint_repo.create_endpoint(
+            conn,
+            tenant_id=tenant_id,
+            url=target.url,
+            secret=secret,
+            description=description,
+            event_types=validate_filters(list(event_types)),
+            max_concurrency=max_concurrency,
+            rate_limit_per_second=parse_rate_limit(rate_limit),
+            headers=parse_headers(headers),
+            retry_on_4xx=retry_on_4xx,
+        )
+    return {**row, "secret": secret}
+
+
+def rotate_endpoint_secret(db: Database, settings: Settings, endpoint_id: str) -> dict[str, Any]:
+    """A new signing secret; the previous ones keep signing for the configured overlap."""
+    overlap = timedelta(hours=settings.config.secret_rotation_overlap_hours)
+    secret = generate_secret()
+    with db.connection() as conn:
+        endpoint_repo.rotate_secret(conn, endpoint_id, secret, overlap)
+    return {
+        "id": endpoint_id,
+        "secret": secret,
+        "previous_secrets_expire_in_hours": overlap.total_seconds() / 3600,
     }

@@ -17,7 +17,9 @@ _CONFIG = Config(
 
 @lru_cache(maxsize=32)
 def _client(service: str, region: str, endpoint_url: str | None) -> Any:
-    return boto3.client(service, region_name=region, endpoint_url=endpoint_url, config=_CONFIG)
+    return boto3.client(  # type: ignore[call-overload]
+        service, region_name=region, endpoint_url=endpoint_url, config=_CONFIG
+    )
 
 
 def client(service: str, settings: Settings) -> Any:

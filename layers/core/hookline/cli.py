@@ -150,6 +150,49 @@ def cmd_publish(args: argparse.Namespace, rt: Runtime) -> Any:
     return {"id": accepted.id, "duplicate": accepted.duplicate}
 
 
+def cmd_endpoints_add(args: argparse.Namespace, rt: Runtime) -> Any:
+    events = [e.strip() for e in (args.events or "").split(",") if e.strip()]
+    return admin.add_endpoint(
+        rt.db,
+        rt.settings,
+        tenant_id=args.tenant,
+        url=args.url,
+        event_types=events,
+        max_concurrency=args.max_concurrency,
+        rate_limit=args.rate_limit,
+        headers=args.header or [],
+        description=args.description or "",
+        retry_on_4xx=args.retry_4xx,
+    )
+
+
+def cmd_endpoints_list(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.repositories.endpoints import list_endpoints
+
+    with rt.db.connection() as conn:
+        return list_endpoints(conn, tenant_id=args.tenant)
+
+
+def cmd_endpoints_show(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.repositories.endpoints import get_endpoint
+
+    with rt.db.connection() as conn:
+        return get_endpoint(conn, args.id)
+
+
+def cmd_endpoints_enable(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.repositories.endpoints import set_endpoint_enabled
+
+    with rt.db.connection() as conn:
+        return set_endpoint_enabled(
+            conn, args.id, enabled=args.enabled, reason=getattr(args, "reason", None)
+        )
+
+
+def cmd_endpoints_rotate(args: argparse.Namespace, rt: Runtime) -> Any:
+    return admin.rotate_endpoint_secret(rt.db, rt.settings, args.id)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command tree."""
     common = argparse.ArgumentParser(add_help=False)
@@ -200,6 +243,38 @@ def build_parser() -> argparse.ArgumentParser:
         p = sources.add_parser(verb, parents=[common], help=f"{verb} a source")
         p.add_argument("id")
         p.set_defaults(func=cmd_sources_enable, enabled=enabled)
+
+    endpoints = sub.add_parser("endpoints", help="subscriber endpoints").add_subparsers(
+        dest="action", required=True
+    )
+    p = endpoints.add_parser("add", parents=[common], help="create an endpoint")
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--url", required=True, help="https URL (private addresses are refused)")
+    p.add_argument(
+        "--events", help="comma-separated type filters, e.g. 'payment_intent.*,charge.refunded'"
+    )
+    p.add_argument("--max-concurrency", type=int, default=5)
+    p.add_argument("--rate-limit", help="e.g. 50/s, 600/m")
+    p.add_argument("--header", action="append", help="'Name: value', repeatable")
+    p.add_argument("--description")
+    p.add_argument("--retry-4xx", action="store_true", help="retry 4xx answers too")
+    p.set_defaults(func=cmd_endpoints_add)
+    p = endpoints.add_parser("list", parents=[common], help="list endpoints")
+    p.add_argument("--tenant")
+    p.set_defaults(func=cmd_endpoints_list)
+    p = endpoints.add_parser("show", parents=[common], help="one endpoint")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_endpoints_show)
+    p = endpoints.add_parser("enable", parents=[common], help="enable an endpoint")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_endpoints_enable, enabled=True)
+    p = endpoints.add_parser("disable", parents=[common], help="disable an endpoint")
+    p.add_argument("id")
+    p.add_argument("--reason", default="disabled by an operator")
+    p.set_defaults(func=cmd_endpoints_enable, enabled=False)
+    p = endpoints.add_parser("rotate-secret", parents=[common], help="new signing secret")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_endpoints_rotate)
 
     events = sub.add_parser("events", help="the event ledger").add_subparsers(
         dest="action", required=True

@@ -92,6 +92,14 @@ class HooklineConfig:
     deliver_function_timeout_seconds: int = 60
     log_retention_days: int = 30
     ledger_retention_days: int = 90
+    deliver_connect_timeout_seconds: int = 5
+    endpoint_disable_after_days: int = 5  # failing continuously this long disables it
+    secret_rotation_overlap_hours: int = 24  # old signing secrets keep signing this long
+    # Standard Webhooks: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h.
+    retry_schedule_seconds: tuple[float, ...] = (
+        0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
+    )  # fmt: skip
+    retry_jitter: float = 0.2
     infrastructure: Infrastructure = field(default_factory=Infrastructure)
 
     def group(self, name: str) -> TenantGroup:
@@ -119,6 +127,8 @@ class HooklineConfig:
         infrastructure = Infrastructure(**data.get("infrastructure", {}))
         nested = ("tenant_groups", "schedules", "infrastructure")
         rest = {k: v for k, v in data.items() if k not in nested}
+        if "retry_schedule_seconds" in rest:
+            rest["retry_schedule_seconds"] = tuple(rest["retry_schedule_seconds"])
         config = cls(schedules=schedules, infrastructure=infrastructure, **rest)
         if groups:
             config = cls(

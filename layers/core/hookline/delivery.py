@@ -1,0 +1,269 @@
+"""Delivery: one queue message -> at most one signed HTTP attempt, recorded, classified,
+and followed by the delivery's next state (delivered, failed, retry, dead)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+import httpx
+
+from hookline.db import Connection, Database
+from hookline.errors import UnsafeURL
+from hookline.ingest import publish
+from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
+from hookline.repositories import deliveries as repo
+from hookline.repositories import endpoints as endpoint_repo
+from hookline.repositories.deliveries import Finish, Job
+from hookline.retry import Outcome, RetryPolicy, parse_retry_after
+from hookline.signing import sign
+
+USER_AGENT = "Hookline-Webhooks/0.1"
+# Headers an endpoint's custom headers may not set: the signature and transport ones.
+RESERVED_HEADERS = frozenset(
+    {"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "content-length",
+     "host", "user-agent", "transfer-encoding", "connection"}
+)  # fmt: skip
+
+
+class Result(StrEnum):
+    """What handling one message came to."""
+
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    RETRY = "retry"
+    DEAD = "dead"
+    DEFERRED = "deferred"  # no slot or over the rate limit: sent back, no attempt counted
+    SKIPPED = "skipped"  # stale or duplicate message, or already finished
+
+
+@dataclass(frozen=True)
+class DeliveryOptions:
+    """Timeouts, leases and limits of the deliver function."""
+
+    timeout_seconds: float = 15.0  # the whole attempt
+    connect_timeout_seconds: float = 5.0
+    response_limit_bytes: int = 64 * 1024
+    excerpt_chars: int = 1024
+    queued_lease: timedelta = timedelta(minutes=15)
+    endpoint_disable_after: timedelta = timedelta(days=5)
+    busy_retry_seconds: float = 1.0  # wait before retrying an endpoint at its cap
+
+    @property
+    def claim_lease(self) -> timedelta:
+        """How long a delivery stays ours while we send it."""
+        return timedelta(seconds=self.timeout_seconds + 30)
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """One HTTP try as the endpoint answered it (or did not)."""
+
+    started_at: datetime
+    duration_ms: int
+    status: int | None
+    excerpt: str | None
+    error: str | None
+    retry_after: float | None
+
+
+@dataclass(frozen=True)
+class Handled:
+    """The result of one message, with the attempt made (if any)."""
+
+    result: Result
+    attempt: AttemptResult | None = None
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware."""
+    return datetime.now(UTC)
+
+
+class Deliverer:
+    """Delivers queue messages; one per process, shared by the threads of a batch."""
+
+    def __init__(
+        self,
+        db: Database,
+        queues: DeliveryQueues,
+        http: httpx.Client,
+        policy: RetryPolicy,
+        options: DeliveryOptions,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.db = db
+        self.queues = queues
+        self.http = http
+        self.policy = policy
+        self.options = options
+        self.clock = clock
+
+    def handle(self, body: str) -> Handled:
+        """Handle one queue message. Raises (so SQS retries it) only when the message could
+        not be handled at all: unparseable, database down, or a deferral not re-sent."""
+        delivery_id, seq = DeliveryMessage.parse(body)
+        with self.db.connection() as conn:
+            job = repo.claim(conn, delivery_id, seq, self.options.claim_lease)
+            if job is None:
+                return Handled(Result.SKIPPED)
+            if not job.endpoint_enabled:
+                repo.finish(conn, job, Finish("failed", False, None, "endpoint disabled"))
+                return Handled(Result.FAILED)
+            if self.clock() >= job.deadline_at:
+                repo.finish(conn, job, Finish("dead", False, None, "deadline passed"))
+                return Handled(Result.DEAD)
+            wait = repo.take_slot(conn, job, self.options.claim_lease.total_seconds())
+            if wait > 0:
+                return self._defer(conn, job, wait)
+            secrets = endpoint_repo.active_secrets(conn, job.endpoint_id)
+        attempt = self.send(job, secrets)
+        return Handled(self.conclude(job, attempt), attempt)
+
+    def _defer(self, conn: Connection, job: Job, wait: float) -> Handled:
+        # Jitter spreads the deferred messages of a busy endpoint over the next seconds.
+        delay = max(wait, self.options.busy_retry_seconds) * (1 + random.random())
+        repo.defer(conn, job, self.options.queued_lease + timedelta(seconds=delay))
+        failed = self.queues.send([self._message(job, job.seq)], delay_seconds=delay)
+        if failed:
+            # The original message stays on the queue (we raise), and is claimable again.
+            raise RuntimeError("could not re-queue a deferred delivery")
+        return Handled(Result.DEFERRED)
+
+    def send(self, job: Job, secrets: list[str]) -> AttemptResult:
+        """POST the signed event to the endpoint; never raises for the endpoint's failures."""
+        started_at = self.clock()
+        began = time.monotonic()
+        timestamp = int(started_at.timestamp())
+        headers = {k: v for k, v in job.headers.items() if k.lower() not in RESERVED_HEADERS}
+        headers.update(sign(job.id, timestamp, job.payload, secrets))
+        headers["content-type"] = job.content_type or "application/json"
+        headers["user-agent"] = USER_AGENT
+        status: int | None = None
+        excerpt: str | None = None
+        error: str | None = None
+        retry_after: float | None = None
+        total = self.options.timeout_seconds
+        try:
+            timeout = httpx.Timeout(total, connect=self.options.connect_timeout_seconds)
+            with self.http.stream(
+                "POST", job.url, content=job.payload, headers=headers, timeout=timeout
+            ) as response:
+                status = response.status_code
+                retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
+                excerpt = self._read_excerpt(response, began + total)
+        except httpx.TimeoutException:
+            error = "timeout"
+        except UnsafeURL:
+            error = "unsafe_address"
+        except httpx.HTTPError as err:
+            error = _error_class(err)
+        except TimeoutError:
+            error = "timeout"
+        duration_ms = int((time.monotonic() - began) * 1000)
+        return AttemptResult(started_at, duration_ms, status, excerpt, error, retry_after)
+
+    def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
+        # At most response_limit_bytes are read; the attempt as a whole stops at the deadline.
+        limit = self.options.response_limit_bytes
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            chunks.append(chunk[: limit - size])
+            size += len(chunk)
+            if size >= limit:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("response took too long")
+        return b"".join(chunks).decode("utf-8", "replace")[: self.options.excerpt_chars]
+
+    def conclude(self, job: Job, attempt: AttemptResult) -> Result:
+        """Record the attempt and move the delivery on, in one transaction."""
+        outcome = self.policy.classify(attempt.status, attempt.error, retry_4xx=job.retry_on_4xx)
+        now = self.clock()
+        error = attempt.error or (
+            None if outcome == Outcome.DELIVERED else f"HTTP {attempt.status}"
+        )
+        requeue_at: datetime | None = None
+        seq: int | None = None
+        with self.db.connection() as conn, conn.transaction():
+            repo.record_attempt(
+                conn,
+                job,
+                attempted_at=attempt.started_at,
+                duration_ms=attempt.duration_ms,
+                status=attempt.status,
+                excerpt=attempt.excerpt,
+                error=attempt.error,
+            )
+            repo.release_slot(conn, job)
+            if outcome == Outcome.DELIVERED:
+                repo.finish(conn, job, Finish("delivered", True, attempt.status, None))
+                endpoint_repo.record_success(conn, job.endpoint_id)
+                return Result.DELIVERED
+            if outcome == Outcome.GONE:
+                repo.finish(conn, job, Finish("failed", True, attempt.status, "410 Gone"))
+                self._disable(conn, job, "the endpoint answered 410 Gone")
+                return Result.FAILED
+            streak = endpoint_repo.record_failure(conn, job.endpoint_id)
+            if streak and streak["failing_since"] <= now - self.options.endpoint_disable_after:
+                days = self.options.endpoint_disable_after.days
+                self._disable(conn, job, f"failing continuously for {days} days")
+            if outcome == Outcome.FAILED:
+                repo.finish(conn, job, Finish("failed", True, attempt.status, error))
+                return Result.FAILED
+            decision = self.policy.next_attempt(
+                job.attempt_count + 1, job.created_at, now, job.deadline_at, attempt.status,
+                attempt.retry_after,
+            )  # fmt: skip
+            if decision.kind == "dead" or decision.at is None or decision.delay is None:
+                reason = f"deadline passed after {job.attempt_count + 1} attempts; last: {error}"
+                repo.finish(conn, job, Finish("dead", True, attempt.status, reason))
+                return Result.DEAD
+            if decision.delay.total_seconds() <= MAX_DELAY_SECONDS:
+                # A short wait rides an SQS delay; a new generation retires the old message.
+                lease = decision.at + self.options.queued_lease
+                seq = repo.finish(
+                    conn,
+                    job,
+                    Finish("queued", True, attempt.status, error, decision.at, lease, True),
+                )
+                requeue_at = decision.at
+            else:
+                repo.finish(conn, job, Finish("pending", True, attempt.status, error, decision.at))
+        if requeue_at is not None and seq is not None:
+            delay = max(0.0, (requeue_at - self.clock()).total_seconds())
+            # If this send fails the lease runs out and the reconciler enqueues it again.
+            self.queues.send([self._message(job, seq)], delay_seconds=delay)
+        return Result.RETRY
+
+    def _disable(self, conn: Connection, job: Job, reason: str) -> None:
+        disabled = endpoint_repo.disable_endpoint_if_enabled(conn, job.endpoint_id, reason)
+        if disabled is None:
+            return
+        # An operational event the tenant can subscribe to like any other.
+        publish(
+            conn,
+            tenant_id=job.tenant_id,
+            type="endpoint.disabled",
+            payload={"endpoint_id": job.endpoint_id, "url": disabled["url"], "reason": reason,
+                     "disabled_at": self.clock().isoformat()},
+            idempotency_key=f"endpoint.disabled:{job.endpoint_id}:{job.id}",
+        )  # fmt: skip
+
+    @staticmethod
+    def _message(job: Job, seq: int) -> DeliveryMessage:
+        return DeliveryMessage(job.id, seq, job.endpoint_id, job.tenant_group)
+
+
+def _error_class(err: httpx.HTTPError) -> str:
+    if isinstance(err, httpx.ConnectError):
+        return "connect_error"
+    if isinstance(err, httpx.RemoteProtocolError):
+        return "protocol_error"
+    return type(err).__name__

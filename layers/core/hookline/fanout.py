@@ -1,0 +1,76 @@
+"""Fan-out: outbox rows become deliveries, and due deliveries go to their group's queue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from hookline.db import Database
+from hookline.queues import DeliveryMessage, DeliveryQueues
+from hookline.repositories import deliveries as repo
+
+
+@dataclass
+class FanoutReport:
+    """What one fan-out run did."""
+
+    events: int = 0
+    deliveries_created: int = 0
+    enqueued: int = 0
+    send_failures: int = 0
+    oldest_pending_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class FanoutOptions:
+    """Sizes and leases of a fan-out run."""
+
+    deadline: timedelta = timedelta(hours=72)  # of each new delivery
+    batch_size: int = 500  # outbox rows per statement
+    enqueue_batch: int = 500  # due deliveries claimed per round
+    queued_lease: timedelta = timedelta(minutes=15)  # after it, reconcile re-enqueues
+
+
+def run_fanout(
+    db: Database,
+    queues: DeliveryQueues,
+    options: FanoutOptions,
+    *,
+    keep_going: Callable[[], bool] = lambda: True,
+) -> FanoutReport:
+    """Fan out and enqueue until nothing is left or `keep_going` says stop (time runs low)."""
+    report = FanoutReport()
+    while True:
+        with db.connection() as conn:
+            events, created = repo.fan_out_batch(
+                conn, limit=options.batch_size, deadline=options.deadline
+            )
+        report.events += events
+        report.deliveries_created += created
+        sent, failed = enqueue_due(
+            db, queues, limit=options.enqueue_batch, lease=options.queued_lease
+        )
+        report.enqueued += sent
+        report.send_failures += failed
+        if (events == 0 and sent + failed == 0) or failed or not keep_going():
+            break
+    with db.connection() as conn:
+        report.oldest_pending_seconds = repo.oldest_pending_outbox_age(conn)
+    return report
+
+
+def enqueue_due(
+    db: Database, queues: DeliveryQueues, *, limit: int, lease: timedelta
+) -> tuple[int, int]:
+    """Send due deliveries to their queues; returns (sent, failed). Failed ones go back to
+    pending at once (a crash before that leaves them to the reconciler's lease check)."""
+    with db.connection() as conn:
+        due = repo.claim_due(conn, limit=limit, lease=lease)
+    if not due:
+        return 0, 0
+    failed = queues.send([DeliveryMessage(d.id, d.seq, d.endpoint_id, d.tenant_group) for d in due])
+    if failed:
+        with db.connection() as conn:
+            repo.return_unsent(conn, [m.delivery_id for m in failed])
+    return len(due) - len(failed), len(failed)

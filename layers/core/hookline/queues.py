@@ -1,0 +1,118 @@
+"""The delivery queues: one SQS queue per tenant group. SQS is transport only — the
+database holds the state, so a lost message is found again by the reconciler."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hookline.config import HooklineConfig
+from hookline.errors import BadRequest
+
+MAX_DELAY_SECONDS = 900  # SQS's longest DelaySeconds: 15 minutes
+BATCH = 10  # SendMessageBatch takes at most 10 entries
+
+
+@dataclass(frozen=True)
+class DeliveryMessage:
+    """What a queue message says: which delivery, and which enqueue generation."""
+
+    delivery_id: str
+    seq: int
+    endpoint_id: str
+    tenant_group: str
+
+    def body(self) -> str:
+        """The message body."""
+        return json.dumps({"delivery_id": self.delivery_id, "seq": self.seq})
+
+    @staticmethod
+    def parse(body: str) -> tuple[str, int]:
+        """(delivery id, generation) of a message body; BadRequest if it is not ours."""
+        try:
+            doc = json.loads(body)
+            delivery_id, seq = doc["delivery_id"], doc["seq"]
+        except (ValueError, KeyError, TypeError) as err:
+            raise BadRequest("not a delivery message") from err
+        if not isinstance(delivery_id, str) or not isinstance(seq, int):
+            raise BadRequest("not a delivery message")
+        return delivery_id, seq
+
+
+class DeliveryQueues:
+    """Sends delivery messages to the queue of their tenant group."""
+
+    def __init__(
+        self,
+        sqs: Any,
+        config: HooklineConfig,
+        *,
+        url_prefix: str | None = None,
+        fair_queues: bool = True,
+    ) -> None:
+        self.sqs = sqs
+        self.config = config
+        self.url_prefix = url_prefix
+        self.fair_queues = fair_queues
+        self._urls: dict[str, str] = {}
+
+    def url(self, group: str) -> str:
+        """The queue URL of a tenant group (from the prefix, else looked up once)."""
+        if group not in self._urls:
+            name = self.config.group(group).queue_name
+            if self.url_prefix:
+                self._urls[group] = self.url_prefix.rstrip("/") + "/" + name
+            else:
+                self._urls[group] = self.sqs.get_queue_url(QueueName=name)["QueueUrl"]
+        return self._urls[group]
+
+    def dlq_url(self, group: str) -> str:
+        """The dead-letter queue URL of a tenant group."""
+        name = self.config.group(group).dlq_name
+        if self.url_prefix:
+            return self.url_prefix.rstrip("/") + "/" + name
+        return str(self.sqs.get_queue_url(QueueName=name)["QueueUrl"])
+
+    def send(
+        self, messages: Sequence[DeliveryMessage], delay_seconds: float = 0
+    ) -> list[DeliveryMessage]:
+        """Send messages (batched per group); return those SQS did not accept."""
+        delay = min(MAX_DELAY_SECONDS, max(0, math.ceil(delay_seconds)))
+        failed: list[DeliveryMessage] = []
+        by_group: dict[str, list[DeliveryMessage]] = {}
+        for message in messages:
+            by_group.setdefault(message.tenant_group, []).append(message)
+        for group, batch in by_group.items():
+            for start in range(0, len(batch), BATCH):
+                failed += self._send_batch(group, batch[start : start + BATCH], delay)
+        return failed
+
+    def _send_batch(
+        self, group: str, batch: Sequence[DeliveryMessage], delay: int
+    ) -> list[DeliveryMessage]:
+        entries = []
+        for i, message in enumerate(batch):
+            entry: dict[str, Any] = {
+                "Id": str(i),
+                "MessageBody": message.body(),
+                "DelaySeconds": delay,
+            }
+            if self.fair_queues:
+                # SQS fair queues: one noisy endpoint does not raise everyone's dwell time.
+                entry["MessageGroupId"] = message.endpoint_id
+            entries.append(entry)
+        try:
+            answer = self.sqs.send_message_batch(QueueUrl=self.url(group), Entries=entries)
+        except Exception:  # the database still says queued; the caller puts them back
+            return list(batch)
+        return [batch[int(f["Id"])] for f in answer.get("Failed", [])]
+
+
+def queues_from_settings(
+    sqs_factory: Callable[[], Any], config: HooklineConfig, url_prefix: str | None
+) -> DeliveryQueues:
+    """DeliveryQueues for a process, with the client built by `sqs_factory`."""
+    return DeliveryQueues(sqs_factory(), config, url_prefix=url_prefix)

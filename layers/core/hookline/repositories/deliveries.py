@@ -1,0 +1,183 @@
+"""Deliveries (one event x one endpoint) and their attempts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from hookline.db import Connection
+from hookline.errors import NotFound
+from hookline.sqlfiles import query
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """A delivery marked queued, to be sent to its group's queue."""
+
+    id: str
+    endpoint_id: str
+    tenant_group: str
+    seq: int
+
+
+@dataclass(frozen=True)
+class Job:
+    """A claimed delivery with everything needed to send it."""
+
+    id: str
+    seq: int
+    attempt_count: int
+    created_at: datetime
+    deadline_at: datetime
+    tenant_id: str
+    tenant_group: str
+    event_id: str
+    event_type: str
+    payload: bytes
+    content_type: str
+    endpoint_id: str
+    url: str
+    headers: dict[str, str]
+    retry_on_4xx: bool
+    endpoint_enabled: bool
+
+
+@dataclass(frozen=True)
+class Finish:
+    """How a delivery stands after an attempt (or without one, e.g. endpoint disabled)."""
+
+    state: str  # delivered | failed | dead | queued | pending
+    attempted: bool
+    status: int | None
+    error: str | None
+    next_attempt_at: datetime | None = None
+    lease_expires_at: datetime | None = None
+    new_generation: bool = False
+
+
+def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple[int, int]:
+    """Fan out up to `limit` outbox rows; returns (events, deliveries created)."""
+    row = conn.execute(query("fan_out_batch"), {"limit": limit, "deadline": deadline}).fetchone()
+    assert row is not None
+    return int(row["events"]), int(row["deliveries"])
+
+
+def claim_due(conn: Connection, *, limit: int, lease: timedelta) -> list[Enqueued]:
+    """Mark up to `limit` due pending deliveries queued; they must be sent now."""
+    rows = conn.execute(query("claim_due_deliveries"), {"limit": limit, "lease": lease}).fetchall()
+    return [Enqueued(r["id"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"]) for r in rows]
+
+
+def return_unsent(conn: Connection, ids: Sequence[str]) -> None:
+    """Deliveries whose queue message could not be sent go back to pending."""
+    if ids:
+        conn.execute(query("return_unsent_deliveries"), {"ids": list(ids)})
+
+
+def oldest_pending_outbox_age(conn: Connection) -> float:
+    """Seconds since the oldest outbox row still waiting for fan-out was written."""
+    row = conn.execute(query("oldest_pending_outbox_age")).fetchone()
+    return float(row["seconds"]) if row else 0.0
+
+
+def claim(conn: Connection, delivery_id: str, seq: int, lease: timedelta) -> Job | None:
+    """Take a queued delivery of this generation; None if stale, finished or taken."""
+    r = conn.execute(
+        query("claim_delivery"), {"id": delivery_id, "seq": seq, "lease": lease}
+    ).fetchone()
+    if r is None:
+        return None
+    return Job(
+        id=r["id"],
+        seq=r["enqueue_seq"],
+        attempt_count=r["attempt_count"],
+        created_at=r["created_at"],
+        deadline_at=r["deadline_at"],
+        tenant_id=r["tenant_id"],
+        tenant_group=r["tenant_group"],
+        event_id=r["event_id"],
+        event_type=r["event_type"],
+        payload=bytes(r["payload"]),
+        content_type=r["content_type"],
+        endpoint_id=r["endpoint_id"],
+        url=r["url"],
+        headers=dict(r["headers"]),
+        retry_on_4xx=r["retry_on_4xx"],
+        endpoint_enabled=r["enabled"],
+    )
+
+
+def take_slot(conn: Connection, job: Job, lease_seconds: float) -> float:
+    """0 when the endpoint has room (slot taken), else seconds to wait."""
+    row = conn.execute(
+        query("take_endpoint_slot"),
+        {"endpoint_id": job.endpoint_id, "id": job.id, "lease_seconds": lease_seconds},
+    ).fetchone()
+    return float(row["wait_seconds"]) if row else 0.0
+
+
+def defer(conn: Connection, job: Job, lease: timedelta) -> None:
+    """Give a claimed delivery back to the queue without counting an attempt."""
+    conn.execute(query("defer_delivery"), {"id": job.id, "lease": lease})
+
+
+def record_attempt(
+    conn: Connection,
+    job: Job,
+    *,
+    attempted_at: datetime,
+    duration_ms: int,
+    status: int | None,
+    excerpt: str | None,
+    error: str | None,
+) -> None:
+    """Store one HTTP try."""
+    conn.execute(
+        query("insert_attempt"),
+        {
+            "id": job.id,
+            "attempted_at": attempted_at,
+            "duration_ms": duration_ms,
+            "status": status,
+            "excerpt": excerpt,
+            "error": error,
+        },
+    )
+
+
+def release_slot(conn: Connection, job: Job) -> None:
+    """Free the endpoint slot this delivery held."""
+    conn.execute(query("release_endpoint_slot"), {"endpoint_id": job.endpoint_id, "id": job.id})
+
+
+def finish(conn: Connection, job: Job, outcome: Finish) -> int | None:
+    """Move the delivery to its state after an attempt; returns its generation."""
+    row = conn.execute(
+        query("finish_attempt"),
+        {
+            "id": job.id,
+            "state": outcome.state,
+            "attempted": 1 if outcome.attempted else 0,
+            "next_attempt_at": outcome.next_attempt_at,
+            "lease_expires_at": outcome.lease_expires_at,
+            "bump": 1 if outcome.new_generation else 0,
+            "status": outcome.status,
+            "error": outcome.error,
+        },
+    ).fetchone()
+    return int(row["enqueue_seq"]) if row else None
+
+
+def get_delivery(conn: Connection, delivery_id: str) -> dict[str, Any]:
+    """One delivery, or NotFound."""
+    row = conn.execute(query("get_delivery"), {"id": delivery_id}).fetchone()
+    if row is None:
+        raise NotFound(f"no delivery {delivery_id}")
+    return dict(row)
+
+
+def list_attempts(conn: Connection, delivery_id: str) -> list[dict[str, Any]]:
+    """Every attempt of a delivery, oldest first."""
+    return [dict(r) for r in conn.execute(query("list_attempts"), {"id": delivery_id})]

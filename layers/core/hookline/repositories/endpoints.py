@@ -1,0 +1,117 @@
+"""Endpoints: subscriber URLs of a tenant, with their signing secrets and health."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from hookline.db import Connection
+from hookline.errors import NotFound
+from hookline.ids import new_id
+from hookline.sqlfiles import query
+
+
+def create_endpoint(
+    conn: Connection,
+    *,
+    tenant_id: str,
+    url: str,
+    secret: str,
+    description: str = "",
+    event_types: Sequence[str] = (),
+    max_concurrency: int = 5,
+    rate_limit_per_second: float | None = None,
+    headers: dict[str, str] | None = None,
+    retry_on_4xx: bool = False,
+) -> dict[str, Any]:
+    """Insert an endpoint and its first signing secret, in one transaction."""
+    params = {
+        "id": new_id("ep"),
+        "tenant_id": tenant_id,
+        "url": url,
+        "description": description,
+        "event_types": list(event_types),
+        "max_concurrency": max_concurrency,
+        "rate_limit_per_second": rate_limit_per_second,
+        "headers": Jsonb(headers or {}),
+        "retry_on_4xx": retry_on_4xx,
+    }
+    try:
+        with conn.transaction():
+            row = conn.execute(query("insert_endpoint"), params).fetchone()
+            conn.execute(
+                query("insert_endpoint_secret"), {"endpoint_id": params["id"], "secret": secret}
+            )
+    except psycopg.errors.ForeignKeyViolation as err:
+        raise NotFound(f"no tenant {tenant_id}") from err
+    assert row is not None
+    return dict(row)
+
+
+def get_endpoint(conn: Connection, endpoint_id: str) -> dict[str, Any]:
+    """One endpoint (without secrets), or NotFound."""
+    row = conn.execute(query("get_endpoint"), {"id": endpoint_id}).fetchone()
+    if row is None:
+        raise NotFound(f"no endpoint {endpoint_id}")
+    return dict(row)
+
+
+def list_endpoints(conn: Connection, *, tenant_id: str | None = None) -> list[dict[str, Any]]:
+    """Endpoints (without secrets), optionally of one tenant."""
+    return [dict(r) for r in conn.execute(query("list_endpoints"), {"tenant_id": tenant_id})]
+
+
+def set_endpoint_enabled(
+    conn: Connection, endpoint_id: str, *, enabled: bool, reason: str | None = None
+) -> dict[str, Any]:
+    """Enable an endpoint (clearing its failure streak) or disable it with a reason."""
+    row = conn.execute(
+        query("set_endpoint_enabled"),
+        {"id": endpoint_id, "enabled": enabled, "reason": None if enabled else reason},
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no endpoint {endpoint_id}")
+    return dict(row)
+
+
+def disable_endpoint_if_enabled(
+    conn: Connection, endpoint_id: str, reason: str
+) -> dict[str, Any] | None:
+    """Disable an enabled endpoint; None when it was already disabled (or is gone)."""
+    row = conn.execute(
+        query("disable_endpoint_if_enabled"), {"id": endpoint_id, "reason": reason}
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def rotate_secret(conn: Connection, endpoint_id: str, new_secret: str, overlap: timedelta) -> None:
+    """Add a new current secret; the old ones keep signing until `overlap` has passed."""
+    get_endpoint(conn, endpoint_id)
+    with conn.transaction():
+        conn.execute(
+            query("expire_endpoint_secrets"), {"endpoint_id": endpoint_id, "overlap": overlap}
+        )
+        conn.execute(
+            query("insert_endpoint_secret"), {"endpoint_id": endpoint_id, "secret": new_secret}
+        )
+
+
+def active_secrets(conn: Connection, endpoint_id: str) -> list[str]:
+    """Secrets that sign right now, newest first."""
+    rows = conn.execute(query("active_endpoint_secrets"), {"endpoint_id": endpoint_id}).fetchall()
+    return [r["secret"] for r in rows]
+
+
+def record_success(conn: Connection, endpoint_id: str) -> None:
+    """An attempt succeeded: the endpoint's failure streak ends."""
+    conn.execute(query("endpoint_succeeded"), {"id": endpoint_id})
+
+
+def record_failure(conn: Connection, endpoint_id: str) -> dict[str, Any] | None:
+    """An attempt failed: start (or continue) the failure streak; returns it."""
+    row = conn.execute(query("endpoint_failed"), {"id": endpoint_id}).fetchone()
+    return dict(row) if row else None

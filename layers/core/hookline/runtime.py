@@ -1,0 +1,97 @@
+"""Process-wide collaborators, built once per Lambda container (or local process) from the
+settings: the delivery queues, the HTTP client, the deliverer and the fan-out options."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from functools import lru_cache
+
+import httpx
+
+from hookline.aws import client
+from hookline.db import get_database
+from hookline.delivery import Deliverer, DeliveryOptions
+from hookline.fanout import FanoutOptions
+from hookline.queues import DeliveryQueues
+from hookline.retry import RetryPolicy
+from hookline.settings import Settings, get_settings
+from hookline.ssrf import guarded_client
+
+_lock = threading.Lock()
+
+
+def delivery_queues(settings: Settings) -> DeliveryQueues:
+    """The queues of every tenant group."""
+    with _lock:
+        return _queues(settings)
+
+
+@lru_cache(maxsize=4)
+def _queues(settings: Settings) -> DeliveryQueues:
+    return DeliveryQueues(
+        client("sqs", settings),
+        settings.config,
+        url_prefix=settings.queue_url_prefix,
+        fair_queues=settings.sqs_fair_queues,
+    )
+
+
+def fanout_options(settings: Settings) -> FanoutOptions:
+    """Fan-out sizes and deadlines from the deployment configuration."""
+    config = settings.config
+    return FanoutOptions(deadline=timedelta(hours=config.delivery_deadline_hours))
+
+
+def delivery_options(settings: Settings) -> DeliveryOptions:
+    """Deliver timeouts and limits from the deployment configuration."""
+    config = settings.config
+    return DeliveryOptions(
+        timeout_seconds=config.deliver_timeout_seconds,
+        connect_timeout_seconds=config.deliver_connect_timeout_seconds,
+        endpoint_disable_after=timedelta(days=config.endpoint_disable_after_days),
+    )
+
+
+def retry_policy(settings: Settings) -> RetryPolicy:
+    """The retry schedule with the configured deadline."""
+    config = settings.config
+    return RetryPolicy(
+        schedule=tuple(timedelta(seconds=s) for s in config.retry_schedule_seconds),
+        jitter=config.retry_jitter,
+        deadline=timedelta(hours=config.delivery_deadline_hours),
+    )
+
+
+def http_client(settings: Settings) -> httpx.Client:
+    """One shared, SSRF-guarded client per process (connection reuse across messages)."""
+    with _lock:
+        return _http(settings)
+
+
+@lru_cache(maxsize=4)
+def _http(settings: Settings) -> httpx.Client:
+    return guarded_client(
+        allow_private=settings.allow_private_targets,
+        allow_http=settings.allow_http_targets,
+        timeout=settings.config.deliver_timeout_seconds,
+    )
+
+
+def get_deliverer() -> Deliverer:
+    """The process's deliverer."""
+    settings = get_settings()
+    return Deliverer(
+        get_database(),
+        delivery_queues(settings),
+        http_client(settings),
+        retry_policy(settings),
+        delivery_options(settings),
+    )
+
+
+def reset_runtime() -> None:
+    """Forget every cached collaborator (tests, local runner restarts)."""
+    with _lock:
+        _queues.cache_clear()
+        _http.cache_clear()

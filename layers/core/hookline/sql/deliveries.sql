@@ -1,0 +1,105 @@
+-- fan_out_batch --
+-- Claim pending outbox rows, create one delivery per matching enabled endpoint, mark the rows
+-- fanned out: one statement, so one transaction; SKIP LOCKED lets fan-outs run side by side
+-- and the unique (event, endpoint) makes a repeat harmless.
+WITH claimed AS (
+    SELECT event_id FROM outbox
+    WHERE fanned_out_at IS NULL
+    ORDER BY created_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), created AS (
+    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
+    SELECT hookline_id('dlv'), e.id, p.id, e.tenant_id, t.tenant_group, now() + %(deadline)s
+    FROM claimed c
+    JOIN events e ON e.id = c.event_id
+    JOIN tenants t ON t.id = e.tenant_id
+    JOIN endpoints p ON p.tenant_id = e.tenant_id AND p.enabled
+    WHERE hookline_type_matches(p.event_types, e.type)
+    ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING
+    RETURNING 1
+), marked AS (
+    UPDATE outbox o SET fanned_out_at = now()
+    FROM claimed c WHERE o.event_id = c.event_id
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM marked) AS events, (SELECT count(*) FROM created) AS deliveries
+
+-- claim_due_deliveries --
+-- Pending deliveries whose time has come, marked queued with a lease and a new generation.
+WITH due AS (
+    SELECT id FROM deliveries
+    WHERE state = 'pending' AND next_attempt_at <= now()
+    ORDER BY next_attempt_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE deliveries d
+SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
+    lease_expires_at = now() + %(lease)s, updated_at = now()
+FROM due WHERE d.id = due.id
+RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+
+-- return_unsent_deliveries --
+UPDATE deliveries SET state = 'pending', lease_expires_at = NULL, updated_at = now()
+WHERE id = ANY(%(ids)s) AND state = 'queued'
+
+-- oldest_pending_outbox_age --
+SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::double precision AS seconds
+FROM outbox WHERE fanned_out_at IS NULL
+
+-- claim_delivery --
+-- Take a queued delivery (or one whose delivering lease expired: its worker crashed) for
+-- this generation; a stale or finished one returns nothing.
+UPDATE deliveries d
+SET state = 'delivering', lease_expires_at = now() + %(lease)s, updated_at = now()
+FROM endpoints p, events e
+WHERE d.id = %(id)s AND d.enqueue_seq = %(seq)s
+  AND p.id = d.endpoint_id AND e.id = d.event_id
+  AND (d.state = 'queued' OR (d.state = 'delivering' AND d.lease_expires_at < now()))
+RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
+          d.tenant_group, d.enqueue_seq, p.id AS endpoint_id, p.url, p.headers,
+          p.retry_on_4xx, p.enabled, e.type AS event_type, e.payload, e.content_type
+
+-- take_endpoint_slot --
+SELECT hookline_take_slot(%(endpoint_id)s, %(id)s, %(lease_seconds)s) AS wait_seconds
+
+-- defer_delivery --
+-- No slot: back to queued, with a lease covering the delay, and no attempt counted.
+UPDATE deliveries
+SET state = 'queued', lease_expires_at = now() + %(lease)s, updated_at = now()
+WHERE id = %(id)s AND state = 'delivering'
+
+-- insert_attempt --
+INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt,
+                      error_class)
+VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s)
+
+-- release_endpoint_slot --
+DELETE FROM endpoint_slots WHERE endpoint_id = %(endpoint_id)s AND delivery_id = %(id)s
+
+-- finish_attempt --
+-- The delivery after an attempt: finished, queued again (short retry on an SQS delay, new
+-- generation), or pending until a later due time.
+UPDATE deliveries
+SET state = %(state)s,
+    attempt_count = attempt_count + %(attempted)s,
+    next_attempt_at = coalesce(%(next_attempt_at)s, next_attempt_at),
+    lease_expires_at = %(lease_expires_at)s,
+    enqueue_seq = enqueue_seq + %(bump)s,
+    last_status = coalesce(%(status)s, last_status),
+    last_error = %(error)s,
+    finished_at = CASE WHEN %(state)s IN ('delivered', 'failed', 'dead') THEN now() END,
+    updated_at = now()
+WHERE id = %(id)s AND state = 'delivering'
+RETURNING id, enqueue_seq, state
+
+-- get_delivery --
+SELECT id, event_id, endpoint_id, tenant_id, tenant_group, state, attempt_count,
+       next_attempt_at, lease_expires_at, deadline_at, last_status, last_error, enqueue_seq,
+       created_at, updated_at, finished_at
+FROM deliveries WHERE id = %(id)s
+
+-- list_attempts --
+SELECT id, delivery_id, attempted_at, duration_ms, status_code, response_excerpt, error_class
+FROM attempts WHERE delivery_id = %(id)s ORDER BY attempted_at, id
