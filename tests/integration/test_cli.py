@@ -33,13 +33,23 @@ def test_an_operator_sets_up_a_tenant_and_source_and_reads_the_ledger(cli, api):
     assert tenant["name"] == "acme" and tenant["group"] == "priority"
 
     code, out, _ = cli(
-        "sources", "add", "--tenant", tenant["id"], "--scheme", "stripe", "--secret", "whsec_x", "--json"
+        "sources",
+        "add",
+        "--tenant",
+        tenant["id"],
+        "--scheme",
+        "stripe",
+        "--secret",
+        "whsec_x",
+        "--json",
     )
     source = json.loads(out)
     assert source["path"] == f"/in/{source['id']}"
 
     body = stripe_event("evt_cli", type="charge.refunded")
-    assert api.post(source["path"], headers=stripe_headers("whsec_x", body), body=body).status == 200
+    assert (
+        api.post(source["path"], headers=stripe_headers("whsec_x", body), body=body).status == 200
+    )
 
     code, out, _ = cli("events", "list", "--tenant", tenant["id"], "--json")
     listed = json.loads(out)
@@ -58,7 +68,16 @@ def test_an_operator_sets_up_a_tenant_and_source_and_reads_the_ledger(cli, api):
 def test_publish_from_the_command_line(cli):
     _, out, _ = cli("tenants", "add", "acme", "--json")
     tenant = json.loads(out)
-    code, out, _ = cli("publish", "--tenant", tenant["id"], "--type", "user.signed_up", "--data", '{"u": 1}', "--json")
+    code, out, _ = cli(
+        "publish",
+        "--tenant",
+        tenant["id"],
+        "--type",
+        "user.signed_up",
+        "--data",
+        '{"u": 1}',
+        "--json",
+    )
     assert code == 0 and json.loads(out)["duplicate"] is False
 
 
@@ -66,7 +85,10 @@ def test_publish_from_the_command_line(cli):
     ("argv", "message"),
     [
         (("tenants", "add", "acme", "--group", "nope"), "unknown tenant group"),
-        (("sources", "add", "--tenant", "ten_x", "--scheme", "stripe", "--secret", "s"), "no tenant"),
+        (
+            ("sources", "add", "--tenant", "ten_x", "--scheme", "stripe", "--secret", "s"),
+            "no tenant",
+        ),
         (("sources", "add", "--tenant", "ten_x", "--scheme", "hmac", "--secret", "s"), "header"),
         (("publish", "--tenant", "t", "--type", "x", "--data", "{bad"), "valid JSON"),
         (("events", "show", "evt_missing"), "no event"),

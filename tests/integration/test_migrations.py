@@ -23,7 +23,9 @@ EXPECTED_TABLES = {
 def empty_db(pg_admin_url):
     name = "hookline_empty_migrate"
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     yield psycopg.conninfo.make_conninfo(pg_admin_url, dbname=name)
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
@@ -41,10 +43,13 @@ def test_concurrent_migrators_apply_each_migration_once(empty_db):
 
 def test_the_schema_has_every_domain_table(database_url):
     with psycopg.connect(database_url) as conn:
-        tables = {r[0] for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
-        )}
-    assert EXPECTED_TABLES <= tables
+        tables = {
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            )
+        }
+    assert tables >= EXPECTED_TABLES
 
 
 def test_every_named_query_is_valid_sql_against_the_migrated_schema(database_url):

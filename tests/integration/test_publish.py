@@ -70,7 +70,9 @@ def test_local_mode_allows_v1_without_identity(api, db, tenant, monkeypatch):
         (b'{"tenant_id": "T", "type": "has space", "payload": {}}', 400, "whitespace"),
     ],
 )
-def test_bad_publish_requests_are_explained_and_store_nothing(api, db, tenant, body, expected, detail):
+def test_bad_publish_requests_are_explained_and_store_nothing(
+    api, db, tenant, body, expected, detail
+):
     body = body.replace(b'"T"', json.dumps(tenant["id"]).encode())
     result = api.post("/v1/events", body=body, identity_arn=IDENTITY)
     assert result.status == expected
@@ -93,7 +95,9 @@ def test_publish_inside_a_rolled_back_transaction_leaves_nothing(db, database_ur
     assert events(db) == []
 
 
-def test_publish_inside_a_committed_transaction_is_stored_with_its_outbox_row(db, database_url, tenant):
+def test_publish_inside_a_committed_transaction_is_stored_with_its_outbox_row(
+    db, database_url, tenant
+):
     with psycopg.connect(database_url) as conn, conn.transaction():
         accepted = hookline.publish(conn, tenant_id=tenant["id"], type="order.created", payload={})
     rows = events(db)

@@ -41,7 +41,9 @@ def test_a_signed_stripe_event_is_stored_with_its_outbox_row(api, db, stripe_sou
     # And the ledger holds the exact bytes, its type and dedupe key, with a pending outbox row
     with db.connection() as conn:
         event = conn.execute("SELECT * FROM events WHERE id = %s", (answer["id"],)).fetchone()
-        outbox = conn.execute("SELECT * FROM outbox WHERE event_id = %s", (answer["id"],)).fetchone()
+        outbox = conn.execute(
+            "SELECT * FROM outbox WHERE event_id = %s", (answer["id"],)
+        ).fetchone()
     assert bytes(event["payload"]) == body
     assert event["type"] == "payment_intent.succeeded"
     assert event["dedupe_key"] == "evt_1"
@@ -110,9 +112,13 @@ def test_github_deliveries_dedupe_on_the_delivery_header(api, db, tenant):
 
 
 def test_standard_webhooks_sender_is_accepted(api, db, tenant):
-    source = admin.add_source(db, tenant_id=tenant["id"], scheme="standard", secrets=[STANDARD_SECRET])
+    source = admin.add_source(
+        db, tenant_id=tenant["id"], scheme="standard", secrets=[STANDARD_SECRET]
+    )
     body = json.dumps({"type": "invoice.paid", "data": {"id": 7}}).encode()
-    result = api.post(source["path"], headers=standard_headers(STANDARD_SECRET, body, "msg_1"), body=body)
+    result = api.post(
+        source["path"], headers=standard_headers(STANDARD_SECRET, body, "msg_1"), body=body
+    )
     assert result.status == 200
     with db.connection() as conn:
         assert conn.execute("SELECT type FROM events").fetchone() == {"type": "invoice.paid"}
@@ -132,7 +138,9 @@ def test_standard_webhooks_sender_is_accepted(api, db, tenant):
         ("bad base64", 400),
     ],
 )
-def test_each_bad_request_gets_its_status_and_stores_nothing(api, db, stripe_source, case, expected):
+def test_each_bad_request_gets_its_status_and_stores_nothing(
+    api, db, stripe_source, case, expected
+):
     # Given a request that is wrong in one way
     body = stripe_event("evt_bad")
     path = stripe_source["path"]
@@ -160,8 +168,8 @@ def test_each_bad_request_gets_its_status_and_stores_nothing(api, db, stripe_sou
         raw_event_body = "not*base64"
     # When it arrives
     if raw_event_body is not None:
-        from hookline.local.apigw import LocalContext, build_rest_event
         from functions.receiver.handler import lambda_handler
+        from hookline.local.apigw import LocalContext, build_rest_event
 
         event = build_rest_event("POST", path, headers, b"x")
         event["body"] = raw_event_body
