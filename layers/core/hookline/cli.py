@@ -10,9 +10,11 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from importlib import import_module
+from pkgutil import iter_modules
 from typing import Any
 
-from hookline import admin
+from hookline import admin, commands
 from hookline.db import Database, resolve_conninfo
 from hookline.errors import BadRequest, DatabaseUnavailable, HooklineError
 from hookline.settings import Settings
@@ -295,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, help="the payload, as JSON")
     p.add_argument("--idempotency-key")
     p.set_defaults(func=cmd_publish)
+
+    for module in iter_modules(commands.__path__):
+        import_module(f"{commands.__name__}.{module.name}").register(sub, common)
     return parser
 
 
