@@ -116,3 +116,46 @@ def test_a_database_that_is_down_exits_3(monkeypatch, capsys):
     assert main(["tenants", "list"]) == 3
     assert "database unavailable" in capsys.readouterr().err
     assert time.monotonic() - started < 10
+
+
+def test_an_operator_manages_endpoints(cli, monkeypatch):
+    _, out, _ = cli("tenants", "add", "acme", "--json")
+    tenant = json.loads(out)
+    # A private address is refused when saved (the default), with the reason
+    code, out, err = cli(
+        "endpoints", "add", "--tenant", tenant["id"], "--url", "https://10.0.0.5/hook"
+    )
+    assert code == 1 and "public addresses" in err
+    monkeypatch.setenv("HOOKLINE_ALLOW_PRIVATE_TARGETS", "1")
+    code, out, _ = cli(
+        "endpoints", "add", "--tenant", tenant["id"], "--url", "https://127.0.0.1:9/hook",
+        "--events", "payment_intent.*, charge.refunded", "--rate-limit", "600/m", "--json",
+    )  # fmt: skip
+    assert code == 0
+    created = json.loads(out)
+    assert created["secret"].startswith("whsec_")
+    assert created["event_types"] == ["payment_intent.*", "charge.refunded"]
+    assert created["rate_limit_per_second"] == 10
+    # The secret is shown once: never by list or show
+    _, out, _ = cli("endpoints", "list", "--tenant", tenant["id"], "--json")
+    assert created["secret"] not in out and json.loads(out)[0]["id"] == created["id"]
+    _, out, _ = cli("endpoints", "disable", created["id"], "--reason", "maintenance", "--json")
+    assert json.loads(out)["enabled"] is False
+    _, out, _ = cli("endpoints", "show", created["id"], "--json")
+    assert json.loads(out)["disabled_reason"] == "maintenance" and created["secret"] not in out
+    _, out, _ = cli("endpoints", "enable", created["id"], "--json")
+    assert json.loads(out)["enabled"] is True
+    code, out, _ = cli("endpoints", "rotate-secret", created["id"], "--json")
+    rotated = json.loads(out)
+    assert code == 0 and rotated["secret"] != created["secret"]
+    code, _, err = cli(
+        "endpoints",
+        "add",
+        "--tenant",
+        tenant["id"],
+        "--url",
+        "https://127.0.0.1/x",
+        "--rate-limit",
+        "fast",
+    )
+    assert code == 1 and "rate limit" in err

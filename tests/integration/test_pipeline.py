@@ -381,3 +381,41 @@ def test_a_rate_limited_endpoint_is_paced(pipeline, db, sink):
     times = sorted(r.at for r in sink.requests("/paced"))
     # burst of 2, then 2 per second: 6 requests need at least ~2 s
     assert times[-1] - times[0] >= 1.8
+
+
+def test_an_endpoint_failing_for_days_is_disabled_and_the_tenant_told(pipeline, db, sink):
+    # Given an endpoint that has been failing for 6 days (the limit is 5)
+    sink.behave("/broken", statuses=[500])
+    t = tenant(db)
+    broken = endpoint(db, t, sink.url("/broken"), event_types=["order.*"])
+    ops = endpoint(db, t, sink.url("/ops"), event_types=["endpoint.disabled"])
+    with db.connection() as conn:
+        conn.execute(
+            "UPDATE endpoints SET failing_since = now() - interval '6 days' WHERE id = %s",
+            (broken["id"],),
+        )
+    # When it fails once more
+    publish(db, t)
+    pipeline.run_until(lambda: len(sink.requests("/ops")) == 1, timeout=30)
+    # Then it is disabled with the reason, and the tenant got endpoint.disabled
+    with db.connection() as conn:
+        row = conn.execute(
+            "SELECT enabled, disabled_reason FROM endpoints WHERE id = %s", (broken["id"],)
+        ).fetchone()
+    assert row == {"enabled": False, "disabled_reason": "failing continuously for 5 days"}
+    notice = json.loads(sink.requests("/ops")[0].body)
+    assert notice["endpoint_id"] == broken["id"] and "5 days" in notice["reason"]
+    assert_signed(sink.requests("/ops"), [ops["secret"]])
+
+
+def test_a_success_ends_the_failure_streak(pipeline, db, sink):
+    sink.behave("/recovering", statuses=[500, 200])
+    t = tenant(db)
+    ep = endpoint(db, t, sink.url("/recovering"))
+    publish(db, t)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1}, timeout=30)
+    with db.connection() as conn:
+        row = conn.execute(
+            "SELECT enabled, failing_since FROM endpoints WHERE id = %s", (ep["id"],)
+        ).fetchone()
+    assert row == {"enabled": True, "failing_since": None}
