@@ -100,6 +100,13 @@ class HooklineConfig:
         0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
     )  # fmt: skip
     retry_jitter: float = 0.2
+    # Reconcile: an outbox row unfanned this long is late; an unfinished delivery never tried
+    # this long is a finding; missing deliveries are looked for among this window's events.
+    reconcile_late_outbox_seconds: int = 120
+    reconcile_never_attempted_minutes: int = 60
+    reconcile_consistency_window_hours: int = 24
+    reconcile_batch_size: int = 500  # rows per repair statement
+    reconcile_report_retention_days: int = 30
     infrastructure: Infrastructure = field(default_factory=Infrastructure)
 
     def group(self, name: str) -> TenantGroup:
