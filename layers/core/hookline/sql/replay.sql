@@ -1,0 +1,149 @@
+-- Replay: select deliveries (or ledger events) by an operator's selector, reset them for a
+-- new run that keeps their id (= webhook-id), re-create missing ones from the ledger, and
+-- write the audit entry. Windows are on when the event was received.
+
+-- replay_deliveries_by_ids --
+SELECT d.id FROM deliveries d
+WHERE d.id = ANY(%(ids)s)
+ORDER BY d.created_at, d.id
+LIMIT %(limit)s
+
+-- replay_deliveries_by_events --
+SELECT d.id FROM deliveries d
+WHERE d.event_id = ANY(%(event_ids)s) AND d.state = ANY(%(states)s)
+ORDER BY d.created_at, d.id
+LIMIT %(limit)s
+
+-- replay_deliveries_by_endpoint --
+-- A delivery is created after its event is received, so `d.created_at >= since` is implied
+-- and lets the (endpoint_id, created_at) index do the work.
+SELECT d.id FROM deliveries d
+JOIN events e ON e.id = d.event_id
+WHERE d.endpoint_id = %(endpoint_id)s
+  AND d.created_at >= %(since)s
+  AND e.received_at >= %(since)s AND e.received_at < %(until)s
+  AND d.state = ANY(%(states)s)
+ORDER BY d.created_at, d.id
+LIMIT %(limit)s
+
+-- replay_deliveries_by_window --
+SELECT d.id FROM events e
+JOIN deliveries d ON d.event_id = e.id
+WHERE (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
+  AND e.received_at >= %(since)s AND e.received_at < %(until)s
+  AND hookline_type_matches(%(types)s::text[], e.type)
+  AND d.state = ANY(%(states)s)
+ORDER BY d.created_at, d.id
+LIMIT %(limit)s
+
+-- replay_judge_deliveries --
+-- What a reset would do to each delivery, without doing it (dry run). Keep the CASE in step
+-- with replay_reset_deliveries.
+SELECT d.id,
+       CASE
+           WHEN d.state IN ('queued', 'delivering') AND d.lease_expires_at > now() THEN 'in_flight'
+           WHEN NOT p.enabled THEN 'endpoint_disabled'
+       END AS skip
+FROM deliveries d JOIN endpoints p ON p.id = d.endpoint_id
+WHERE d.id = ANY(%(ids)s)
+
+-- replay_reset_deliveries --
+-- A new run of each delivery: queued now with a new generation (older queue messages become
+-- stale), a fresh deadline and retry schedule, and a lease covering the send that follows.
+-- One in flight (queued or delivering under a live lease) is left alone; so is one whose
+-- endpoint is disabled (it would only fail). The row locks make a concurrent claim wait.
+WITH candidates AS (
+    SELECT d.id, d.state, d.lease_expires_at, p.enabled
+    FROM deliveries d JOIN endpoints p ON p.id = d.endpoint_id
+    WHERE d.id = ANY(%(ids)s)
+    FOR UPDATE OF d
+), judged AS (
+    SELECT id,
+           CASE
+               WHEN state IN ('queued', 'delivering') AND lease_expires_at > now() THEN 'in_flight'
+               WHEN NOT enabled THEN 'endpoint_disabled'
+           END AS skip
+    FROM candidates
+), reset AS (
+    UPDATE deliveries d
+    SET state = 'queued', enqueue_seq = d.enqueue_seq + 1, attempt_count = 0,
+        next_attempt_at = now(), lease_expires_at = now() + %(lease)s,
+        deadline_at = now() + %(deadline)s, finished_at = NULL, updated_at = now()
+    FROM judged j
+    WHERE d.id = j.id AND j.skip IS NULL
+    RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+)
+SELECT j.id, j.skip, r.endpoint_id, r.tenant_group, r.enqueue_seq
+FROM judged j LEFT JOIN reset r ON r.id = j.id
+
+-- replay_known_events --
+SELECT id FROM events WHERE id = ANY(%(event_ids)s)
+
+-- refanout_events_by_window --
+SELECT e.id FROM events e
+WHERE (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
+  AND e.received_at >= %(since)s AND e.received_at < %(until)s
+  AND hookline_type_matches(%(types)s::text[], e.type)
+ORDER BY e.received_at, e.id
+LIMIT %(limit)s
+
+-- refanout_events_for_endpoint --
+-- History for one endpoint: its tenant's events in the window that its filters match.
+SELECT e.id FROM endpoints p
+JOIN events e ON e.tenant_id = p.tenant_id
+WHERE p.id = %(endpoint_id)s
+  AND e.received_at >= %(since)s AND e.received_at < %(until)s
+  AND hookline_type_matches(p.event_types, e.type)
+ORDER BY e.received_at, e.id
+LIMIT %(limit)s
+
+-- refanout_count_missing --
+-- The (event, endpoint) pairs a refanout would consider, and how many have no delivery.
+-- Keep the pairs in step with refanout_create_deliveries.
+WITH pairs AS (
+    SELECT e.id AS event_id, p.id AS endpoint_id
+    FROM events e
+    JOIN endpoints p ON p.tenant_id = e.tenant_id AND p.enabled
+    LEFT JOIN outbox o ON o.event_id = e.id
+    WHERE e.id = ANY(%(event_ids)s)
+      AND hookline_type_matches(p.event_types, e.type)
+      AND CASE WHEN %(endpoint_id)s::text IS NULL
+               THEN p.created_at <= coalesce(o.fanned_out_at, now())
+               ELSE p.id = %(endpoint_id)s END
+)
+SELECT count(*) AS pairs,
+       count(*) FILTER (WHERE NOT EXISTS (
+           SELECT 1 FROM deliveries d
+           WHERE d.event_id = pairs.event_id AND d.endpoint_id = pairs.endpoint_id
+       )) AS missing
+FROM pairs
+
+-- refanout_create_deliveries --
+-- Re-create from the ledger the deliveries the selected events should have: to one named
+-- endpoint, or else to every enabled matching endpoint that existed when the event was
+-- fanned out (what the fan-out would have created). Existing ones are left alone, so only
+-- the missing ones are made. They are held pending for `hold`: the replay sends them at its
+-- own pace, and if it dies first the fan-out enqueues them when the hold ends.
+WITH pairs AS (
+    SELECT e.id AS event_id, p.id AS endpoint_id, e.tenant_id, t.tenant_group
+    FROM events e
+    JOIN tenants t ON t.id = e.tenant_id
+    JOIN endpoints p ON p.tenant_id = e.tenant_id AND p.enabled
+    LEFT JOIN outbox o ON o.event_id = e.id
+    WHERE e.id = ANY(%(event_ids)s)
+      AND hookline_type_matches(p.event_types, e.type)
+      AND CASE WHEN %(endpoint_id)s::text IS NULL
+               THEN p.created_at <= coalesce(o.fanned_out_at, now())
+               ELSE p.id = %(endpoint_id)s END
+), created AS (
+    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at,
+                            next_attempt_at)
+    SELECT hookline_id('dlv'), event_id, endpoint_id, tenant_id, tenant_group,
+           now() + %(deadline)s, now() + %(hold)s
+    FROM pairs
+    ORDER BY event_id, endpoint_id
+    ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING
+    RETURNING id
+)
+SELECT (SELECT count(*) FROM pairs) AS pairs,
+       coalesce((SELECT array_agg(id ORDER BY id) FROM created), '{}') AS created
