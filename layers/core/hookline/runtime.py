@@ -14,6 +14,7 @@ from hookline.db import get_database
 from hookline.delivery import Deliverer, DeliveryOptions
 from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
+from hookline.replay import ReplayOptions
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
 from hookline.ssrf import guarded_client
@@ -95,3 +96,8 @@ def reset_runtime() -> None:
     with _lock:
         _queues.cache_clear()
         _http.cache_clear()
+
+
+def replay_options(settings: Settings) -> ReplayOptions:
+    """Replay deadlines and leases: a replayed delivery gets the configured deadline anew."""
+    return ReplayOptions(deadline=timedelta(hours=settings.config.delivery_deadline_hours))
