@@ -1,0 +1,62 @@
+"""Replay: invoked from the AWS console with a JSON test event, or by `hookline replay
+--function`. The event is the replay request (docs/operations.md has one per selector); the
+answer is its summary, or a clear JSON error — never a stack trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hookline.db import get_database
+from hookline.errors import DatabaseUnavailable, HooklineError, NotFound
+from hookline.observability import logger, metrics, tracer
+from hookline.replay import run_replay
+from hookline.runtime import delivery_queues, replay_options
+from hookline.settings import get_settings
+
+# Stop starting new batches when less than this is left of the invocation (the summary and
+# the audit entry still have to be written).
+RESERVE_MS = 15_000
+
+
+def error_answer(err: Exception, request_id: str) -> dict[str, Any]:
+    """A failure as the caller sees it: a kind and a message, no stack trace, no secret."""
+    if isinstance(err, NotFound):
+        kind, message = "not_found", str(err)
+    elif isinstance(err, DatabaseUnavailable):
+        kind, message = "unavailable", f"{err}; nothing was replayed, try again later"
+    elif isinstance(err, HooklineError):
+        kind, message = "bad_request", str(err)
+    else:
+        kind = "internal"
+        message = (
+            f"the replay failed ({type(err).__name__}); see the function's logs for {request_id}"
+        )
+    return {"ok": False, "error": {"type": kind, "message": message}}
+
+
+@logger.inject_lambda_context(log_event=True)  # the request is the audit trail's too
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Validate the request, replay, and answer with the summary."""
+    settings = get_settings()
+    try:
+        summary = run_replay(
+            get_database(),
+            delivery_queues(settings),
+            event,
+            replay_options(settings),
+            keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
+        )
+    except HooklineError as err:
+        logger.warning("replay refused", extra={"error": str(err)})
+        return error_answer(err, context.aws_request_id)
+    except Exception as err:
+        logger.exception("replay failed")
+        return error_answer(err, context.aws_request_id)
+    metrics.add_metric(name="ReplayEnqueued", unit=MetricUnit.Count, value=summary["enqueued"])
+    logger.info("replay done", extra={"summary": summary})
+    return {"ok": True, **summary}
