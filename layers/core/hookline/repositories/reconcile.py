@@ -1,0 +1,178 @@
+"""What the reconciler reads and repairs: late outbox rows, expired leases, deadlines,
+missing deliveries, the report rows, and the provider catch-up state of sources."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from hookline.db import Connection
+from hookline.sqlfiles import query
+
+
+@dataclass(frozen=True)
+class Repaired:
+    """A delivery a repair moved, and the state it was found in."""
+
+    id: str
+    was: str
+
+
+def lock_late_outbox(conn: Connection, *, age: timedelta, limit: int) -> list[str]:
+    """Lock (in the caller's transaction) outbox rows waiting longer than `age`."""
+    rows = conn.execute(query("lock_late_outbox"), {"age": age, "limit": limit}).fetchall()
+    return [r["event_id"] for r in rows]
+
+
+def count_fanned_out(conn: Connection, event_ids: Sequence[str]) -> int:
+    """How many of these outbox rows are now fanned out."""
+    return _count(conn, "count_fanned_out", {"ids": list(event_ids)})
+
+
+def count_late_outbox(conn: Connection, *, age: timedelta) -> int:
+    """Outbox rows still waiting for fan-out after `age`."""
+    return _count(conn, "count_late_outbox", {"age": age})
+
+
+def kill_past_deadline(conn: Connection, *, limit: int) -> list[Repaired]:
+    """Declare dead up to `limit` unheld deliveries whose deadline passed."""
+    rows = conn.execute(query("kill_past_deadline"), {"limit": limit}).fetchall()
+    return [Repaired(r["id"], r["was"]) for r in rows]
+
+
+def requeue_expired_leases(conn: Connection, *, limit: int) -> list[Repaired]:
+    """Make up to `limit` deliveries whose lease expired due again now."""
+    rows = conn.execute(query("requeue_expired_leases"), {"limit": limit}).fetchall()
+    return [Repaired(r["id"], r["was"]) for r in rows]
+
+
+def count_expired_leases(conn: Connection) -> int:
+    """Queued or delivering deliveries whose lease has run out."""
+    return _count(conn, "count_expired_leases", {})
+
+
+def create_missing_deliveries(
+    conn: Connection, *, window: timedelta, deadline: timedelta, limit: int
+) -> list[str]:
+    """Create up to `limit` deliveries the fan-out should have created; their ids."""
+    rows = conn.execute(
+        query("create_missing_deliveries"),
+        {"window": window, "deadline": deadline, "limit": limit},
+    ).fetchall()
+    return [r["id"] for r in rows]
+
+
+def never_attempted(
+    conn: Connection, *, age: timedelta, exclude: Sequence[str], sample: int
+) -> tuple[int, list[str]]:
+    """(count, oldest ids) of unfinished deliveries older than `age` never tried."""
+    params = {"age": age, "exclude": list(exclude), "limit": sample}
+    count = _count(conn, "count_never_attempted", params)
+    ids = [r["id"] for r in conn.execute(query("never_attempted_deliveries"), params)]
+    return count, ids
+
+
+def deliveries_by_state(conn: Connection) -> dict[str, int]:
+    """Deliveries per unfinished or unhappy state."""
+    return {r["state"]: int(r["n"]) for r in conn.execute(query("count_deliveries_by_state"))}
+
+
+def insert_run(
+    conn: Connection,
+    *,
+    run_id: str,
+    trigger: str,
+    started_at: datetime,
+    finished_at: datetime,
+    repairs: dict[str, Any],
+    findings: dict[str, Any],
+    unreconciled: int,
+) -> None:
+    """Store the report of one run."""
+    conn.execute(
+        query("insert_reconcile_run"),
+        {
+            "id": run_id,
+            "trigger": trigger,
+            "started_at": started_at,
+            "finished_at": finished_at,
+            "repairs": Jsonb(repairs),
+            "findings": Jsonb(findings),
+            "unreconciled": unreconciled,
+        },
+    )
+
+
+def last_run(conn: Connection) -> dict[str, Any] | None:
+    """The newest reconcile report, or None before the first run."""
+    row = conn.execute(query("last_reconcile_run")).fetchone()
+    return dict(row) if row else None
+
+
+def list_runs(conn: Connection, *, limit: int = 20) -> list[dict[str, Any]]:
+    """The newest reconcile reports first."""
+    return [dict(r) for r in conn.execute(query("list_reconcile_runs"), {"limit": limit})]
+
+
+def prune_runs(conn: Connection, *, keep: timedelta) -> None:
+    """Forget reports older than `keep`."""
+    conn.execute(query("prune_reconcile_runs"), {"keep": keep})
+
+
+def claim_catchup_sources(
+    conn: Connection, *, lease: timedelta, limit: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """Lease the sources due for catch-up to this run: (source id, position)."""
+    conn.execute(query("enroll_catchup_sources"))
+    rows = conn.execute(query("claim_catchup_sources"), {"lease": lease, "limit": limit}).fetchall()
+    return [(r["source_id"], dict(r["position"])) for r in rows]
+
+
+def finish_catchup_source(
+    conn: Connection, source_id: str, *, position: dict[str, Any] | None, error: str | None
+) -> None:
+    """Release a source's lease, keeping its new position (None keeps the old one)."""
+    conn.execute(
+        query("finish_catchup_source"),
+        {
+            "source_id": source_id,
+            "position": Jsonb(position) if position is not None else None,
+            "error": error,
+        },
+    )
+
+
+def known_dedupe_keys(
+    conn: Connection, *, tenant_id: str, origin: str, keys: Sequence[str]
+) -> set[str]:
+    """Which of `keys` the ledger already holds for this tenant and origin."""
+    if not keys:
+        return set()
+    rows = conn.execute(
+        query("known_dedupe_keys"), {"tenant_id": tenant_id, "origin": origin, "keys": list(keys)}
+    )
+    return {r["dedupe_key"] for r in rows}
+
+
+def redelivery_requests(
+    conn: Connection, source_id: str, keys: Sequence[str]
+) -> dict[str, tuple[int, datetime]]:
+    """Earlier redelivery requests of these provider deliveries: key -> (count, last time)."""
+    if not keys:
+        return {}
+    rows = conn.execute(query("redelivery_requests"), {"source_id": source_id, "keys": list(keys)})
+    return {r["delivery_key"]: (int(r["requests"]), r["last_requested_at"]) for r in rows}
+
+
+def record_redelivery_request(conn: Connection, source_id: str, key: str) -> None:
+    """Remember that a redelivery of `key` was asked for now."""
+    conn.execute(query("record_redelivery_request"), {"source_id": source_id, "key": key})
+
+
+def _count(conn: Connection, name: str, params: dict[str, Any]) -> int:
+    row = conn.execute(query(name), params).fetchone()
+    return int(row["n"]) if row else 0
