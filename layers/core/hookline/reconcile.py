@@ -1,0 +1,268 @@
+"""Reconcile: find what is stuck, late or inconsistent, repair it, and report it.
+
+Postgres is the source of truth and SQS only transport, so every repair is a change of
+database state followed by the ordinary enqueue: a lost queue message or a crashed worker
+shows as an expired lease; an outbox row the fan-out missed shows as an old unfanned row.
+Every repair claims its rows with `FOR UPDATE SKIP LOCKED` (or inserts with
+`ON CONFLICT DO NOTHING`), so two runs at once never repair, or count, the same row twice.
+
+A run, in order:
+
+1. late outbox rows (older than `late_outbox_after`) are fanned out, counted as late;
+2. unheld deliveries past their deadline are dead, with the reason;
+3. queued / delivering deliveries whose lease expired are due again now, slots released;
+4. fanned-out events of the recent window missing a delivery to an endpoint that matched
+   when they arrived get it;
+5. provider catch-up (Stripe events, GitHub redeliveries) for sources that enable it;
+6. the ordinary fan-out and enqueue, which sends everything repaired;
+7. checks: deliveries per state, deliveries never attempted, DLQ depth per tenant group,
+   what is still late or expired;
+8. a report row, whose `unreconciled` is what is still wrong: DLQ messages, findings not
+   repaired, catch-up failures and errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from hookline.catchup import CatchupContext, run_catchup
+from hookline.db import Database
+from hookline.fanout import FanoutOptions, run_fanout
+from hookline.ids import new_id
+from hookline.queues import DeliveryQueues
+from hookline.repositories import deliveries as delivery_repo
+from hookline.repositories import reconcile as repo
+
+# Read per DLQ: what waits there, and what someone is looking at right now.
+DLQ_ATTRIBUTES = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+
+T = TypeVar("T")
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ReconcileOptions:
+    """Thresholds and sizes of a reconcile run."""
+
+    late_outbox_after: timedelta = timedelta(minutes=2)
+    never_attempted_after: timedelta = timedelta(hours=1)
+    consistency_window: timedelta = timedelta(hours=24)
+    batch_size: int = 500
+    sample_size: int = 10  # ids kept in a finding
+    report_retention: timedelta = timedelta(days=30)
+    catchup_lease: timedelta = timedelta(minutes=10)  # a crashed run's sources free up then
+    fanout: FanoutOptions = field(default_factory=FanoutOptions)
+
+
+@dataclass
+class ReconcileReport:
+    """What one run found and repaired; `unreconciled` is what is still wrong after it."""
+
+    id: str
+    trigger: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    repairs: dict[str, int] = field(default_factory=dict)
+    findings: dict[str, Any] = field(default_factory=dict)
+    unreconciled: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready values."""
+        return {
+            "id": self.id,
+            "trigger": self.trigger,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "unreconciled": self.unreconciled,
+            "repairs": self.repairs,
+            "findings": self.findings,
+        }
+
+
+class Reconciler:
+    """Runs reconcile sweeps; one per process, built by `hookline.runtime.get_reconciler`."""
+
+    def __init__(
+        self,
+        db: Database,
+        queues: DeliveryQueues,
+        options: ReconcileOptions,
+        *,
+        catchup: CatchupContext | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.db = db
+        self.queues = queues
+        self.options = options
+        self.catchup = catchup
+        self.clock = clock
+
+    def run(
+        self, *, trigger: str = "schedule", keep_going: Callable[[], bool] = lambda: True
+    ) -> ReconcileReport:
+        """One sweep: repair, check, store the report and return it. `keep_going` says when
+        time runs low; what is left then is reported and picked up by the next run."""
+        report = ReconcileReport(new_id("rcn"), trigger, self.clock())
+        repairs = report.repairs
+        errors: list[str] = []
+        incomplete: list[str] = []
+
+        late, late_deliveries, complete = self._fan_out_late(keep_going)
+        repairs["late_outbox_fanned_out"] = late
+        repairs["late_outbox_deliveries_created"] = late_deliveries
+        if not complete:
+            incomplete.append("late_outbox")
+
+        dead, complete = self._drain(
+            lambda conn: repo.kill_past_deadline(conn, limit=self.options.batch_size), keep_going
+        )
+        repairs["deadline_dead"] = len(dead)
+        if not complete:
+            incomplete.append("deadline")
+
+        requeued, complete = self._drain(
+            lambda conn: repo.requeue_expired_leases(conn, limit=self.options.batch_size),
+            keep_going,
+        )
+        repairs["lost_messages_requeued"] = sum(1 for r in requeued if r.was == "queued")
+        repairs["crashed_deliveries_requeued"] = sum(1 for r in requeued if r.was == "delivering")
+        if not complete:
+            incomplete.append("expired_leases")
+
+        missing, complete = self._drain(
+            lambda conn: repo.create_missing_deliveries(
+                conn,
+                window=self.options.consistency_window,
+                deadline=self.options.fanout.deadline,
+                limit=self.options.batch_size,
+            ),
+            keep_going,
+        )
+        repairs["missing_deliveries_created"] = len(missing)
+        if not complete:
+            incomplete.append("missing_deliveries")
+
+        catchup_unreconciled = self._catch_up(report, keep_going)
+
+        fanout = run_fanout(self.db, self.queues, self.options.fanout, keep_going=keep_going)
+        repairs["enqueued"] = fanout.enqueued
+        report.findings["fanned_out_on_time"] = fanout.events
+        report.findings["send_failures"] = fanout.send_failures
+
+        repaired_ids = [r.id for r in requeued] + missing
+        still_wrong = self._check(report, repaired_ids, errors)
+        if incomplete:
+            report.findings["incomplete"] = incomplete
+        if errors:
+            report.findings["errors"] = errors
+        report.unreconciled = still_wrong + catchup_unreconciled + len(incomplete) + len(errors)
+        report.finished_at = self.clock()
+        with self.db.connection() as conn:
+            repo.insert_run(
+                conn,
+                run_id=report.id,
+                trigger=report.trigger,
+                started_at=report.started_at,
+                finished_at=report.finished_at,
+                repairs=report.repairs,
+                findings=report.findings,
+                unreconciled=report.unreconciled,
+            )
+            repo.prune_runs(conn, keep=self.options.report_retention)
+        return report
+
+    def _fan_out_late(self, keep_going: Callable[[], bool]) -> tuple[int, int, bool]:
+        """Fan out late outbox rows: (rows fanned out, deliveries created, complete)."""
+        late = created = 0
+        while True:
+            with self.db.connection() as conn, conn.transaction():
+                # Locked here, these rows are the oldest the fan-out below can claim (its own
+                # SKIP LOCKED does not skip this transaction's locks), so it takes them.
+                ids = repo.lock_late_outbox(
+                    conn, age=self.options.late_outbox_after, limit=self.options.batch_size
+                )
+                if not ids:
+                    return late, created, True
+                _, made = delivery_repo.fan_out_batch(
+                    conn, limit=len(ids), deadline=self.options.fanout.deadline
+                )
+                late += repo.count_fanned_out(conn, ids)
+                created += made
+            if len(ids) < self.options.batch_size:
+                return late, created, True
+            if not keep_going():
+                return late, created, False
+
+    def _drain(
+        self, step: Callable[[Any], list[T]], keep_going: Callable[[], bool]
+    ) -> tuple[list[T], bool]:
+        """Run a batch repair until a batch comes back short: (everything done, complete)."""
+        done: list[T] = []
+        while True:
+            with self.db.connection() as conn:
+                batch = step(conn)
+            done += batch
+            if len(batch) < self.options.batch_size:
+                return done, True
+            if not keep_going():
+                return done, False
+
+    def _catch_up(self, report: ReconcileReport, keep_going: Callable[[], bool]) -> int:
+        """Provider catch-up; returns how many sources failed or gave something up."""
+        report.repairs["catchup_events_stored"] = 0
+        report.repairs["redeliveries_requested"] = 0
+        if self.catchup is None:
+            return 0
+        results = run_catchup(self.catchup, lease=self.options.catchup_lease, keep_going=keep_going)
+        wrong = 0
+        for result in results:
+            report.repairs["catchup_events_stored"] += result.stored
+            report.repairs["redeliveries_requested"] += result.redeliveries_requested
+            wrong += (1 if result.error else 0) + result.redeliveries_exhausted
+        if results:
+            report.findings["catchup"] = {r.source_id: r.as_dict() for r in results}
+        return wrong
+
+    def _check(self, report: ReconcileReport, repaired: list[str], errors: list[str]) -> int:
+        """Fill the findings; returns the count of what is still wrong."""
+        findings = report.findings
+        options = self.options
+        with self.db.connection() as conn:
+            findings["deliveries_by_state"] = repo.deliveries_by_state(conn)
+            count, sample = repo.never_attempted(
+                conn, age=options.never_attempted_after, exclude=repaired,
+                sample=options.sample_size,
+            )  # fmt: skip
+            late = repo.count_late_outbox(conn, age=options.late_outbox_after)
+            expired = repo.count_expired_leases(conn)
+            findings["oldest_pending_outbox_seconds"] = round(
+                delivery_repo.oldest_pending_outbox_age(conn), 3
+            )
+        findings["never_attempted"] = {"count": count, "sample": sample}
+        findings["late_outbox_remaining"] = late
+        findings["expired_leases_remaining"] = expired
+        depths = self.dlq_depths(errors)
+        findings["dlq_depth"] = depths
+        return sum(depths.values()) + count + late + expired
+
+    def dlq_depths(self, errors: list[str]) -> dict[str, int]:
+        """Messages in each tenant group's DLQ; a group that cannot be read is an error."""
+        depths: dict[str, int] = {}
+        for group in self.queues.config.group_names:
+            try:
+                attributes = self.queues.sqs.get_queue_attributes(
+                    QueueUrl=self.queues.dlq_url(group), AttributeNames=DLQ_ATTRIBUTES
+                )["Attributes"]
+            except Exception as err:  # botocore raises many kinds; report, never stop the run
+                code = getattr(err, "response", {}).get("Error", {}).get("Code", "")
+                errors.append(f"cannot read the {group} DLQ ({type(err).__name__} {code})".strip())
+                continue
+            depths[group] = sum(int(attributes.get(name, 0)) for name in DLQ_ATTRIBUTES)
+        return depths
