@@ -10,10 +10,12 @@ from functools import lru_cache
 import httpx
 
 from hookline.aws import client
-from hookline.db import get_database
+from hookline.catchup import CatchupContext
+from hookline.db import Database, get_database
 from hookline.delivery import Deliverer, DeliveryOptions
 from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
+from hookline.reconcile import ReconcileOptions, Reconciler
 from hookline.replay import ReplayOptions
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
@@ -101,3 +103,43 @@ def reset_runtime() -> None:
 def replay_options(settings: Settings) -> ReplayOptions:
     """Replay deadlines and leases: a replayed delivery gets the configured deadline anew."""
     return ReplayOptions(deadline=timedelta(hours=settings.config.delivery_deadline_hours))
+
+
+def reconcile_options(settings: Settings) -> ReconcileOptions:
+    """Reconcile thresholds from the deployment configuration."""
+    config = settings.config
+    return ReconcileOptions(
+        late_outbox_after=timedelta(seconds=config.reconcile_late_outbox_seconds),
+        never_attempted_after=timedelta(minutes=config.reconcile_never_attempted_minutes),
+        consistency_window=timedelta(hours=config.reconcile_consistency_window_hours),
+        batch_size=config.reconcile_batch_size,
+        report_retention=timedelta(days=config.reconcile_report_retention_days),
+        fanout=fanout_options(settings),
+    )
+
+
+@lru_cache(maxsize=1)
+def provider_http_client() -> httpx.Client:
+    """A plain client for the fixed provider APIs of catch-up (Stripe, GitHub): not the
+    SSRF-guarded one, which exists for tenant-supplied URLs."""
+    return httpx.Client(timeout=httpx.Timeout(15.0, connect=5.0), follow_redirects=False)
+
+
+def build_reconciler(settings: Settings, db: Database) -> Reconciler:
+    """A reconciler on `db`, with provider catch-up wired to Secrets Manager."""
+
+    def read_secret(arn: str) -> str:
+        answer = client("secretsmanager", settings).get_secret_value(SecretId=arn)
+        return str(answer["SecretString"])
+
+    return Reconciler(
+        db,
+        delivery_queues(settings),
+        reconcile_options(settings),
+        catchup=CatchupContext(db, provider_http_client(), read_secret),
+    )
+
+
+def get_reconciler() -> Reconciler:
+    """The process's reconciler."""
+    return build_reconciler(get_settings(), get_database())
