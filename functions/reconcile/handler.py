@@ -1,0 +1,73 @@
+"""Reconcile: run by an EventBridge schedule. Finds what is stuck, late or inconsistent,
+repairs it, stores a report row and publishes each count as an EMF metric, with the headline
+`Unreconciled` (what is still wrong after the run) that the alarm watches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hookline.observability import NAMESPACE, logger, metrics, tracer
+from hookline.reconcile import ReconcileReport
+from hookline.runtime import get_reconciler
+
+# Stop starting new batches when less than this is left of the invocation.
+RESERVE_MS = 15_000
+
+REPAIR_METRICS = {
+    "late_outbox_fanned_out": "ReconcileLateOutbox",
+    "late_outbox_deliveries_created": "ReconcileLateOutboxDeliveries",
+    "deadline_dead": "ReconcileDeadlineDead",
+    "lost_messages_requeued": "ReconcileLostMessages",
+    "crashed_deliveries_requeued": "ReconcileCrashedDeliveries",
+    "missing_deliveries_created": "ReconcileMissingDeliveries",
+    "enqueued": "ReconcileEnqueued",
+    "catchup_events_stored": "CatchupEventsStored",
+    "redeliveries_requested": "CatchupRedeliveriesRequested",
+}
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """One reconcile sweep; returns its report."""
+    report = get_reconciler().run(
+        trigger=str(event.get("trigger", "schedule")),
+        keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
+    )
+    publish_metrics(report)
+    logger.info("reconcile run", extra={"report": report.as_dict()})
+    return report.as_dict()
+
+
+def publish_metrics(report: ReconcileReport) -> None:
+    """Every count of the report as a metric; per-group and per-state ones dimensioned."""
+    for key, name in REPAIR_METRICS.items():
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=report.repairs.get(key, 0))
+    findings = report.findings
+    metrics.add_metric(
+        name="ReconcileNeverAttempted",
+        unit=MetricUnit.Count,
+        value=findings["never_attempted"]["count"],
+    )
+    metrics.add_metric(
+        name="ReconcileLateOutboxRemaining",
+        unit=MetricUnit.Count,
+        value=findings["late_outbox_remaining"],
+    )
+    metrics.add_metric(name="Unreconciled", unit=MetricUnit.Count, value=report.unreconciled)
+    for group, depth in findings["dlq_depth"].items():
+        _dimensioned("DlqDepth", depth, "TenantGroup", group)
+    for state, count in findings["deliveries_by_state"].items():
+        _dimensioned("DeliveriesInState", count, "State", state)
+
+
+def _dimensioned(name: str, value: int, dimension: str, dimension_value: str) -> None:
+    # A metric of its own EMF document, so its dimension does not spread to the others.
+    with single_metric(
+        name=name, unit=MetricUnit.Count, value=value, namespace=NAMESPACE
+    ) as metric:
+        metric.add_dimension(name=dimension, value=dimension_value)
