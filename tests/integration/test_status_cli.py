@@ -1,0 +1,169 @@
+"""`hookline status`, `deliveries list|show` and `attempts` against real Postgres and moto SQS,
+on a pipeline brought into a known state by the real handlers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import hookline
+from hookline import admin
+from hookline.cli import main
+from hookline.config import HooklineConfig, load_config
+from hookline.db import Database, reset_database
+from hookline.runtime import reset_runtime
+from hookline.settings import get_settings
+from tests.support.pipeline import Pipeline, write_config
+from tests.support.sinks import Sink, running_sink
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def sink() -> Iterator[Sink]:
+    with running_sink() as s:
+        yield s
+
+
+@pytest.fixture
+def pipeline(db, database_url, sqs, moto_endpoint, tmp_path, monkeypatch) -> Iterator[Pipeline]:
+    config_path = write_config(tmp_path / "hookline.json")
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    monkeypatch.setenv("HOOKLINE_CONFIG", str(config_path))
+    monkeypatch.setenv("HOOKLINE_ALLOW_PRIVATE_TARGETS", "1")
+    monkeypatch.setenv("HOOKLINE_ALLOW_HTTP_TARGETS", "1")
+    reset_database()
+    reset_runtime()
+    yield Pipeline(db, sqs, load_config(config_path))
+    reset_database()
+    reset_runtime()
+
+
+@pytest.fixture
+def cli(pipeline, capsys) -> Callable[..., tuple[int, Any]]:
+    """Run `hookline …`; (exit code, parsed JSON output or the text, stderr on failure)."""
+
+    def run(*argv: str) -> tuple[int, Any]:
+        capsys.readouterr()
+        code = main(list(argv))
+        out = capsys.readouterr()
+        if code != 0:
+            return code, out.err
+        return code, json.loads(out.out) if "--json" in argv else out.out
+
+    return run
+
+
+def publish(db: Database, tenant_id: str, n: int) -> str:
+    with db.connection() as conn, conn.transaction():
+        return hookline.publish(
+            conn, tenant_id=tenant_id, type="order.created", payload={"n": n}
+        ).id
+
+
+@pytest.fixture
+def scene(pipeline, db, sink, sqs) -> dict[str, Any]:
+    """Two delivered, two failed, two queued (messages on the queue), one event not fanned
+    out yet, and one message in the standard group's DLQ."""
+    sink.behave("/bad", statuses=[400])
+    t = admin.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
+    ok = admin.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/ok"))
+    bad = admin.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/bad"))
+    events = [publish(db, t, 1), publish(db, t, 2)]
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 2, "failed": 2})
+    events.append(publish(db, t, 3))
+    pipeline.fanout()
+    events.append(publish(db, t, 4))
+    sqs.send_message(QueueUrl=pipeline.queues["standard"].dlq_url, MessageBody="poison")
+    return {"tenant": t, "ok": ok, "bad": bad, "events": events}
+
+
+def test_status_reports_states_outbox_backlog_queues_and_dlqs(cli, scene, db):
+    # Given a reconcile report (when the reconcile migration is there)
+    with db.connection() as conn:
+        has_runs = conn.execute("SELECT to_regclass('reconcile_runs') IS NOT NULL AS t").fetchone()
+        if has_runs["t"]:
+            conn.execute(
+                "INSERT INTO reconcile_runs (id, trigger, started_at, finished_at, unreconciled)"
+                " VALUES ('rec_1', 'test', now(), now(), 2)"
+            )
+    # When the operator asks for the status
+    code, status = cli("status", "--json")
+    # Then every part is there
+    assert code == 0
+    assert status["deliveries"] == {
+        "pending": 0, "queued": 2, "delivering": 0, "delivered": 2, "failed": 2, "dead": 0,
+    }  # fmt: skip
+    assert status["outbox"]["pending"] == 1
+    assert status["outbox"]["oldest_pending_seconds"] >= 0
+    groups = {g["group"]: g for g in status["groups"]}
+    assert list(groups) == ["standard", "priority", "bulk"]
+    standard = groups["standard"]
+    assert (standard["backlog"], standard["pending"], standard["queued"]) == (2, 0, 2)
+    assert standard["queue"] == {"visible": 2, "in_flight": 0, "delayed": 0}
+    assert standard["dlq"] == 1
+    assert groups["bulk"]["backlog"] == 0 and groups["bulk"]["dlq"] == 0
+    assert status["dlq_total"] == 1
+    assert any("standard DLQ holds 1" in note for note in status["attention"])
+    if has_runs["t"]:
+        assert status["last_reconcile"]["unreconciled"] == 2
+        assert any("left 2 unreconciled" in note for note in status["attention"])
+    # And the text form is a readable table
+    code, text = cli("status")
+    assert code == 0
+    assert "GROUP" in text and "DLQ" in text
+    assert "queued 2" in text and "failed 2" in text
+
+
+def test_status_without_a_reconcile_table_or_a_queue_still_answers(cli, scene, db, sqs, pipeline):
+    # Given an older schema without reconcile_runs, and the bulk group's DLQ gone
+    with db.connection() as conn:
+        conn.execute("DROP TABLE IF EXISTS reconcile_runs")
+    sqs.delete_queue(QueueUrl=pipeline.queues["bulk"].dlq_url)
+    code, status = cli("status", "--json")
+    # Then the rest is reported, and what could not be read says why
+    assert code == 0
+    assert status["last_reconcile"] is None
+    assert "no reconcile report yet" in status["attention"]
+    bulk = next(g for g in status["groups"] if g["group"] == "bulk")
+    assert bulk["dlq"] is None and "SQS" in bulk["error"]
+    assert status["deliveries"]["failed"] == 2
+
+
+def test_deliveries_list_filters_by_state_endpoint_event_and_time(cli, scene):
+    code, failed = cli("deliveries", "list", "--state", "failed", "--json")
+    assert code == 0
+    assert len(failed) == 2
+    assert {d["state"] for d in failed} == {"failed"}
+    assert {d["endpoint_id"] for d in failed} == {scene["bad"]["id"]}
+    assert {d["last_status"] for d in failed} == {400}
+    _, to_ok = cli("deliveries", "list", "--endpoint", scene["ok"]["id"], "--json")
+    assert sorted(d["state"] for d in to_ok) == ["delivered", "delivered", "queued"]
+    _, of_event = cli("deliveries", "list", "--event", scene["events"][2], "--json")
+    assert {d["state"] for d in of_event} == {"queued"} and len(of_event) == 2
+    _, recent = cli("deliveries", "list", "--since", "1h", "--limit", "1", "--json")
+    assert len(recent) == 1 and recent[0]["event_id"] == scene["events"][2]  # newest first
+    _, future = cli("deliveries", "list", "--since", "2999-01-01T00:00:00Z", "--json")
+    assert future == []
+    code, err = cli("deliveries", "list", "--since", "yesterday", "--json")
+    assert code == 1 and "is not a time" in err
+
+
+def test_deliveries_show_and_attempts(cli, scene):
+    _, [failed, _] = cli("deliveries", "list", "--state", "failed", "--json")
+    code, shown = cli("deliveries", "show", failed["id"], "--json")
+    assert code == 0
+    assert shown["id"] == failed["id"] and shown["state"] == "failed"
+    assert [a["status_code"] for a in shown["attempts"]] == [400]
+    code, attempts = cli("attempts", failed["id"], "--json")
+    assert code == 0
+    [attempt] = attempts
+    assert attempt["delivery_id"] == failed["id"] and attempt["status_code"] == 400
+    assert attempt["duration_ms"] >= 0 and attempt["attempted_at"]
+    assert json.loads(attempt["response_excerpt"]) == {"error": "nope"}
+    code, err = cli("attempts", "dlv_missing", "--json")
+    assert code == 1 and "no delivery dlv_missing" in err
