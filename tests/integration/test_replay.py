@@ -389,10 +389,13 @@ def test_errors_come_back_as_clear_json(pipeline, db):
         "ok": False,
         "error": {"type": "not_found", "message": "no endpoint ep_nope"},
     }
+    [entry] = audits(db)  # a request that got as far as the database is audited, with its error
+    assert entry["params"]["result"]["error"] == "no endpoint ep_nope"
     mixed = replay(delivery_ids=["dlv_1"], event_ids=["evt_1"], **OPERATOR)
     assert mixed["error"]["type"] == "bad_request"
     assert "cannot be combined with event_ids" in mixed["error"]["message"]
     assert "stackTrace" not in json.dumps(mixed)
+    assert len(audits(db)) == 1  # a refused request runs nothing, so there is nothing to audit
 
 
 def test_the_cli_replays_with_the_same_fields_as_the_console_event(pipeline, db, sink, capsys):
