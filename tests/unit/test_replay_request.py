@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import shlex
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hookline.commands.replay import invoke_function
+from hookline.cli import build_parser
+from hookline.commands.replay import invoke_function, request_document
 from hookline.errors import BadRequest, HooklineError
 from hookline.replay import Pacer, parse_request
 
@@ -137,3 +141,25 @@ def test_the_cli_can_run_a_replay_in_the_function():
         invoke_function(refused, "f", {})
     with pytest.raises(HooklineError, match="the replay function failed: boom"):
         invoke_function(FakeLambda({"errorMessage": "boom"}, function_error=True), "f", {})
+
+
+def _runbook() -> str:
+    return (Path(__file__).parents[2] / "docs" / "operations.md").read_text()
+
+
+def test_every_console_event_in_the_runbook_is_a_valid_request():
+    blocks = re.findall(r"```json\n(.*?)```", _runbook(), re.DOTALL)
+    events = [json.loads(b) for b in blocks if '"requested_by"' in b]
+    assert len(events) >= 7
+    selectors = {parse_request(e, groups=GROUPS, now=NOW).selector for e in events}
+    assert selectors == {"delivery_ids", "event_ids", "endpoint", "window", "redrive_dlq"}
+
+
+def test_every_cli_line_in_the_runbook_makes_a_valid_request():
+    lines = re.findall(r"^hookline replay (?:.*\\\n)*.*$", _runbook(), re.MULTILINE)
+    assert len(lines) >= 7
+    for line in lines:
+        argv = shlex.split(line.replace("\\\n", " "))[1:]
+        args = build_parser().parse_args(argv)
+        request = parse_request(request_document(args), groups=GROUPS, now=NOW)
+        assert request.requested_by == "ana@example.com"
