@@ -375,6 +375,8 @@ def test_stripe_catch_up_brings_the_events_the_receiver_never_saw_once(
     result = report["findings"]["catchup"][source]
     assert result["error"] is None and result["duplicates"] == 1
     assert ledger(db, source) == ["evt_missed_0", "evt_missed_1", "evt_missed_2", "evt_seen"]
+    [caught] = sql(db, "SELECT type, headers FROM events WHERE dedupe_key = 'evt_missed_0'")
+    assert caught == {"type": "invoice.paid", "headers": {"hookline-catchup": "stripe-events-api"}}
     calls = providers.requests("GET", "/v1/events")
     assert [c.query.get("starting_after") for c in calls] == [None, ["evt_missed_1"]]
     assert all(c.headers["authorization"] == "Bearer sk_test_fake" for c in calls)
