@@ -14,6 +14,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import threading
 import time
@@ -27,11 +28,11 @@ from typing import Any, TextIO
 import httpx
 
 from hookline import admin
-from hookline.db import Database
+from hookline.db import Database, reset_database
 from hookline.local.devstate import BackgroundDevStack, DevState, find_running
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import devstack as devstack_repo
-from hookline.settings import Settings
+from hookline.settings import get_settings
 
 FINAL_STATES = ("delivered", "failed", "dead")
 
@@ -171,7 +172,11 @@ def run_demo(state_dir: Path, out: TextIO, *, timeout: float | None = None) -> i
 
 
 def _demo(state: DevState, out: TextIO, timeout: float | None, *, keeps_running: bool) -> int:
-    settings = Settings.from_env(state.env())
+    # The services below read the process-wide settings: take the stack's (its database, and
+    # the key that seals secrets at rest), as `hookline dev --print-env` would give a shell.
+    os.environ.update(state.env())
+    reset_database()
+    settings = get_settings()
     config = settings.config
     retry_after = config.retry_schedule_seconds[1] if len(config.retry_schedule_seconds) > 1 else 0
     wait_limit = timeout or retry_after * (1 + config.retry_jitter) + 60

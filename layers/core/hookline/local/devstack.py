@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("hookline.local")
 
 EMBEDDED_DB = "hookline"
+LOCK_WAIT_SECONDS = 5.0
+# Settings that other processes need to share with the stack (exported by --print-env).
+SHARED_ENV = ("HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES")
 
 
 class DevStackError(HooklineError):
@@ -183,6 +186,7 @@ class DevStack:
             log_file=log_file,
             started_at=time.time(),
             queues={g: {"url": q.url, "dlq_url": q.dlq_url} for g, q in self.queues.items()},
+            shared_env={k: self.environ[k] for k in SHARED_ENV if self.environ.get(k)},
         )
         write_state(self.state_dir, self.state)
         self._banner(pg_kind, emulator)
@@ -223,7 +227,7 @@ class DevStack:
             url, kind = given, "DATABASE_URL"
         else:
             server = self.parts.postgres = LocalPostgres(self.state_dir / "pg", durable=True)
-            self._say("starting the embedded Postgres (data in .hookline/pg)…")
+            self._say(f"starting the embedded Postgres (data in {server.data_dir})…")
             admin_url = server.start()
             url = _ensure_database(admin_url, EMBEDDED_DB)
             kind = f"embedded, data in {server.data_dir}"
@@ -235,7 +239,13 @@ class DevStack:
         except psycopg.OperationalError as err:
             raise DevStackError(f"cannot reach Postgres at {_redact(url)}: {err}") from err
         self.parts.lock_conn = conn
-        if not repo.try_lock(conn):
+        # A stack killed a moment ago may still hold the lock until Postgres sees its socket
+        # close: give that a few seconds before concluding another stack is running.
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while not repo.try_lock(conn):
+            if time.monotonic() < deadline:
+                time.sleep(0.2)
+                continue
             raise DevStackError(
                 f"another hookline dev is using the database {_redact(url)}; stop it first"
             )
@@ -270,6 +280,10 @@ class DevStack:
         # The front's threads, the deliver handler's threads and the fan-out share one pool.
         env.setdefault("HOOKLINE_DB_POOL_SIZE", "16")
         env.setdefault("POWERTOOLS_TRACE_DISABLED", "true")  # no X-Ray daemon here
+        # Whoever talks to this stack (CLI, demo, tests, from any folder) must seal and open
+        # secrets with the same local master key: an absolute path, shared through dev.json.
+        key_file = Path(env.get("HOOKLINE_LOCAL_KEY_FILE") or self.state_dir / "master.key")
+        env["HOOKLINE_LOCAL_KEY_FILE"] = str(key_file.absolute())
         # Nudges are in-process; queue URLs are looked up on the emulator.
         env.pop("HOOKLINE_FANOUT_FUNCTION", None)
         env.pop("HOOKLINE_QUEUE_URL_PREFIX", None)

@@ -41,6 +41,9 @@ class DevState:
     log_file: str | None
     started_at: float
     queues: dict[str, dict[str, str]] = field(default_factory=dict)  # group -> url, dlq_url
+    # Settings every process talking to this stack must share (e.g. the local master key
+    # file that seals secrets at rest), as absolute paths.
+    shared_env: dict[str, str] = field(default_factory=dict)
 
     def env(self) -> dict[str, str]:
         """The environment under which the `hookline` CLI and boto3 reach this stack."""
@@ -60,6 +63,7 @@ class DevState:
             env["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's dummy credential
         if self.config_path:
             env["HOOKLINE_CONFIG"] = self.config_path
+        env.update(self.shared_env)
         return env
 
 
