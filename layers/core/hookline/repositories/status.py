@@ -6,13 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from psycopg import sql
-
 from hookline.db import Connection
 from hookline.sqlfiles import query
-
-# Newest first by the first of these the reconcile_runs table has.
-_RECONCILE_ORDER = ("started_at", "finished_at", "created_at", "id")
 
 
 def deliveries_by_state(conn: Connection) -> dict[str, int]:
@@ -38,19 +33,15 @@ def backlog_by_group(conn: Connection) -> dict[str, dict[str, int]]:
 
 
 def last_reconcile_run(conn: Connection) -> dict[str, Any] | None:
-    """The newest reconcile report, or None when there is none — or no reconcile_runs
-    table at all (a schema from before reconcile): read defensively, whatever its columns."""
+    """The newest reconcile report, whatever its columns; None when there is none, or no
+    reconcile_runs table at all (a schema from before reconcile)."""
     columns = {
         r["column_name"]
         for r in conn.execute(query("status_table_columns"), {"table": "reconcile_runs"})
     }
-    order = next((c for c in _RECONCILE_ORDER if c in columns), None)
-    if order is None:
+    if "started_at" not in columns:
         return None
-    statement = sql.SQL(query("status_last_reconcile_run")).format(
-        order_column=sql.Identifier("r", order)
-    )
-    row = conn.execute(statement).fetchone()
+    row = conn.execute(query("status_last_reconcile_run")).fetchone()
     return dict(row["run"]) if row else None
 
 

@@ -27,8 +27,9 @@ SELECT column_name FROM information_schema.columns
 WHERE table_schema = current_schema() AND table_name = %(table)s
 
 -- status_last_reconcile_run --
--- {order_column} is filled in with a column the table was found to have.
-SELECT to_jsonb(r) AS run FROM reconcile_runs r ORDER BY {order_column} DESC LIMIT 1
+-- Run only after status_table_columns found the table and its started_at column: status
+-- must answer on a schema from before reconcile (migration 0003) too.
+SELECT to_jsonb(r) AS run FROM reconcile_runs r ORDER BY r.started_at DESC LIMIT 1
 
 -- list_deliveries --
 SELECT d.id, d.event_id, e.type AS event_type, d.endpoint_id, d.tenant_id, d.tenant_group,
