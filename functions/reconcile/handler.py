@@ -35,7 +35,7 @@ REPAIR_METRICS = {
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """One reconcile sweep; returns its report."""
     report = get_reconciler().run(
-        trigger=str(event.get("trigger", "schedule")),
+        trigger=str(event.get("trigger", "schedule"))[:32],
         keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
     )
     publish_metrics(report)

@@ -193,8 +193,13 @@ class Reconciler:
                 _, made = delivery_repo.fan_out_batch(
                     conn, limit=len(ids), deadline=self.options.fanout.deadline
                 )
-                late += repo.count_fanned_out(conn, ids)
+                fanned = repo.count_fanned_out(conn, ids)
+                late += fanned
                 created += made
+            if fanned < len(ids):
+                # Only if an older row was committed meanwhile took a place in the batch:
+                # stop rather than re-lock the same rows; the next run takes the rest.
+                return late, created, False
             if len(ids) < self.options.batch_size:
                 return late, created, True
             if not keep_going():
