@@ -68,10 +68,13 @@ def world(fuzz_db: str):
         )
     }
     os.environ["DATABASE_URL"] = fuzz_db
+    # A loaded machine must not turn a slow pool checkout into a 503 (the database is up).
+    os.environ["HOOKLINE_DB_CONNECT_TIMEOUT"] = "30"
     reset_database()
     from functions.receiver.handler import lambda_handler
 
     yield db, sources, lambda_handler
+    del os.environ["HOOKLINE_DB_CONNECT_TIMEOUT"]
     reset_database()
     db.close()
 
