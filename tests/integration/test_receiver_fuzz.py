@@ -67,14 +67,14 @@ def world(fuzz_db: str):
             ("slack", SLACK),
         )
     }
-    os.environ["DATABASE_URL"] = fuzz_db
-    # A loaded machine must not turn a slow pool checkout into a 503 (the database is up).
-    os.environ["HOOKLINE_DB_CONNECT_TIMEOUT"] = "30"
-    reset_database()
-    from functions.receiver.handler import lambda_handler
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("DATABASE_URL", fuzz_db)
+        # A loaded machine must not pass a slow pool checkout off as an outage (a 503).
+        env.setenv("HOOKLINE_DB_CONNECT_TIMEOUT", "30")
+        reset_database()
+        from functions.receiver.handler import lambda_handler
 
-    yield db, sources, lambda_handler
-    del os.environ["HOOKLINE_DB_CONNECT_TIMEOUT"]
+        yield db, sources, lambda_handler
     reset_database()
     db.close()
 
