@@ -24,7 +24,7 @@ os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Hookline")
 
-pytest_plugins = ["tests.support.aws"]
+pytest_plugins = ["tests.support.aws", "tests.support.management"]
 
 _counter = itertools.count()
 

@@ -1,7 +1,7 @@
 """Receiver: API Gateway REST (v1) proxy events in, verified events into the ledger.
 
-Routes: POST /in/{source_id} (provider webhooks; the signature is the auth) and
-POST /v1/events (the tenant's own events; IAM-authorised on API Gateway).
+Route: POST /in/{source_id} (provider webhooks; the signature is the auth). The tenant's own
+events (POST /v1/events) and the rest of /v1 are the management API's (functions/api).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline import errors
 from hookline.db import get_database
-from hookline.ingest import Accepted, publish, receive_inbound
+from hookline.ingest import Accepted, receive_inbound
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, logger, metrics, tracer
 from hookline.settings import get_settings
@@ -53,27 +53,6 @@ def build_app() -> APIGatewayRestResolver:
             raw_body(app, settings.max_body_bytes),
             max_body_bytes=settings.max_body_bytes,
         )
-        return accepted_response(accepted)
-
-    @app.post("/v1/events")
-    def publish_event() -> Response[str]:
-        """A tenant's own event, published through the API."""
-        settings = get_settings()
-        require_identity(app, settings.local_mode)
-        document = parse_json_object(raw_body(app, settings.max_body_bytes))
-        missing = [k for k in ("tenant_id", "type", "payload") if k not in document]
-        if missing:
-            raise errors.BadRequest(f"missing field(s): {', '.join(missing)}")
-        if not isinstance(document["tenant_id"], str):
-            raise errors.BadRequest("tenant_id must be a string")
-        with get_database().connection() as conn:
-            accepted = publish(
-                conn,
-                tenant_id=document["tenant_id"],
-                type=document["type"],
-                payload=document["payload"],
-                idempotency_key=header(app, "Idempotency-Key"),
-            )
         return accepted_response(accepted)
 
     @app.route("/in/<source_id>", method=["GET", "PUT", "PATCH", "DELETE"])
@@ -137,24 +116,6 @@ def raw_body(app: APIGatewayRestResolver, limit: int) -> bytes:
     return body.encode("utf-8", "surrogateescape")
 
 
-def require_identity(app: APIGatewayRestResolver, local_mode: bool) -> None:
-    """/v1 needs an IAM-authenticated caller (API Gateway fills in the identity)."""
-    identity = app.current_event.request_context.identity
-    if not (identity.user_arn or identity.caller) and not local_mode:
-        raise errors.Unauthorized("an authenticated identity is required")
-
-
-def parse_json_object(body: bytes) -> dict[str, Any]:
-    """The request's JSON object, or BadRequest."""
-    try:
-        document = json.loads(body)
-    except (UnicodeDecodeError, ValueError) as err:
-        raise errors.BadRequest("body is not valid JSON") from err
-    if not isinstance(document, dict):
-        raise errors.BadRequest("body must be a JSON object")
-    return document
-
-
 def accepted_response(accepted: Accepted) -> Response[str]:
     """200 with the event id; counts the outcome and nudges fan-out for new events."""
     logger.set_correlation_id(accepted.id)
@@ -173,7 +134,9 @@ def accepted_response(accepted: Accepted) -> Response[str]:
     )
 
 
-def problem(status: HTTPStatus, detail: str, headers: dict[str, str] | None = None) -> Response[str]:
+def problem(
+    status: HTTPStatus, detail: str, headers: dict[str, str] | None = None
+) -> Response[str]:
     """An `application/problem+json` error response."""
     body = {"type": "about:blank", "title": status.phrase, "status": int(status), "detail": detail}
     return Response(

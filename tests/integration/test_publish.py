@@ -9,10 +9,20 @@ import pytest
 
 import hookline
 from hookline.db import Database
+from tests.support.lambdas import ApiClient
+from tests.support.management import OPERATOR
 
 pytestmark = pytest.mark.integration
 
-IDENTITY = "arn:aws:iam::123456789012:user/producer"
+IDENTITY = OPERATOR  # the management API's operator role (tests/support/management.py)
+
+
+@pytest.fixture
+def api(management_env) -> ApiClient:
+    """The management API handler, which serves POST /v1/events."""
+    from functions.api.handler import lambda_handler
+
+    return ApiClient(lambda_handler)
 
 
 def events(db: Database) -> list[dict]:
@@ -46,6 +56,13 @@ def test_the_same_idempotency_key_publishes_once(api, db, tenant):
 def test_without_an_identity_v1_is_refused(api, db, tenant):
     body = json.dumps({"tenant_id": tenant["id"], "type": "x", "payload": {}}).encode()
     result = api.post("/v1/events", body=body)
+    assert result.status == 403
+    assert events(db) == []
+
+
+def test_an_unknown_principal_is_refused(api, db, tenant):
+    body = json.dumps({"tenant_id": tenant["id"], "type": "x", "payload": {}}).encode()
+    result = api.post("/v1/events", body=body, identity_arn="arn:aws:iam::123456789012:user/x")
     assert result.status == 403
     assert events(db) == []
 

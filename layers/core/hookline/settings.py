@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from hookline.config import HooklineConfig, load_config
@@ -39,6 +39,13 @@ class Settings:
     fanout_function_name: str | None = None  # nudged asynchronously after an accept
     config_path: str | None = None
     sqs_fair_queues: bool = True  # MessageGroupId = endpoint on the standard group queues
+    # Management API (docs/decisions/0013): the KMS key that wraps the secrets' data key
+    # (none: the local master key file, development only), the local operator bearer key,
+    # and IAM principals that are operators before any api_principals row exists.
+    kms_key_id: str | None = None
+    local_key_file: str = ".hookline/master.key"
+    api_key: str | None = field(default=None, repr=False)  # never in a log line
+    operator_principals: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -60,6 +67,12 @@ class Settings:
             fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
             config_path=e.get("HOOKLINE_CONFIG") or None,
             sqs_fair_queues=_bool(e.get("HOOKLINE_SQS_FAIR_QUEUES"), default=True),
+            kms_key_id=e.get("HOOKLINE_KMS_KEY_ID") or None,
+            local_key_file=e.get("HOOKLINE_LOCAL_KEY_FILE") or ".hookline/master.key",
+            api_key=e.get("HOOKLINE_API_KEY") or None,
+            operator_principals=tuple(
+                p.strip() for p in e.get("HOOKLINE_OPERATOR_PRINCIPALS", "").split(",") if p.strip()
+            ),
         )
 
     @property

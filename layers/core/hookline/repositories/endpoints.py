@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import NotFound
 from hookline.ids import new_id
+from hookline.secretbox import reveal, seal
 from hookline.sqlfiles import query
 
 
@@ -28,7 +29,8 @@ def create_endpoint(
     headers: dict[str, str] | None = None,
     retry_on_4xx: bool = False,
 ) -> dict[str, Any]:
-    """Insert an endpoint and its first signing secret, in one transaction."""
+    """Insert an endpoint and its first signing secret (stored encrypted), in one
+    transaction."""
     params = {
         "id": new_id("ep"),
         "tenant_id": tenant_id,
@@ -44,7 +46,8 @@ def create_endpoint(
         with conn.transaction():
             row = conn.execute(query("insert_endpoint"), params).fetchone()
             conn.execute(
-                query("insert_endpoint_secret"), {"endpoint_id": params["id"], "secret": secret}
+                query("insert_endpoint_secret"),
+                {"endpoint_id": params["id"], "secret": seal(conn, secret)},
             )
     except psycopg.errors.ForeignKeyViolation as err:
         raise NotFound(f"no tenant {tenant_id}") from err
@@ -96,14 +99,15 @@ def rotate_secret(conn: Connection, endpoint_id: str, new_secret: str, overlap: 
             query("expire_endpoint_secrets"), {"endpoint_id": endpoint_id, "overlap": overlap}
         )
         conn.execute(
-            query("insert_endpoint_secret"), {"endpoint_id": endpoint_id, "secret": new_secret}
+            query("insert_endpoint_secret"),
+            {"endpoint_id": endpoint_id, "secret": seal(conn, new_secret)},
         )
 
 
 def active_secrets(conn: Connection, endpoint_id: str) -> list[str]:
-    """Secrets that sign right now, newest first."""
+    """Secrets that sign right now (decrypted), newest first."""
     rows = conn.execute(query("active_endpoint_secrets"), {"endpoint_id": endpoint_id}).fetchall()
-    return [r["secret"] for r in rows]
+    return [reveal(conn, r["secret"]) for r in rows]
 
 
 def record_success(conn: Connection, endpoint_id: str) -> None:

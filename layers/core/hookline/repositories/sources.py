@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import NotFound
 from hookline.ids import new_id
+from hookline.secretbox import reveal, seal
 from hookline.sqlfiles import query
 
 
@@ -39,13 +40,13 @@ def create_source(
     tolerance_seconds: int,
     options: dict[str, Any],
 ) -> dict[str, Any]:
-    """Insert a source and return it (without its secrets)."""
+    """Insert a source and return it (without its secrets, which are stored encrypted)."""
     params = {
         "id": new_id("src"),
         "tenant_id": tenant_id,
         "name": name,
         "scheme": scheme,
-        "secrets": list(secrets),
+        "secrets": [seal(conn, s) for s in secrets],
         "tolerance_seconds": tolerance_seconds,
         "options": Jsonb(options),
     }
@@ -58,7 +59,7 @@ def create_source(
 
 
 def get_source(conn: Connection, source_id: str) -> Source:
-    """The source with its secrets, or NotFound."""
+    """The source with its secrets (decrypted), or NotFound."""
     row = conn.execute(query("get_source"), {"id": source_id}).fetchone()
     if row is None:
         raise NotFound("unknown source")
@@ -67,7 +68,7 @@ def get_source(conn: Connection, source_id: str) -> Source:
         tenant_id=row["tenant_id"],
         name=row["name"],
         scheme=row["scheme"],
-        secrets=tuple(row["secrets"]),
+        secrets=tuple(reveal(conn, s) for s in row["secrets"]),
         tolerance_seconds=row["tolerance_seconds"],
         enabled=row["enabled"],
         options=dict(row["options"]),

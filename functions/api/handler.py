@@ -1,0 +1,666 @@
+"""Management API: API Gateway REST (v1) proxy events for `/v1/*` in, JSON out.
+
+Typed routes (Powertools validation, pydantic models) call one service each; the caller's
+identity (IAM on AWS, a local bearer key in development) scopes every query to its tenant.
+Errors are `application/problem+json`. The OpenAPI document is generated from these routes
+(`openapi_document`, committed as docs/openapi.json).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from http import HTTPStatus
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+
+from hookline import errors
+from hookline.db import get_database
+from hookline.management import models as m
+from hookline.management import service
+from hookline.management.access import Caller, resolve_caller
+from hookline.nudge import nudge_fanout
+from hookline.observability import logger, metrics, tracer
+from hookline.repositories import api as api_repo
+from hookline.secretbox import SecretsUnavailable, reveal, seal
+from hookline.settings import get_settings
+
+TITLE = "Hookline management API"
+VERSION = "1.0.0"
+PROBLEM = "application/problem+json"
+MAX_IDEMPOTENCY_KEY = 255
+
+STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
+    SecretsUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+    errors.BadRequest: HTTPStatus.BAD_REQUEST,
+    errors.Unauthorized: HTTPStatus.FORBIDDEN,
+    errors.NotFound: HTTPStatus.NOT_FOUND,
+    errors.Conflict: HTTPStatus.CONFLICT,
+    errors.PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+    errors.UnsupportedMediaType: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+    errors.DatabaseUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+}
+
+
+def _problems(*codes: int) -> dict[int, Any]:
+    described = {
+        400: "Bad request",
+        403: "Not allowed for this caller",
+        404: "Not found (or not visible to this caller)",
+        409: "Conflict (an Idempotency-Key reused or in progress)",
+        415: "The body must be JSON",
+        503: "Database or key service unavailable; retry",
+    }
+    return {
+        code: {"description": described[code], "content": {PROBLEM: {"model": m.Problem}}}
+        for code in (403, 415, 503, *codes)
+    }
+
+
+def ok(model: type[BaseModel]) -> dict[int, Any]:
+    """A read or an action: 200 with `model`, or a problem."""
+    success = {"description": "OK", "content": {"application/json": {"model": model}}}
+    return {200: success, **_problems(400, 404)}
+
+
+def created_ok(model: type[BaseModel]) -> dict[int, Any]:
+    """A create: 201 with `model` (the same answer again for a repeated Idempotency-Key)."""
+    success = {"description": "Created", "content": {"application/json": {"model": model}}}
+    return {201: success, **_problems(400, 404, 409)}
+
+
+IdPath = Annotated[str, Path(min_length=1, max_length=100)]
+Limit = Annotated[int, Query(ge=1, le=service.MAX_PAGE, description="page size")]
+Cursor = Annotated[str | None, Query(max_length=500, description="next_cursor of a page")]
+TenantFilter = Annotated[str | None, Query(max_length=100)]
+Since = Annotated[datetime | None, Query(description="from this instant (inclusive)")]
+Until = Annotated[datetime | None, Query(description="up to this instant (exclusive)")]
+StateFilter = Annotated[
+    Literal["pending", "queued", "delivering", "delivered", "failed", "dead"] | None, Query()
+]
+
+
+def build_app() -> APIGatewayRestResolver:
+    """The routes. One resolver per thread (docs/decisions/0011-thread-safe-handlers.md)."""
+    app = APIGatewayRestResolver(enable_validation=True)
+
+    def caller() -> Caller:
+        identity = app.current_event.request_context.identity
+        return resolve_caller(
+            get_database(),
+            get_settings(),
+            identity_arn=identity.user_arn or identity.caller,
+            authorization=header(app, "Authorization"),
+        )
+
+    def created(who: Caller, make: Callable[[], BaseModel]) -> Response[Any]:
+        return idempotent(app, who, make)
+
+    # -- tenants ------------------------------------------------------------------------
+
+    @app.post(
+        "/v1/tenants", responses=created_ok(m.Tenant), tags=["tenants"], summary="Create a tenant"
+    )
+    def create_tenant(body: Annotated[m.TenantCreate, Body()]) -> Response[m.Tenant]:
+        who = caller()
+        return created(
+            who,
+            lambda: m.Tenant(
+                **service.create_tenant(
+                    get_database(), get_settings().config, who, name=body.name, group=body.group
+                )
+            ),
+        )
+
+    @app.get("/v1/tenants", responses=ok(m.TenantPage), tags=["tenants"], summary="List tenants")
+    def list_tenants(cursor: Cursor = None, limit: Limit = 50) -> m.TenantPage:
+        page = service.list_tenants(get_database(), caller(), cursor=cursor, limit=limit)
+        return m.TenantPage(**page)
+
+    @app.get(
+        "/v1/tenants/<tenant_id>", responses=ok(m.Tenant), tags=["tenants"], summary="Get a tenant"
+    )
+    def get_tenant(tenant_id: IdPath) -> m.Tenant:
+        return m.Tenant(**service.get_tenant(get_database(), caller(), tenant_id))
+
+    # -- sources ------------------------------------------------------------------------
+
+    @app.post(
+        "/v1/sources",
+        responses=created_ok(m.SourceCreated),
+        tags=["sources"],
+        summary="Create a source",
+    )
+    def create_source(body: Annotated[m.SourceCreate, Body()]) -> Response[m.SourceCreated]:
+        who = caller()
+        return created(
+            who,
+            lambda: m.SourceCreated(
+                **service.create_source(get_database(), who, body.model_dump())
+            ),
+        )
+
+    @app.get("/v1/sources", responses=ok(m.SourcePage), tags=["sources"], summary="List sources")
+    def list_sources(
+        tenant_id: TenantFilter = None, cursor: Cursor = None, limit: Limit = 50
+    ) -> m.SourcePage:
+        page = service.list_sources(
+            get_database(), caller(), tenant_id=tenant_id, cursor=cursor, limit=limit
+        )
+        return m.SourcePage(**page)
+
+    @app.get(
+        "/v1/sources/<source_id>", responses=ok(m.Source), tags=["sources"], summary="Get a source"
+    )
+    def get_source(source_id: IdPath) -> m.Source:
+        return m.Source(**service.get_source(get_database(), caller(), source_id))
+
+    @app.post(
+        "/v1/sources/<source_id>/enable", responses=ok(m.Source), tags=["sources"], summary="Enable"
+    )
+    def enable_source(source_id: IdPath) -> m.Source:
+        who = caller()
+        return m.Source(**service.set_source_enabled(get_database(), who, source_id, enabled=True))
+
+    @app.post(
+        "/v1/sources/<source_id>/disable",
+        responses=ok(m.Source),
+        tags=["sources"],
+        summary="Disable",
+    )
+    def disable_source(source_id: IdPath) -> m.Source:
+        who = caller()
+        return m.Source(**service.set_source_enabled(get_database(), who, source_id, enabled=False))
+
+    @app.post(
+        "/v1/sources/<source_id>/rotate-secret",
+        responses=ok(m.SourceRotated),
+        tags=["sources"],
+        summary="Rotate a source's secret",
+    )
+    def rotate_source_secret(
+        source_id: IdPath, body: Annotated[m.SourceRotate, Body()]
+    ) -> m.SourceRotated:
+        rotated = service.rotate_source_secret(
+            get_database(),
+            caller(),
+            source_id,
+            secret=body.secret,
+            keep_previous=body.keep_previous,
+        )
+        return m.SourceRotated(**rotated)
+
+    # -- endpoints ----------------------------------------------------------------------
+
+    @app.post(
+        "/v1/endpoints",
+        responses=created_ok(m.EndpointCreated),
+        tags=["endpoints"],
+        summary="Create an endpoint",
+    )
+    def create_endpoint(body: Annotated[m.EndpointCreate, Body()]) -> Response[m.EndpointCreated]:
+        who = caller()
+        return created(
+            who,
+            lambda: m.EndpointCreated(
+                **service.create_endpoint(get_database(), get_settings(), who, body.model_dump())
+            ),
+        )
+
+    @app.get(
+        "/v1/endpoints", responses=ok(m.EndpointPage), tags=["endpoints"], summary="List endpoints"
+    )
+    def list_endpoints(
+        tenant_id: TenantFilter = None,
+        enabled: Annotated[bool | None, Query()] = None,
+        cursor: Cursor = None,
+        limit: Limit = 50,
+    ) -> m.EndpointPage:
+        page = service.list_endpoints(
+            get_database(),
+            caller(),
+            tenant_id=tenant_id,
+            enabled=enabled,
+            cursor=cursor,
+            limit=limit,
+        )
+        return m.EndpointPage(**page)
+
+    @app.get(
+        "/v1/endpoints/<endpoint_id>",
+        responses=ok(m.Endpoint),
+        tags=["endpoints"],
+        summary="Get one",
+    )
+    def get_endpoint(endpoint_id: IdPath) -> m.Endpoint:
+        return m.Endpoint(**service.get_endpoint(get_database(), caller(), endpoint_id))
+
+    @app.patch(
+        "/v1/endpoints/<endpoint_id>",
+        responses=ok(m.Endpoint),
+        tags=["endpoints"],
+        summary="Update",
+    )
+    def update_endpoint(
+        endpoint_id: IdPath, body: Annotated[m.EndpointUpdate, Body()]
+    ) -> m.Endpoint:
+        changes = body.model_dump(exclude_unset=True)
+        updated = service.update_endpoint(
+            get_database(), get_settings(), caller(), endpoint_id, changes
+        )
+        return m.Endpoint(**updated)
+
+    @app.post(
+        "/v1/endpoints/<endpoint_id>/enable",
+        responses=ok(m.Endpoint),
+        tags=["endpoints"],
+        summary="Enable",
+    )
+    def enable_endpoint(endpoint_id: IdPath) -> m.Endpoint:
+        who = caller()
+        return m.Endpoint(
+            **service.set_endpoint_enabled(get_database(), who, endpoint_id, enabled=True)
+        )
+
+    @app.post(
+        "/v1/endpoints/<endpoint_id>/disable",
+        responses=ok(m.Endpoint),
+        tags=["endpoints"],
+        summary="Disable",
+    )
+    def disable_endpoint(
+        endpoint_id: IdPath, body: Annotated[m.EndpointDisable | None, Body()] = None
+    ) -> m.Endpoint:
+        reason = (body or m.EndpointDisable()).reason
+        who = caller()
+        return m.Endpoint(
+            **service.set_endpoint_enabled(
+                get_database(), who, endpoint_id, enabled=False, reason=reason
+            )
+        )
+
+    @app.post(
+        "/v1/endpoints/<endpoint_id>/rotate-secret",
+        responses=ok(m.EndpointRotated),
+        tags=["endpoints"],
+        summary="Rotate the signing secret (the previous ones sign during the overlap)",
+    )
+    def rotate_endpoint_secret(endpoint_id: IdPath) -> m.EndpointRotated:
+        rotated = service.rotate_endpoint_secret(
+            get_database(), get_settings(), caller(), endpoint_id
+        )
+        return m.EndpointRotated(**rotated)
+
+    @app.post(
+        "/v1/endpoints/<endpoint_id>/test",
+        responses=created_ok(m.TestEventSent),
+        tags=["endpoints"],
+        summary="Send a test event to this endpoint only",
+    )
+    def send_test_event(
+        endpoint_id: IdPath, body: Annotated[m.TestEventRequest | None, Body()] = None
+    ) -> Response[m.TestEventSent]:
+        who = caller()
+        request = body or m.TestEventRequest()
+
+        def make() -> BaseModel:
+            sent = service.send_test_event(
+                get_database(),
+                get_settings(),
+                who,
+                endpoint_id,
+                type=request.type,
+                payload=request.payload,
+            )
+            nudge_fanout(get_settings())
+            return m.TestEventSent(**sent)
+
+        return created(who, make)
+
+    # -- events -------------------------------------------------------------------------
+
+    @app.post(
+        "/v1/events",
+        responses=ok(m.Published),
+        tags=["events"],
+        summary="Publish an event (Idempotency-Key dedupes it)",
+    )
+    def publish_event(body: Annotated[m.EventPublish, Body()]) -> m.Published:
+        accepted = service.publish_event(
+            get_database(),
+            caller(),
+            tenant_id=body.tenant_id,
+            type=body.type,
+            payload=body.payload,
+            idempotency_key=header(app, "Idempotency-Key"),
+        )
+        logger.set_correlation_id(accepted.id)
+        if not accepted.duplicate:
+            nudge_fanout(get_settings())
+        return m.Published(id=accepted.id, duplicate=accepted.duplicate)
+
+    @app.get("/v1/events", responses=ok(m.EventPage), tags=["events"], summary="List events")
+    def list_events(
+        tenant_id: TenantFilter = None,
+        type: Annotated[str | None, Query(max_length=255)] = None,
+        source_id: Annotated[str | None, Query(max_length=100)] = None,
+        since: Since = None,
+        until: Until = None,
+        cursor: Cursor = None,
+        limit: Limit = 50,
+    ) -> m.EventPage:
+        filters = {
+            "tenant_id": tenant_id,
+            "type": type,
+            "source_id": source_id,
+            "since": since,
+            "until": until,
+        }
+        page = service.list_events(
+            get_database(), caller(), filters=filters, cursor=cursor, limit=limit
+        )
+        return m.EventPage(**page)
+
+    @app.get(
+        "/v1/events/<event_id>", responses=ok(m.Event), tags=["events"], summary="Get an event"
+    )
+    def get_event(event_id: IdPath) -> m.Event:
+        return m.Event(**service.get_event(get_database(), caller(), event_id))
+
+    # -- deliveries ---------------------------------------------------------------------
+
+    @app.get(
+        "/v1/deliveries",
+        responses=ok(m.DeliveryPage),
+        tags=["deliveries"],
+        summary="List deliveries",
+    )
+    def list_deliveries(
+        tenant_id: TenantFilter = None,
+        state: StateFilter = None,
+        endpoint_id: Annotated[str | None, Query(max_length=100)] = None,
+        event_id: Annotated[str | None, Query(max_length=100)] = None,
+        since: Since = None,
+        until: Until = None,
+        cursor: Cursor = None,
+        limit: Limit = 50,
+    ) -> m.DeliveryPage:
+        filters = {
+            "tenant_id": tenant_id,
+            "state": state,
+            "endpoint_id": endpoint_id,
+            "event_id": event_id,
+            "since": since,
+            "until": until,
+        }
+        page = service.list_deliveries(
+            get_database(), caller(), filters=filters, cursor=cursor, limit=limit
+        )
+        return m.DeliveryPage(**page)
+
+    @app.get(
+        "/v1/deliveries/<delivery_id>",
+        responses=ok(m.Delivery),
+        tags=["deliveries"],
+        summary="Get one",
+    )
+    def get_delivery(delivery_id: IdPath) -> m.Delivery:
+        return m.Delivery(**service.get_delivery(get_database(), caller(), delivery_id))
+
+    @app.get(
+        "/v1/deliveries/<delivery_id>/attempts",
+        responses=ok(m.AttemptPage),
+        tags=["deliveries"],
+        summary="Attempts of a delivery",
+    )
+    def list_attempts(
+        delivery_id: IdPath, cursor: Cursor = None, limit: Limit = 50
+    ) -> m.AttemptPage:
+        page = service.list_attempts(
+            get_database(), caller(), delivery_id, cursor=cursor, limit=limit
+        )
+        return m.AttemptPage(**page)
+
+    @app.post(
+        "/v1/deliveries/<delivery_id>/resend",
+        responses=ok(m.Resent),
+        tags=["deliveries"],
+        summary="Send one delivery again (same webhook-id, audited)",
+    )
+    def resend_delivery(delivery_id: IdPath) -> m.Resent:
+        from hookline.replay import run_replay
+        from hookline.runtime import delivery_queues, replay_options
+
+        settings = get_settings()
+
+        def replay(doc: dict[str, Any]) -> dict[str, Any]:
+            return run_replay(
+                get_database(), delivery_queues(settings), doc, replay_options(settings)
+            )
+
+        return m.Resent(**service.resend_delivery(get_database(), caller(), delivery_id, replay))
+
+    # -- status -------------------------------------------------------------------------
+
+    @app.get("/v1/status", responses=ok(m.Status), tags=["status"], summary="Status summary")
+    def status() -> m.Status:
+        return m.Status(**service.status(get_database(), caller()))
+
+    app.exception_handler(errors.HooklineError)(domain_error)
+    app.exception_handler(RequestValidationError)(validation_error)
+    app.exception_handler(UnicodeDecodeError)(undecodable_body)
+    app.not_found(no_route)
+    return app
+
+
+_threads = threading.local()
+
+
+def current_app() -> APIGatewayRestResolver:
+    """This thread's resolver."""
+    app: APIGatewayRestResolver | None = getattr(_threads, "app", None)
+    if app is None:
+        app = _threads.app = build_app()
+    return app
+
+
+def idempotent(
+    app: APIGatewayRestResolver, who: Caller, make: Callable[[], BaseModel]
+) -> Response[Any]:
+    """201 with what `make` creates; with an Idempotency-Key, a retry of the same request
+    gets the first answer back (sealed at rest: it may hold a new secret) instead of a
+    second object, and the same key with a different request is a conflict."""
+    key = header(app, "Idempotency-Key")
+    if key is None:
+        return json_response(HTTPStatus.CREATED, make().model_dump(mode="json"))
+    if not 0 < len(key) <= MAX_IDEMPOTENCY_KEY:
+        raise errors.BadRequest(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} characters")
+    event = app.current_event
+    digest = hashlib.sha256(
+        f"{event.http_method} {event.path}\n".encode() + (event.decoded_body or "").encode()
+    ).hexdigest()
+    db = get_database()
+    with db.connection() as conn:
+        if not api_repo.reserve_idempotency_key(conn, who.scope, key, digest):
+            known = api_repo.get_idempotency_key(conn, who.scope, key)
+            if known is None or known["request_hash"] != digest:
+                raise errors.Conflict("this Idempotency-Key was used for a different request")
+            if known["status"] is None:
+                raise errors.Conflict("a request with this Idempotency-Key is still in progress")
+            body = json.loads(reveal(conn, known["response"]["sealed"]))
+            return json_response(HTTPStatus(known["status"]), body, {"Idempotent-Replayed": "true"})
+    try:
+        body = make().model_dump(mode="json")
+    except BaseException:
+        with db.connection() as conn:
+            api_repo.release_idempotency_key(conn, who.scope, key)
+        raise
+    with db.connection() as conn:
+        sealed = {"sealed": seal(conn, json.dumps(body))}
+        api_repo.complete_idempotency_key(conn, who.scope, key, HTTPStatus.CREATED, sealed)
+    return json_response(HTTPStatus.CREATED, body)
+
+
+def json_response(
+    status: HTTPStatus, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> Response[Any]:
+    """A JSON answer."""
+    return Response(
+        status_code=int(status), content_type="application/json", body=body, headers=headers
+    )
+
+
+def header(app: APIGatewayRestResolver, name: str) -> str | None:
+    """A request header, case-insensitively."""
+    wanted = name.lower()
+    for key, value in (app.current_event.headers or {}).items():
+        if key.lower() == wanted:
+            return str(value)
+    return None
+
+
+def problem(
+    status: HTTPStatus,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    errors_: list[dict[str, Any]] | None = None,
+) -> Response[str]:
+    """An `application/problem+json` error response."""
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": status.phrase,
+        "status": int(status),
+        "detail": detail,
+    }
+    if errors_ is not None:
+        body["errors"] = errors_
+    return Response(
+        status_code=int(status), content_type=PROBLEM, body=json.dumps(body), headers=headers or {}
+    )
+
+
+def domain_error(err: errors.HooklineError) -> Response[str]:
+    """A domain error, with a message safe to show the caller."""
+    status = next(
+        (code for cls, code in STATUS.items() if isinstance(err, cls)),
+        HTTPStatus.INTERNAL_SERVER_ERROR,
+    )
+    logger.info("request refused", extra={"status": int(status), "reason": str(err)})
+    headers = {"Retry-After": "5"} if status == HTTPStatus.SERVICE_UNAVAILABLE else {}
+    return problem(status, str(err), headers)
+
+
+def validation_error(err: RequestValidationError) -> Response[str]:
+    """Powertools' request validation as a problem: each bad field with a plain message
+    (never the input itself: it may be a secret)."""
+    found = []
+    for e in err.errors():
+        loc = [str(p) for p in e.get("loc", ())]
+        where = ".".join(loc[1:]) if len(loc) > 1 else (loc[0] if loc else "request")
+        found.append({"field": where, "in": loc[0] if loc else "body", "message": _message(e)})
+    detail = "; ".join(f"{f['field']}: {f['message']}" for f in found) or "invalid request"
+    # A body that is not a JSON object is malformed (400); a field that breaks its rule is 422.
+    if any(e.get("type") == "json_invalid" for e in err.errors()):
+        return problem(HTTPStatus.BAD_REQUEST, "body is not valid JSON", errors_=found)
+    if any(
+        e.get("type") in ("model_attributes_type", "dict_type")
+        and tuple(e.get("loc", ())) == ("body",)
+        for e in err.errors()
+    ):
+        return problem(HTTPStatus.BAD_REQUEST, "body must be a JSON object", errors_=found)
+    return problem(HTTPStatus.UNPROCESSABLE_ENTITY, detail, errors_=found)
+
+
+def _message(error: Any) -> str:
+    kind = error.get("type", "")
+    if kind == "missing":
+        return "required"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "json_invalid":
+        return "not valid JSON"
+    return str(error.get("msg") or kind or "invalid")
+
+
+def undecodable_body(err: UnicodeDecodeError) -> Response[str]:
+    """A body that is not UTF-8 cannot be JSON."""
+    return problem(HTTPStatus.BAD_REQUEST, "body is not valid UTF-8 JSON")
+
+
+def no_route(err: NotFoundError) -> Response[str]:
+    """No such route (or method) under /v1."""
+    return problem(HTTPStatus.NOT_FOUND, "no such resource or method; see docs/openapi.json")
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document of these routes, with validation errors documented as the
+    problem responses they are."""
+    app = build_app()
+    doc: dict[str, Any] = json.loads(
+        app.get_openapi_json_schema(
+            title=TITLE,
+            version=VERSION,
+            description=(
+                "Manage tenants, sources, endpoints, events and deliveries. Authenticate with "
+                "AWS SigV4 (IAM); every object is scoped to the caller's tenant."
+            ),
+        )
+    )
+    problem_ref = {"$ref": "#/components/schemas/Problem"}
+    for operations in doc.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            if "422" in responses:
+                responses["422"] = {
+                    "description": "Validation error",
+                    "content": {PROBLEM: {"schema": problem_ref}},
+                }
+    schemas = doc.get("components", {}).get("schemas", {})
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(unused, None)
+    return doc
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Lambda entry point."""
+    refused = refuse_non_json(event)
+    if refused is not None:
+        return refused
+    return current_app().resolve(event, context)
+
+
+def refuse_non_json(event: dict[str, Any]) -> dict[str, Any] | None:
+    """415 for a body that says it is not JSON (the API takes nothing else; Powertools would
+    try to parse forms and multipart itself)."""
+    if not event.get("body"):
+        return None
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    media = headers.get("content-type", "").split(";")[0].strip().lower()
+    if not media or media == "application/json" or media.endswith("+json"):
+        return None
+    body = json.dumps(
+        {
+            "type": "about:blank",
+            "title": HTTPStatus.UNSUPPORTED_MEDIA_TYPE.phrase,
+            "status": 415,
+            "detail": "send the body as application/json",
+        }
+    )
+    return {
+        "statusCode": 415,
+        "headers": {"Content-Type": PROBLEM},
+        "body": body,
+        "isBase64Encoded": False,
+    }

@@ -1,0 +1,320 @@
+"""What the management API takes and answers: pydantic models, which are also the OpenAPI
+document's schemas. Secrets appear only in the `*Created` and `*Rotated` answers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+STATES = Literal["pending", "queued", "delivering", "delivered", "failed", "dead"]
+
+
+class Input(BaseModel):
+    """A request body: unknown fields are refused, so a typo is an error, not a no-op."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Problem(BaseModel):
+    """An error (RFC 9457 `application/problem+json`)."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    errors: list[dict[str, Any]] | None = None
+
+
+class Page(BaseModel):
+    """A page of a list; pass `next_cursor` as `cursor` for the next one (null: the end)."""
+
+    next_cursor: str | None = None
+
+
+# -- tenants ----------------------------------------------------------------------------------
+
+
+class TenantCreate(Input):
+    """A new tenant."""
+
+    name: str = Field(min_length=1, max_length=200)
+    group: str | None = Field(default=None, max_length=100, description="tenant group")
+
+
+class Tenant(BaseModel):
+    """A tenant."""
+
+    id: str
+    name: str
+    group: str
+    created_at: datetime
+
+
+class TenantPage(Page):
+    """Tenants, newest first."""
+
+    items: list[Tenant]
+
+
+# -- sources ----------------------------------------------------------------------------------
+
+
+class SourceCreate(Input):
+    """A new inbound source. Without `secret`, Hookline generates one (returned once)."""
+
+    tenant_id: str | None = Field(default=None, max_length=100)
+    scheme: str = Field(min_length=1, max_length=50)
+    name: str | None = Field(default=None, max_length=200)
+    secret: str | None = Field(default=None, min_length=1, max_length=1000)
+    tolerance_seconds: int = Field(default=300, ge=1, le=86_400)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Source(BaseModel):
+    """An inbound source (never with its secrets)."""
+
+    id: str
+    tenant_id: str
+    name: str
+    scheme: str
+    tolerance_seconds: int
+    options: dict[str, Any]
+    enabled: bool
+    path: str
+    created_at: datetime
+
+
+class SourceCreated(Source):
+    """A created source; `secret` only when Hookline generated it, shown this once."""
+
+    secret: str | None = None
+
+
+class SourcePage(Page):
+    """Sources, newest first."""
+
+    items: list[Source]
+
+
+class SourceRotate(Input):
+    """A new secret for a source (generated when omitted). The previous one keeps verifying
+    until the next rotation unless `keep_previous` is false."""
+
+    secret: str | None = Field(default=None, min_length=1, max_length=1000)
+    keep_previous: bool = True
+
+
+class SourceRotated(BaseModel):
+    """The rotated source; `secret` only when Hookline generated it, shown this once."""
+
+    id: str
+    secret: str | None = None
+    previous_kept: bool
+
+
+# -- endpoints --------------------------------------------------------------------------------
+
+
+class EndpointCreate(Input):
+    """A new endpoint. Its URL must be https and resolve to public addresses."""
+
+    tenant_id: str | None = Field(default=None, max_length=100)
+    url: str = Field(min_length=1, max_length=2000)
+    description: str = Field(default="", max_length=1000)
+    event_types: list[str] = Field(default_factory=list, max_length=100)
+    max_concurrency: int = Field(default=5, ge=1, le=1000)
+    rate_limit_per_second: float | None = Field(default=None, gt=0, le=100_000)
+    headers: dict[str, str] = Field(default_factory=dict, max_length=50)
+    retry_on_4xx: bool = False
+
+
+class EndpointUpdate(Input):
+    """The fields to change; absent fields keep their value."""
+
+    url: str | None = Field(default=None, min_length=1, max_length=2000)
+    description: str | None = Field(default=None, max_length=1000)
+    event_types: list[str] | None = Field(default=None, max_length=100)
+    max_concurrency: int | None = Field(default=None, ge=1, le=1000)
+    rate_limit_per_second: float | None = Field(default=None, gt=0, le=100_000)
+    clear_rate_limit: bool = False
+    headers: dict[str, str] | None = Field(default=None, max_length=50)
+    retry_on_4xx: bool | None = None
+
+
+class Endpoint(BaseModel):
+    """An endpoint (never with its secrets)."""
+
+    id: str
+    tenant_id: str
+    url: str
+    description: str
+    event_types: list[str]
+    max_concurrency: int
+    rate_limit_per_second: float | None
+    headers: dict[str, str]
+    retry_on_4xx: bool
+    enabled: bool
+    disabled_reason: str | None
+    failing_since: datetime | None = None
+    created_at: datetime
+
+
+class EndpointCreated(Endpoint):
+    """A created endpoint with its signing secret, shown this once."""
+
+    secret: str
+
+
+class EndpointPage(Page):
+    """Endpoints, newest first."""
+
+    items: list[Endpoint]
+
+
+class EndpointDisable(Input):
+    """Why an endpoint is disabled."""
+
+    reason: str = Field(default="disabled through the API", min_length=1, max_length=500)
+
+
+class EndpointRotated(BaseModel):
+    """The new signing secret, shown this once; earlier ones sign until
+    `previous_secrets_expire_at`."""
+
+    id: str
+    secret: str
+    previous_secrets_expire_at: datetime | None
+
+
+class TestEventRequest(Input):
+    """A test event for one endpoint."""
+
+    type: str = Field(default="hookline.test", min_length=1, max_length=255)
+    payload: dict[str, Any] | None = None
+
+
+class TestEventSent(BaseModel):
+    """The test event and its one delivery."""
+
+    event_id: str
+    delivery_id: str
+
+
+# -- events -----------------------------------------------------------------------------------
+
+
+class EventPublish(Input):
+    """A tenant's own event."""
+
+    model_config = ConfigDict(extra="ignore")
+    tenant_id: str | None = Field(default=None, max_length=100)
+    type: str
+    payload: Any
+
+
+class Published(BaseModel):
+    """The published event's id; `duplicate` when its Idempotency-Key was seen before."""
+
+    id: str
+    duplicate: bool
+
+
+class EventSummary(BaseModel):
+    """An event in a list."""
+
+    id: str
+    tenant_id: str
+    source_id: str | None
+    origin: str
+    type: str
+    received_at: datetime
+    size: int
+
+
+class Event(BaseModel):
+    """One event: its payload as JSON when it is JSON, else base64."""
+
+    id: str
+    tenant_id: str
+    source_id: str | None
+    origin: str
+    type: str
+    content_type: str
+    headers: dict[str, str]
+    received_at: datetime
+    fanned_out_at: datetime | None
+    payload: Any = None
+    payload_base64: str | None = None
+
+
+class EventPage(Page):
+    """Events, newest first."""
+
+    items: list[EventSummary]
+
+
+# -- deliveries -------------------------------------------------------------------------------
+
+
+class Delivery(BaseModel):
+    """One event x one endpoint."""
+
+    id: str
+    event_id: str
+    endpoint_id: str
+    tenant_id: str
+    state: str
+    attempt_count: int
+    next_attempt_at: datetime
+    deadline_at: datetime
+    last_status: int | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+class DeliveryPage(Page):
+    """Deliveries, newest first."""
+
+    items: list[Delivery]
+
+
+class Attempt(BaseModel):
+    """One HTTP try."""
+
+    id: int
+    delivery_id: str
+    attempted_at: datetime
+    duration_ms: int
+    status_code: int | None
+    response_excerpt: str | None
+    error_class: str | None
+
+
+class AttemptPage(Page):
+    """Attempts of a delivery, oldest first."""
+
+    items: list[Attempt]
+
+
+class Resent(BaseModel):
+    """What a resend did (the replay summary of one delivery)."""
+
+    delivery_id: str
+    enqueued: int
+    skipped: dict[str, int]
+    audit_id: int | None
+
+
+class Status(BaseModel):
+    """How the caller's part of the pipeline stands."""
+
+    deliveries: dict[str, int]
+    events_24h: int
+    outbox_pending: int
+    outbox_oldest_seconds: float | None
+    endpoints_enabled: int
+    endpoints_disabled: int

@@ -1,0 +1,471 @@
+"""The management API's services: each takes the caller and acts only inside its scope.
+
+An object of another tenant is answered exactly like one that does not exist (NotFound), so
+nothing about other tenants leaks; an action no tenant may take (creating a tenant) is 403.
+Changes to endpoints and secret rotations are audited with the caller's principal.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hookline import admin
+from hookline.config import HooklineConfig
+from hookline.db import Database
+from hookline.errors import BadRequest
+from hookline.filters import validate_filters
+from hookline.ids import new_id
+from hookline.ingest import Accepted, publish
+from hookline.management.access import Caller
+from hookline.repositories import api as repo
+from hookline.repositories import audit as audit_repo
+from hookline.repositories import endpoints as endpoint_repo
+from hookline.secretbox import seal
+from hookline.settings import Settings
+from hookline.signing import generate_secret
+from hookline.ssrf import check_url
+from hookline.verifiers import SourceConfig, verifier_for
+
+MAX_PAGE = 200
+
+
+# -- paging -----------------------------------------------------------------------------------
+
+
+def encode_cursor(last: str | int) -> str:
+    """An opaque cursor for the page after the row `last`."""
+    return base64.urlsafe_b64encode(json.dumps({"after": last}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> str | int | None:
+    """The row a cursor points after; BadRequest for a cursor this API did not make."""
+    if not cursor:
+        return None
+    try:
+        doc = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        after = doc["after"]
+    except (binascii.Error, ValueError, TypeError, KeyError, UnicodeDecodeError) as err:
+        raise BadRequest("cursor is not valid: pass next_cursor from the previous page") from err
+    if not isinstance(after, str | int) or isinstance(after, bool):
+        raise BadRequest("cursor is not valid: pass next_cursor from the previous page")
+    return after
+
+
+def page_of(cursor: str | None, limit: int) -> repo.Page:
+    """The page a list request asks for (one row more is read, to know if there is a next)."""
+    after = decode_cursor(cursor)
+    if after is not None and not isinstance(after, str):
+        raise BadRequest("cursor is not valid: pass next_cursor from the previous page")
+    return repo.Page(after=after, limit=min(max(limit, 1), MAX_PAGE) + 1)
+
+
+def paged(rows: list[dict[str, Any]], limit: int, key: str = "id") -> dict[str, Any]:
+    """`items` and `next_cursor` from rows read with one extra."""
+    limit = min(max(limit, 1), MAX_PAGE)
+    items = rows[:limit]
+    more = len(rows) > limit
+    return {"items": items, "next_cursor": encode_cursor(items[-1][key]) if more else None}
+
+
+# -- tenants ----------------------------------------------------------------------------------
+
+
+def _tenant_out(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "group": row["tenant_group"],
+        "created_at": row["created_at"],
+    }
+
+
+def create_tenant(
+    db: Database, config: HooklineConfig, caller: Caller, *, name: str, group: str | None
+) -> dict[str, Any]:
+    """A new tenant (operators only)."""
+    caller.require_operator("create tenants")
+    created = admin.add_tenant(db, config, name=name, group=group)
+    return get_tenant(db, caller, created["id"])
+
+
+def get_tenant(db: Database, caller: Caller, tenant_id: str) -> dict[str, Any]:
+    """One tenant in scope."""
+    with db.connection() as conn:
+        return _tenant_out(repo.get_tenant(conn, caller.tenant, tenant_id))
+
+
+def list_tenants(db: Database, caller: Caller, *, cursor: str | None, limit: int) -> dict[str, Any]:
+    """Tenants in scope (a tenant caller sees itself)."""
+    with db.connection() as conn:
+        rows = repo.list_tenants(conn, caller.tenant, page_of(cursor, limit))
+    return paged([_tenant_out(r) for r in rows], limit)
+
+
+# -- sources ----------------------------------------------------------------------------------
+
+
+def _source_out(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "path": f"/in/{row['id']}"}
+
+
+def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
+    """A new inbound source; a secret is generated when none is given (returned once)."""
+    tenant_id = caller.tenant_for(body.get("tenant_id"))
+    with db.connection() as conn:
+        repo.get_tenant(conn, caller.tenant, tenant_id)
+    generated = None if body.get("secret") else generate_secret()
+    created = admin.add_source(
+        db,
+        tenant_id=tenant_id,
+        scheme=body["scheme"],
+        secrets=[body.get("secret") or generated or ""],
+        name=body.get("name"),
+        tolerance_seconds=body.get("tolerance_seconds", 300),
+        options=body.get("options") or {},
+    )
+    return {**get_source(db, caller, created["id"]), "secret": generated}
+
+
+def get_source(db: Database, caller: Caller, source_id: str) -> dict[str, Any]:
+    """One source in scope, without secrets."""
+    with db.connection() as conn:
+        return _source_out(repo.get_source(conn, caller.tenant, source_id))
+
+
+def list_sources(
+    db: Database, caller: Caller, *, tenant_id: str | None, cursor: str | None, limit: int
+) -> dict[str, Any]:
+    """Sources in scope, without secrets."""
+    with db.connection() as conn:
+        rows = repo.list_sources(conn, caller.tenant, page_of(cursor, limit), tenant_id=tenant_id)
+    return paged([_source_out(r) for r in rows], limit)
+
+
+def set_source_enabled(
+    db: Database, caller: Caller, source_id: str, *, enabled: bool
+) -> dict[str, Any]:
+    """Enable or disable a source (a disabled source answers 404 to providers)."""
+    with db.connection() as conn:
+        repo.set_source_enabled(conn, caller.tenant, source_id, enabled)
+        _audit(conn, caller, "enable" if enabled else "disable", "source", source_id, {})
+    return get_source(db, caller, source_id)
+
+
+def rotate_source_secret(
+    db: Database, caller: Caller, source_id: str, *, secret: str | None, keep_previous: bool
+) -> dict[str, Any]:
+    """A new secret for a source; the previous one keeps verifying unless told otherwise."""
+    from hookline.secretbox import reveal
+
+    new_secret = secret or generate_secret()
+    with db.connection() as conn, conn.transaction():
+        source = repo.get_source(conn, caller.tenant, source_id)
+        stored = repo.source_secrets(conn, caller.tenant, source_id)
+        secrets = [new_secret] + ([reveal(conn, stored[0])] if keep_previous and stored else [])
+        try:
+            verifier_for(
+                source["scheme"],
+                SourceConfig(tuple(secrets), source["tolerance_seconds"], source["options"]),
+            )
+        except ValueError as err:
+            raise BadRequest(str(err)) from err
+        repo.set_source_secrets(conn, caller.tenant, source_id, [seal(conn, s) for s in secrets])
+        _audit(conn, caller, "rotate_secret", "source", source_id, {"keep_previous": keep_previous})
+    return {
+        "id": source_id,
+        "secret": None if secret else new_secret,
+        "previous_kept": keep_previous and len(secrets) == 2,
+    }
+
+
+# -- endpoints --------------------------------------------------------------------------------
+
+
+def _header_lines(headers: dict[str, str]) -> list[str]:
+    return [f"{name}: {value}" for name, value in headers.items()]
+
+
+def create_endpoint(
+    db: Database, settings: Settings, caller: Caller, body: dict[str, Any]
+) -> dict[str, Any]:
+    """A new endpoint after the SSRF check, with its signing secret (returned once)."""
+    tenant_id = caller.tenant_for(body.get("tenant_id"))
+    with db.connection() as conn:
+        repo.get_tenant(conn, caller.tenant, tenant_id)
+    rate = body.get("rate_limit_per_second")
+    created = admin.add_endpoint(
+        db,
+        settings,
+        tenant_id=tenant_id,
+        url=body["url"],
+        event_types=body.get("event_types") or [],
+        max_concurrency=body.get("max_concurrency", 5),
+        rate_limit=None if rate is None else f"{rate}/s",
+        headers=_header_lines(body.get("headers") or {}),
+        description=body.get("description") or "",
+        retry_on_4xx=bool(body.get("retry_on_4xx")),
+    )
+    with db.connection() as conn:
+        _audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
+    return {**get_endpoint(db, caller, created["id"]), "secret": created["secret"]}
+
+
+def get_endpoint(db: Database, caller: Caller, endpoint_id: str) -> dict[str, Any]:
+    """One endpoint in scope, without secrets."""
+    with db.connection() as conn:
+        return repo.get_endpoint(conn, caller.tenant, endpoint_id)
+
+
+def list_endpoints(
+    db: Database,
+    caller: Caller,
+    *,
+    tenant_id: str | None,
+    enabled: bool | None,
+    cursor: str | None,
+    limit: int,
+) -> dict[str, Any]:
+    """Endpoints in scope, without secrets."""
+    with db.connection() as conn:
+        rows = repo.list_endpoints(
+            conn, caller.tenant, page_of(cursor, limit), tenant_id=tenant_id, enabled=enabled
+        )
+    return paged(rows, limit)
+
+
+def update_endpoint(
+    db: Database, settings: Settings, caller: Caller, endpoint_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Change an endpoint's URL (SSRF-checked again), filters, limits or headers."""
+    changes: dict[str, Any] = {k: v for k, v in body.items() if v is not None}
+    if "url" in changes:
+        changes["url"] = check_url(
+            changes["url"],
+            allow_private=settings.allow_private_targets,
+            allow_http=settings.allow_http_targets,
+        ).url
+    if "event_types" in changes:
+        changes["event_types"] = validate_filters(list(changes["event_types"]))
+    if "headers" in changes:
+        changes["headers"] = admin.parse_headers(_header_lines(changes["headers"]))
+    if changes.get("clear_rate_limit") and "rate_limit_per_second" in changes:
+        raise BadRequest("give rate_limit_per_second or clear_rate_limit, not both")
+    with db.connection() as conn, conn.transaction():
+        repo.update_endpoint(conn, caller.tenant, endpoint_id, changes)
+        audited = {k: v for k, v in changes.items() if k != "headers"}
+        if "headers" in changes:
+            audited["headers"] = sorted(changes["headers"])  # names only: values may be tokens
+        _audit(conn, caller, "update", "endpoint", endpoint_id, audited)
+    return get_endpoint(db, caller, endpoint_id)
+
+
+def set_endpoint_enabled(
+    db: Database, caller: Caller, endpoint_id: str, *, enabled: bool, reason: str | None = None
+) -> dict[str, Any]:
+    """Enable (clearing its failure streak) or disable an endpoint."""
+    with db.connection() as conn:
+        repo.set_endpoint_enabled(conn, caller.tenant, endpoint_id, enabled, reason)
+        params = {} if enabled else {"reason": reason}
+        _audit(conn, caller, "enable" if enabled else "disable", "endpoint", endpoint_id, params)
+    return get_endpoint(db, caller, endpoint_id)
+
+
+def rotate_endpoint_secret(
+    db: Database, settings: Settings, caller: Caller, endpoint_id: str
+) -> dict[str, Any]:
+    """A new signing secret; the earlier ones keep signing for the configured overlap."""
+    overlap = timedelta(hours=settings.config.secret_rotation_overlap_hours)
+    secret = generate_secret()
+    with db.connection() as conn:
+        repo.get_endpoint(conn, caller.tenant, endpoint_id)
+        endpoint_repo.rotate_secret(conn, endpoint_id, secret, overlap)
+        expire_at = repo.previous_secrets_expire_at(conn, endpoint_id)
+        _audit(conn, caller, "rotate_secret", "endpoint", endpoint_id, {"overlap": str(overlap)})
+    return {"id": endpoint_id, "secret": secret, "previous_secrets_expire_at": expire_at}
+
+
+def send_test_event(
+    db: Database,
+    settings: Settings,
+    caller: Caller,
+    endpoint_id: str,
+    *,
+    type: str,
+    payload: dict[str, Any] | None,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> dict[str, Any]:
+    """An event for this one endpoint (not fanned out to the tenant's others), due now."""
+    from hookline.ingest import encode_payload, validate_event_type
+
+    validate_event_type(type)
+    body = (
+        payload
+        if payload is not None
+        else {
+            "message": "a test event from Hookline",
+            "endpoint_id": endpoint_id,
+            "sent_at": now().isoformat(),
+        }
+    )
+    event_id, delivery_id = new_id("evt"), new_id("dlv")
+    with db.connection() as conn, conn.transaction():
+        endpoint = repo.get_endpoint(conn, caller.tenant, endpoint_id)
+        repo.insert_test_event(
+            conn,
+            event_id=event_id,
+            delivery_id=delivery_id,
+            tenant_id=endpoint["tenant_id"],
+            endpoint_id=endpoint_id,
+            type=type,
+            payload=encode_payload(body),
+            deadline=timedelta(hours=settings.config.delivery_deadline_hours),
+        )
+        _audit(conn, caller, "send_test_event", "endpoint", endpoint_id, {"event_id": event_id})
+    return {"event_id": event_id, "delivery_id": delivery_id}
+
+
+# -- events -----------------------------------------------------------------------------------
+
+
+def publish_event(
+    db: Database,
+    caller: Caller,
+    *,
+    tenant_id: str | None,
+    type: Any,
+    payload: Any,
+    idempotency_key: str | None,
+) -> Accepted:
+    """A tenant's own event into the ledger; the Idempotency-Key is its dedupe key."""
+    tenant = caller.tenant_for(tenant_id)
+    if not isinstance(tenant, str):
+        raise BadRequest("tenant_id must be a string")
+    with db.connection() as conn:
+        return publish(
+            conn, tenant_id=tenant, type=type, payload=payload, idempotency_key=idempotency_key
+        )
+
+
+def get_event(db: Database, caller: Caller, event_id: str) -> dict[str, Any]:
+    """One event in scope, with its payload (JSON when it is JSON, else base64)."""
+    with db.connection() as conn:
+        row = repo.get_event(conn, caller.tenant, event_id)
+    raw = bytes(row.pop("payload"))
+    try:
+        row["payload"] = json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        row["payload_base64"] = base64.b64encode(raw).decode()
+    row["headers"] = {str(k): str(v) for k, v in dict(row["headers"]).items()}
+    return row
+
+
+def list_events(
+    db: Database, caller: Caller, *, filters: dict[str, Any], cursor: str | None, limit: int
+) -> dict[str, Any]:
+    """Events in scope, newest first, filtered by tenant, type, source and time window."""
+    _check_window(filters)
+    with db.connection() as conn:
+        rows = repo.list_events(conn, caller.tenant, page_of(cursor, limit), filters)
+    return paged(rows, limit)
+
+
+# -- deliveries -------------------------------------------------------------------------------
+
+
+def get_delivery(db: Database, caller: Caller, delivery_id: str) -> dict[str, Any]:
+    """One delivery in scope."""
+    with db.connection() as conn:
+        return repo.get_delivery(conn, caller.tenant, delivery_id)
+
+
+def list_deliveries(
+    db: Database, caller: Caller, *, filters: dict[str, Any], cursor: str | None, limit: int
+) -> dict[str, Any]:
+    """Deliveries in scope, newest first, by state, endpoint, event and time window."""
+    _check_window(filters)
+    with db.connection() as conn:
+        rows = repo.list_deliveries(conn, caller.tenant, page_of(cursor, limit), filters)
+    return paged(rows, limit)
+
+
+def list_attempts(
+    db: Database, caller: Caller, delivery_id: str, *, cursor: str | None, limit: int
+) -> dict[str, Any]:
+    """Attempts of a delivery in scope, oldest first."""
+    after = decode_cursor(cursor)
+    if after is not None and not isinstance(after, int):
+        raise BadRequest("cursor is not valid: pass next_cursor from the previous page")
+    bounded = min(max(limit, 1), MAX_PAGE)
+    with db.connection() as conn:
+        repo.get_delivery(conn, caller.tenant, delivery_id)
+        rows = repo.list_attempts(conn, caller.tenant, delivery_id, after, bounded + 1)
+    return paged(rows, limit)
+
+
+def resend_delivery(
+    db: Database,
+    caller: Caller,
+    delivery_id: str,
+    run_replay: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Send one delivery again (a replay by id: same webhook-id, new run, audited)."""
+    get_delivery(db, caller, delivery_id)
+    summary = run_replay(
+        {
+            "delivery_ids": [delivery_id],
+            "requested_by": caller.principal,
+            "reason": "resend through the API",
+        }
+    )
+    return {
+        "delivery_id": delivery_id,
+        "enqueued": int(summary.get("enqueued", 0)),
+        "skipped": dict(summary.get("skipped", {})),
+        "audit_id": summary.get("audit_id"),
+    }
+
+
+def status(db: Database, caller: Caller) -> dict[str, Any]:
+    """Deliveries per state, events of the last day, the outbox and endpoints, in scope."""
+    with db.connection() as conn:
+        summary = repo.status_summary(conn, caller.tenant)
+    oldest = summary.get("outbox_oldest_seconds")
+    summary["outbox_oldest_seconds"] = float(oldest) if oldest is not None else None
+    return summary
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _check_window(filters: dict[str, Any]) -> None:
+    since, until = filters.get("since"), filters.get("until")
+    for name in ("since", "until"):
+        value = filters.get(name)
+        if value is not None and value.tzinfo is None:
+            filters[name] = value.replace(tzinfo=UTC)
+    since, until = filters.get("since"), filters.get("until")
+    if since is not None and until is not None and until <= since:
+        raise BadRequest("until must be after since")
+
+
+def _audit(
+    conn: Any,
+    caller: Caller,
+    action: str,
+    object_type: str,
+    object_id: str,
+    params: dict[str, Any],
+) -> None:
+    audit_repo.write_audit(
+        conn,
+        actor=caller.principal,
+        action=action,
+        object_type=object_type,
+        object_id=object_id,
+        params=params,
+    )

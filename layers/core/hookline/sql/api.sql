@@ -1,0 +1,234 @@
+-- The management API's queries. Every list and read takes `%(tenant)s`: NULL for an operator
+-- (every tenant), else the caller's tenant, so an object of another tenant is simply not found.
+-- Lists are newest first, paged by id (`%(after)s` = the last id of the previous page).
+
+-- active_secret_key --
+SELECT id, wrapped FROM secret_keys WHERE active
+
+-- insert_secret_key --
+INSERT INTO secret_keys (id, wrapped, wrapped_by) VALUES (%(id)s, %(wrapped)s, %(wrapped_by)s)
+ON CONFLICT DO NOTHING
+RETURNING id, wrapped
+
+-- get_secret_key --
+SELECT id, wrapped FROM secret_keys WHERE id = %(id)s
+
+-- plaintext_endpoint_secrets --
+SELECT endpoint_id, created_at, secret FROM endpoint_secrets
+WHERE secret NOT LIKE 'hlenc1:%%' FOR UPDATE
+
+-- seal_endpoint_secret --
+UPDATE endpoint_secrets SET secret = %(secret)s
+WHERE endpoint_id = %(endpoint_id)s AND created_at = %(created_at)s
+
+-- plaintext_source_secrets --
+SELECT id, secrets FROM sources
+WHERE EXISTS (SELECT 1 FROM unnest(secrets) s WHERE s NOT LIKE 'hlenc1:%%') FOR UPDATE
+
+-- seal_source_secrets --
+UPDATE sources SET secrets = %(secrets)s WHERE id = %(id)s
+
+-- find_api_principal --
+SELECT principal, scope FROM api_principals WHERE principal = ANY(%(principals)s)
+ORDER BY (principal = %(first)s) DESC
+LIMIT 1
+
+-- upsert_api_principal --
+INSERT INTO api_principals (principal, scope, description)
+VALUES (%(principal)s, %(scope)s, %(description)s)
+ON CONFLICT (principal) DO UPDATE SET scope = EXCLUDED.scope, description = EXCLUDED.description
+RETURNING principal, scope, description, created_at
+
+-- list_api_principals --
+SELECT principal, scope, description, created_at FROM api_principals ORDER BY principal
+
+-- delete_api_principal --
+DELETE FROM api_principals WHERE principal = %(principal)s RETURNING principal
+
+-- reserve_idempotency_key --
+INSERT INTO api_idempotency (scope, key, request_hash)
+VALUES (%(scope)s, %(key)s, %(request_hash)s)
+ON CONFLICT (scope, key) DO NOTHING
+RETURNING key
+
+-- get_idempotency_key --
+SELECT request_hash, status, response FROM api_idempotency
+WHERE scope = %(scope)s AND key = %(key)s
+
+-- complete_idempotency_key --
+UPDATE api_idempotency SET status = %(status)s, response = %(response)s
+WHERE scope = %(scope)s AND key = %(key)s
+
+-- release_idempotency_key --
+DELETE FROM api_idempotency WHERE scope = %(scope)s AND key = %(key)s AND status IS NULL
+
+-- api_get_tenant --
+SELECT id, name, tenant_group, created_at FROM tenants
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR id = %(tenant)s)
+
+-- api_list_tenants --
+SELECT id, name, tenant_group, created_at FROM tenants
+WHERE (%(tenant)s::text IS NULL OR id = %(tenant)s)
+  AND (%(after)s::text IS NULL OR id < %(after)s)
+ORDER BY id DESC LIMIT %(limit)s
+
+-- api_get_source --
+SELECT id, tenant_id, name, scheme, tolerance_seconds, options, enabled, created_at, updated_at
+FROM sources
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+
+-- api_list_sources --
+SELECT id, tenant_id, name, scheme, tolerance_seconds, options, enabled, created_at, updated_at
+FROM sources
+WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+  AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+  AND (%(after)s::text IS NULL OR id < %(after)s)
+ORDER BY id DESC LIMIT %(limit)s
+
+-- api_set_source_enabled --
+UPDATE sources SET enabled = %(enabled)s, updated_at = now()
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+RETURNING id
+
+-- api_set_source_secrets --
+UPDATE sources SET secrets = %(secrets)s, updated_at = now()
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+RETURNING id
+
+-- api_source_secrets --
+SELECT secrets FROM sources
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+FOR UPDATE
+
+-- api_get_endpoint --
+SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
+       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
+FROM endpoints
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+
+-- api_list_endpoints --
+SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
+       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
+FROM endpoints
+WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+  AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+  AND (%(enabled)s::boolean IS NULL OR enabled = %(enabled)s)
+  AND (%(after)s::text IS NULL OR id < %(after)s)
+ORDER BY id DESC LIMIT %(limit)s
+
+-- api_update_endpoint --
+-- NULL parameters keep the current value (the API's PATCH); rate_limit is cleared with
+-- clear_rate_limit.
+UPDATE endpoints SET
+    url = coalesce(%(url)s, url),
+    description = coalesce(%(description)s, description),
+    event_types = coalesce(%(event_types)s, event_types),
+    max_concurrency = coalesce(%(max_concurrency)s, max_concurrency),
+    rate_limit_per_second = CASE WHEN %(clear_rate_limit)s THEN NULL
+                                 ELSE coalesce(%(rate_limit_per_second)s, rate_limit_per_second)
+                            END,
+    headers = coalesce(%(headers)s, headers),
+    retry_on_4xx = coalesce(%(retry_on_4xx)s, retry_on_4xx),
+    updated_at = now()
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+RETURNING id
+
+-- api_set_endpoint_enabled --
+UPDATE endpoints
+SET enabled = %(enabled)s, disabled_reason = %(reason)s, updated_at = now(),
+    failing_since = CASE WHEN %(enabled)s THEN NULL ELSE failing_since END
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+RETURNING id
+
+-- api_endpoint_secret_expiry --
+SELECT max(expires_at) AS previous_expire_at FROM endpoint_secrets
+WHERE endpoint_id = %(id)s AND expires_at IS NOT NULL AND expires_at > now()
+
+-- api_insert_test_event --
+-- A test event goes to one endpoint only: the event enters the ledger with its outbox row
+-- already fanned out, and its one delivery is due now.
+WITH new_event AS (
+    INSERT INTO events (id, tenant_id, origin, type, dedupe_key, payload, content_type)
+    VALUES (%(event_id)s, %(tenant_id)s, 'test', %(type)s, %(event_id)s, %(payload)s,
+            'application/json')
+    RETURNING id, tenant_id, received_at
+), new_outbox AS (
+    INSERT INTO outbox (event_id, tenant_id, created_at, fanned_out_at)
+    SELECT id, tenant_id, received_at, received_at FROM new_event
+)
+INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
+SELECT %(delivery_id)s, e.id, %(endpoint_id)s, e.tenant_id, t.tenant_group, now() + %(deadline)s
+FROM new_event e JOIN tenants t ON t.id = e.tenant_id
+RETURNING id, event_id
+
+-- api_get_event --
+SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.payload, e.content_type,
+       e.headers, e.received_at, o.fanned_out_at
+FROM events e LEFT JOIN outbox o ON o.event_id = e.id
+WHERE e.id = %(id)s AND (%(tenant)s::text IS NULL OR e.tenant_id = %(tenant)s)
+
+-- api_list_events --
+SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.received_at,
+       length(e.payload) AS size
+FROM events e
+WHERE (%(tenant)s::text IS NULL OR e.tenant_id = %(tenant)s)
+  AND (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
+  AND (%(type)s::text IS NULL OR e.type = %(type)s)
+  AND (%(source_id)s::text IS NULL OR e.source_id = %(source_id)s)
+  AND (%(since)s::timestamptz IS NULL OR e.received_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR e.received_at < %(until)s)
+  AND (%(after)s::text IS NULL OR e.id < %(after)s)
+ORDER BY e.id DESC LIMIT %(limit)s
+
+-- api_get_delivery --
+SELECT id, event_id, endpoint_id, tenant_id, tenant_group, state, attempt_count,
+       next_attempt_at, deadline_at, last_status, last_error, created_at, updated_at,
+       finished_at
+FROM deliveries
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+
+-- api_list_deliveries --
+SELECT id, event_id, endpoint_id, tenant_id, tenant_group, state, attempt_count,
+       next_attempt_at, deadline_at, last_status, last_error, created_at, updated_at,
+       finished_at
+FROM deliveries
+WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+  AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+  AND (%(state)s::text IS NULL OR state = %(state)s)
+  AND (%(endpoint_id)s::text IS NULL OR endpoint_id = %(endpoint_id)s)
+  AND (%(event_id)s::text IS NULL OR event_id = %(event_id)s)
+  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+  AND (%(after)s::text IS NULL OR id < %(after)s)
+ORDER BY id DESC LIMIT %(limit)s
+
+-- api_list_attempts --
+SELECT a.id, a.delivery_id, a.attempted_at, a.duration_ms, a.status_code,
+       a.response_excerpt, a.error_class
+FROM attempts a JOIN deliveries d ON d.id = a.delivery_id
+WHERE a.delivery_id = %(delivery_id)s
+  AND (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
+  AND (%(after)s::bigint IS NULL OR a.id > %(after)s)
+ORDER BY a.id LIMIT %(limit)s
+
+-- api_status_deliveries --
+SELECT state, count(*) AS n FROM deliveries
+WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+GROUP BY state
+
+-- api_status_summary --
+SELECT
+    (SELECT count(*) FROM events
+     WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+       AND received_at > now() - interval '24 hours') AS events_24h,
+    (SELECT count(*) FROM outbox
+     WHERE fanned_out_at IS NULL AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s))
+        AS outbox_pending,
+    (SELECT extract(epoch FROM now() - min(created_at)) FROM outbox
+     WHERE fanned_out_at IS NULL AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s))
+        AS outbox_oldest_seconds,
+    (SELECT count(*) FROM endpoints
+     WHERE enabled AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)) AS endpoints_enabled,
+    (SELECT count(*) FROM endpoints
+     WHERE NOT enabled AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s))
+        AS endpoints_disabled
