@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_xray as xray
 from constructs import Construct
 
@@ -55,11 +56,19 @@ class HooklineStack(Stack):
             rds = Database(self, "Database", config=config, network=network)
             database = rds
 
+        secrets_key = kms.Key(
+            self,
+            "SecretsKey",
+            description="Hookline: wraps the data key of source and endpoint secrets",
+            enable_key_rotation=True,
+            removal_policy=RemovalPolicy.RETAIN,  # losing it loses every stored secret
+        )
         ctx = FunctionContext(
             config=config,
             layer=CoreLayer(self, "CoreLayer", config=config),
             database=database,
             network=network,
+            secrets_key=secrets_key,
         )
         queues = GroupQueues(self, "Queues", config=config)
         services = ServiceFunctions(self, "Services", ctx=ctx, queues=queues)
@@ -70,6 +79,7 @@ class HooklineStack(Stack):
             "Api",
             config=config,
             receiver=services.receiver,
+            management=services.management,
             waf=config.infrastructure.waf_enabled and not variant.localstack,
         )
         Schedules(
@@ -88,6 +98,7 @@ class HooklineStack(Stack):
                 deliver=deliver.by_group,
                 functions={
                     "receiver": services.receiver,
+                    "api": services.management,
                     "fanout": services.fanout,
                     "reconcile": services.reconcile,
                     "replay": services.replay,

@@ -1,9 +1,9 @@
-"""The API Gateway REST API (v1) in front of the receiver.
+"""The API Gateway REST API (v1) in front of the receiver and the management API.
 
-`POST /in/{source_id}` is open (the provider's signature is the auth); `/v1/{proxy+}` requires
-SigV4 (IAM). Every media type is binary, so the receiver gets the body base64-encoded and
-byte-exact — signatures are computed over raw bytes. See docs/decisions/0004-api-gateway-rest-
-binary.md.
+`POST /in/{source_id}` is open (the provider's signature is the auth) and goes to the
+receiver; `/v1/{proxy+}` requires SigV4 (IAM) and goes to the management API function. Every
+media type is binary, so the functions get the body base64-encoded and byte-exact — signatures
+are computed over raw bytes. See docs/decisions/0004-api-gateway-rest-binary.md.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class Api(Construct):
         *,
         config: HooklineConfig,
         receiver: lambda_.IFunction,
+        management: lambda_.IFunction,
         waf: bool,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -98,10 +99,10 @@ class Api(Construct):
             request_parameters={"method.request.path.source_id": True},
             request_validator=validator,
         )
-        management = self.rest_api.root.add_resource("v1").add_resource("{proxy+}")
-        self.management_method = management.add_method(
+        v1 = self.rest_api.root.add_resource("v1").add_resource("{proxy+}")
+        self.management_method = v1.add_method(
             "ANY",
-            integration,
+            apigw.LambdaIntegration(management, proxy=True),
             authorization_type=apigw.AuthorizationType.IAM,
             request_parameters={"method.request.path.proxy": True},
             request_validator=validator,

@@ -42,12 +42,14 @@ def test_inbound_route_is_open_and_proxies_to_the_receiver(variant: StackView) -
     assert receiver in json.dumps(method["Integration"]["Uri"])
 
 
-def test_management_api_requires_iam(variant: StackView) -> None:
+def test_management_api_requires_iam_and_goes_to_the_api_function(variant: StackView) -> None:
+    management, _ = variant.function("Management")
     receiver, _ = variant.function("Receiver")
     method = _method_on(variant, "{proxy+}")
     assert method["HttpMethod"] == "ANY"
     assert method["AuthorizationType"] == "AWS_IAM"
-    assert receiver in json.dumps(method["Integration"]["Uri"])
+    assert management in json.dumps(method["Integration"]["Uri"])
+    assert receiver not in json.dumps(method["Integration"]["Uri"])
 
 
 def test_stage_is_throttled_traced_and_logs_json(variant: StackView) -> None:

@@ -10,7 +10,7 @@ from tests.infra.view import StackView, env_of
 
 pytestmark = pytest.mark.infra
 
-NAMES = ("Receiver", "Fanout", "Reconcile", "Replay", "Migrate")
+NAMES = ("Receiver", "Management", "Fanout", "Reconcile", "Replay", "Migrate")
 
 
 def test_the_five_functions_and_one_deliver_per_group(variant: StackView) -> None:
@@ -82,3 +82,28 @@ def test_concurrency_limits(aws: StackView) -> None:
     assert fanout["Properties"]["ReservedConcurrentExecutions"] == infra.fanout_reserved_concurrency
     assert reconcile["Properties"]["ReservedConcurrentExecutions"] == 1
     assert migrate["Properties"]["ReservedConcurrentExecutions"] == 1
+
+
+def test_the_management_api_function_runs_functions_api(aws: StackView) -> None:
+    fanout_id, _ = aws.function("Fanout")
+    _, management = aws.function("Management")
+    env = env_of(management)
+    assert env["POWERTOOLS_SERVICE_NAME"] == "hookline-api"
+    assert env["HOOKLINE_FANOUT_FUNCTION"] == {"Ref": fanout_id}
+
+
+def test_every_function_can_unwrap_the_secrets_data_key(variant: StackView) -> None:
+    ((key_id, key),) = [
+        (k, v) for k, v in variant.of_type("AWS::KMS::Key").items() if "SecretsKey" in k
+    ]
+    assert key["Properties"]["EnableKeyRotation"] is True
+    assert key["DeletionPolicy"] == "Retain"
+    for name, fn in variant.functions().items():
+        assert env_of(fn)["HOOKLINE_KMS_KEY_ID"] == {"Fn::GetAtt": [key_id, "Arn"]}, name
+        actions = {
+            a
+            for s in variant.policy_statements(variant.role_of(name))
+            if s.get("Resource") == {"Fn::GetAtt": [key_id, "Arn"]}
+            for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+        }
+        assert {"kms:Decrypt", "kms:GenerateDataKey"} <= actions, name

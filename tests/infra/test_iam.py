@@ -95,11 +95,18 @@ def test_replay_reaches_every_queue_and_redrives_every_dlq(variant: StackView) -
     assert _targets(variant, "Replay", "sqs:StartMessageMoveTask") == dlqs
 
 
-def test_only_the_receiver_may_invoke_fanout(variant: StackView) -> None:
+def test_only_the_receiver_and_the_api_may_invoke_fanout(variant: StackView) -> None:
     fanout, _ = variant.function("Fanout")
     for name in variant.functions():
         allowed = _targets(variant, name, "lambda:InvokeFunction")
-        assert allowed == ({fanout} if "Receiver" in name else set()), name
+        nudgers = ("Receiver", "Management")
+        assert allowed == ({fanout} if any(n in name for n in nudgers) else set()), name
+
+
+def test_the_api_sends_resends_to_every_group_queue_only(variant: StackView) -> None:
+    queues = {_queue_id(variant, g.queue_name) for g in variant.config.tenant_groups}
+    assert _targets(variant, "Management", "sqs:SendMessage") == queues
+    assert _targets(variant, "Management", "sqs:ReceiveMessage") == set()
 
 
 def test_database_secret_is_read_by_its_arn(aws: StackView) -> None:
