@@ -1,0 +1,186 @@
+"""`hookline api`: the management API from the command line.
+
+* `hookline api call METHOD PATH --api URL` sends one request to a deployed API, signed with
+  SigV4 (credentials from the usual AWS chain), or with `--key` to a local stack;
+* `hookline api principals add|list|remove` maps IAM principals (or local keys) to a tenant
+  scope, or to `*` for operators;
+* `hookline api encrypt-secrets` seals secrets still stored in plaintext (decision 0013);
+* `hookline api openapi` prints the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit
+
+from hookline.errors import BadRequest
+
+if TYPE_CHECKING:
+    from hookline.cli import Runtime
+
+
+def signed_headers(
+    method: str, url: str, body: bytes, region: str, headers: dict[str, str]
+) -> dict[str, str]:
+    """`headers` plus SigV4 for API Gateway (`execute-api`), with the default credentials."""
+    import boto3
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+
+    credentials = boto3.Session().get_credentials()
+    if credentials is None:
+        raise BadRequest("no AWS credentials found (the usual chain: env, profile, SSO, role)")
+    request = AWSRequest(method=method, url=url, data=body, headers=headers)
+    SigV4Auth(credentials, "execute-api", region).add_auth(request)
+    return dict(request.headers.items())
+
+
+def call_api(
+    base_url: str,
+    method: str,
+    path: str,
+    *,
+    data: Any = None,
+    query: dict[str, str] | None = None,
+    region: str,
+    key: str | None = None,
+    idempotency_key: str | None = None,
+) -> Any:
+    """One request to the management API; its JSON answer, or BadRequest with its problem."""
+    import httpx
+
+    if not path.startswith("/v1/"):
+        path = "/v1/" + path.lstrip("/")
+    url = base_url.rstrip("/") + path + (f"?{urlencode(query)}" if query else "")
+    body = b"" if data is None else json.dumps(data).encode()
+    headers = {"Content-Type": "application/json"} if body else {}
+    if idempotency_key:
+        headers["Idempotency-Key"] = idempotency_key
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    else:
+        headers = signed_headers(method.upper(), url, body, region, headers)
+    response = httpx.request(method.upper(), url, content=body, headers=headers, timeout=30)
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = {"detail": response.text[:500]}
+    if response.status_code >= 400:
+        detail = answer.get("detail") if isinstance(answer, dict) else None
+        raise BadRequest(f"{response.status_code}: {detail or response.reason_phrase}")
+    return answer
+
+
+def cmd_call(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Send one request; print its answer."""
+    data = None
+    if args.data is not None:
+        try:
+            data = json.loads(args.data)
+        except ValueError as err:
+            raise BadRequest("--data must be JSON") from err
+    query = dict(item.split("=", 1) for item in args.query if "=" in item)
+    if not urlsplit(args.api).scheme:
+        raise BadRequest("--api takes the API's base URL, e.g. https://abc.execute-api.../live")
+    answer = call_api(
+        args.api,
+        args.method,
+        args.path,
+        data=data,
+        query=query,
+        region=rt.settings.aws_region,
+        key=args.key or rt.settings.api_key,
+        idempotency_key=args.idempotency_key,
+    )
+    return answer if args.json else json.dumps(answer, indent=2, default=str)
+
+
+def cmd_principal_add(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Map a principal (or a local key) to a tenant, or to operators."""
+    from hookline.management.access import OPERATOR, key_principal
+    from hookline.repositories import api as repo
+    from hookline.repositories import tenants
+
+    if bool(args.tenant) == bool(args.operator):
+        raise BadRequest("give --tenant ID or --operator")
+    principal = key_principal(args.principal) if args.local_key else args.principal
+    with rt.db.connection() as conn:
+        if args.tenant:
+            tenants.get_tenant(conn, args.tenant)
+        row = repo.upsert_principal(conn, principal, args.tenant or OPERATOR, args.description)
+    return {k: str(v) for k, v in row.items()}
+
+
+def cmd_principal_list(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Every principal and its scope."""
+    from hookline.repositories import api as repo
+
+    with rt.db.connection() as conn:
+        rows = repo.list_principals(conn)
+    return [{k: str(v) for k, v in r.items()} for r in rows]
+
+
+def cmd_principal_remove(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Forget a principal."""
+    from hookline.repositories import api as repo
+
+    with rt.db.connection() as conn:
+        repo.delete_principal(conn, args.principal)
+    return {"removed": args.principal}
+
+
+def cmd_encrypt_secrets(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Seal every secret still stored in plaintext."""
+    from hookline.secretbox import build_box, encrypt_existing_secrets
+
+    return {"sealed_rows": encrypt_existing_secrets(rt.db, build_box(rt.settings))}
+
+
+def cmd_openapi(args: argparse.Namespace, rt: Runtime) -> Any:
+    """The OpenAPI document of the management API."""
+    from hookline.local.devstack import ensure_functions_importable
+
+    ensure_functions_importable()
+    from functions.api.handler import openapi_document
+
+    document: dict[str, Any] = openapi_document()
+    return document if args.json else json.dumps(document, indent=2, sort_keys=True)
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add `hookline api call|principals|encrypt-secrets|openapi`."""
+    api = sub.add_parser("api", help="the management API").add_subparsers(
+        dest="api_action", required=True
+    )
+    p = api.add_parser("call", parents=[common], help="one request to a deployed API (SigV4)")
+    p.add_argument("method", choices=["GET", "POST", "PATCH", "get", "post", "patch"])
+    p.add_argument("path", help="e.g. /v1/endpoints or endpoints/ep_.../rotate-secret")
+    p.add_argument("--api", required=True, metavar="URL", help="the API's base URL")
+    p.add_argument("--data", metavar="JSON", help="the request body")
+    p.add_argument("--query", action="append", default=[], metavar="K=V")
+    p.add_argument("--key", help="a local bearer key instead of SigV4 (hookline dev)")
+    p.add_argument("--idempotency-key", metavar="KEY")
+    p.set_defaults(func=cmd_call)
+
+    principals = api.add_parser("principals", help="who may call the API").add_subparsers(
+        dest="principal_action", required=True
+    )
+    p = principals.add_parser("add", parents=[common], help="map a principal to a scope")
+    p.add_argument("principal", help="an IAM user or role ARN, or a local key with --local-key")
+    p.add_argument("--tenant", metavar="ID")
+    p.add_argument("--operator", action="store_true", help="every tenant")
+    p.add_argument("--local-key", action="store_true", help="PRINCIPAL is a local bearer key")
+    p.add_argument("--description", default="")
+    p.set_defaults(func=cmd_principal_add)
+    p = principals.add_parser("list", parents=[common], help="every principal and its scope")
+    p.set_defaults(func=cmd_principal_list)
+    p = principals.add_parser("remove", parents=[common], help="forget a principal")
+    p.add_argument("principal")
+    p.set_defaults(func=cmd_principal_remove)
+
+    p = api.add_parser("encrypt-secrets", parents=[common], help="seal plaintext secrets")
+    p.set_defaults(func=cmd_encrypt_secrets)
+    p = api.add_parser("openapi", parents=[common], help="print the OpenAPI document")
+    p.set_defaults(func=cmd_openapi)
