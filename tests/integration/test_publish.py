@@ -120,3 +120,19 @@ def test_publish_inside_a_committed_transaction_is_stored_with_its_outbox_row(
     rows = events(db)
     assert [r["id"] for r in rows] == [accepted.id]
     assert rows[0]["outbox"] == accepted.id
+
+
+def test_the_receiver_keeps_v1_events_for_a_local_front(management_env, db, tenant, monkeypatch):
+    # `hookline dev` sends every path to the receiver; it publishes with the API's scoping.
+    from functions.receiver.handler import lambda_handler
+    from hookline.settings import get_settings
+
+    receiver = ApiClient(lambda_handler)
+    body = json.dumps({"tenant_id": tenant["id"], "type": "x", "payload": {}}).encode()
+    assert receiver.post("/v1/events", body=body).status == 403
+    monkeypatch.setenv("HOOKLINE_LOCAL_MODE", "1")
+    get_settings.cache_clear()
+    result = receiver.post("/v1/events", body=body)
+    assert result.status == 200
+    assert [r["id"] for r in events(db)] == [result.json()["id"]]
+    assert receiver.post("/v1/events", body=b"[1]").json()["detail"] == "body must be a JSON object"
