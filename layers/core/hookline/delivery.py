@@ -108,7 +108,14 @@ class Deliverer:
         """Handle one queue message. Raises (so SQS retries it) only when the message could
         not be handled at all: unparseable, database down, or a deferral not re-sent."""
         delivery_id, seq = DeliveryMessage.parse(body)
-        with self.db.connection() as conn:
+        with self.db.connection() as conn, conn.transaction():
+            # The claim, the slot and a deferral commit without waiting for the disk: a
+            # database crash can only undo them, which leaves the delivery queued with a
+            # lease (SQS or the reconciler brings it back), while the attempt's record
+            # commits durably and flushes them with it. Nor does the endpoint row that
+            # take_slot locks stay locked through a WAL flush
+            # (docs/decisions/0014-delivery-claims-commit-asynchronously.md).
+            repo.commit_without_flush(conn)
             job = repo.claim(conn, delivery_id, seq, self.options.claim_lease)
             if job is None:
                 return Handled(Result.SKIPPED)
@@ -118,17 +125,23 @@ class Deliverer:
             if self.clock() >= job.deadline_at:
                 repo.finish(conn, job, Finish("dead", False, None, "deadline passed"))
                 return Handled(Result.DEAD)
-            wait = repo.take_slot(conn, job, self.options.claim_lease.total_seconds())
-            if wait > 0:
-                return self._defer(conn, job, wait)
             secrets = endpoint_repo.active_secrets(conn, job.endpoint_id)
+            # Last before the commit: the endpoint row stays locked until then.
+            wait = repo.take_slot(conn, job, self.options.claim_lease.total_seconds())
+            delay = self._defer(conn, job, wait) if wait > 0 else 0.0
+        if wait > 0:
+            # Sent once the transaction has committed (and released the endpoint row).
+            return self._requeue_deferred(job, delay)
         attempt = self.send(job, secrets)
         return Handled(self.conclude(job, attempt), attempt)
 
-    def _defer(self, conn: Connection, job: Job, wait: float) -> Handled:
+    def _defer(self, conn: Connection, job: Job, wait: float) -> float:
         # Jitter spreads the deferred messages of a busy endpoint over the next seconds.
         delay = max(wait, self.options.busy_retry_seconds) * (1 + random.random())
         repo.defer(conn, job, self.options.queued_lease + timedelta(seconds=delay))
+        return delay
+
+    def _requeue_deferred(self, job: Job, delay: float) -> Handled:
         failed = self.queues.send([self._message(job, job.seq)], delay_seconds=delay)
         if failed:
             # The original message stays on the queue (we raise), and is claimable again.

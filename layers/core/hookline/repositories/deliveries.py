@@ -82,6 +82,16 @@ def oldest_pending_outbox_age(conn: Connection) -> float:
     return float(row["seconds"]) if row else 0.0
 
 
+def commit_without_flush(conn: Connection) -> None:
+    """Let the current transaction commit without waiting for its WAL to reach the disk.
+
+    Only for writes a database crash may undo without loss: a claim, a slot, a deferral
+    (the delivery stays queued with a lease and comes back). Visibility and locking are
+    unchanged; a later durable commit flushes this one too.
+    """
+    conn.execute(query("commit_without_flush"))
+
+
 def claim(conn: Connection, delivery_id: str, seq: int, lease: timedelta) -> Job | None:
     """Take a queued delivery of this generation; None if stale, finished or taken."""
     r = conn.execute(

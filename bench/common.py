@@ -1,0 +1,145 @@
+"""What the benchmarks share: a quiet environment, a throwaway database, the facts that
+decide how to read a figure, and a plain table printer.
+
+Nothing here measures anything; each benchmark keeps its own contenders and clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def quiet_environment() -> None:
+    """Before any handler is imported: no log flood, no EMF lines, no X-Ray, dummy AWS
+    credentials (nothing is ever sent to AWS), and the repository root importable
+    (`functions` and `tests` live there)."""
+    os.environ["POWERTOOLS_LOG_LEVEL"] = "WARNING"
+    os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
+    os.environ["POWERTOOLS_TRACE_DISABLED"] = "true"
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Hookline")
+    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "hookline-bench")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    os.environ.pop("HOOKLINE_FANOUT_FUNCTION", None)  # no fan-out nudges
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+
+
+@contextlib.contextmanager
+def bench_database(label: str) -> Iterator[tuple[str, str]]:
+    """(URL of a fresh migrated database, where its server comes from); dropped after.
+
+    The server is `DATABASE_URL` if set (a database named after `label` and the pid is
+    created on it), else a durable local server (default fsync) started in a temp dir and
+    stopped at the end.
+    """
+    import psycopg
+    from psycopg import sql
+
+    from hookline.localpg import LocalPostgres
+    from hookline.migrate import migrate
+
+    given = os.environ.get("DATABASE_URL")
+    server: LocalPostgres | None = None
+    root: Path | None = None
+    if given:
+        admin_url, where = given, "DATABASE_URL"
+    else:
+        root = Path(tempfile.mkdtemp(prefix=f"hookline-bench-{label}-"))
+        root.chmod(0o755)  # under root the server runs as a system user that must reach it
+        server = LocalPostgres(root / "data", durable=True)
+        print("starting a local durable Postgres ...", file=sys.stderr, flush=True)
+        admin_url, where = server.start(), "a local LocalPostgres (durable=True)"
+    dbname = f"hookline_bench_{label}_{os.getpid()}"
+    name = sql.Identifier(dbname)
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
+        url = psycopg.conninfo.make_conninfo(admin_url, dbname=dbname)
+        try:
+            migrate(url)
+            yield url, where
+        finally:
+            with psycopg.connect(admin_url, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+    finally:
+        if server is not None:
+            server.stop()
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def server_facts(url: str) -> str:
+    """The Postgres version and the settings that decide what a commit costs."""
+    import psycopg
+
+    facts = []
+    with psycopg.connect(url, autocommit=True) as conn:
+        for setting in ("server_version", "fsync", "synchronous_commit", "shared_buffers"):
+            row = conn.execute(f"SHOW {setting}").fetchone()
+            facts.append(f"{setting}={row[0] if row else '?'}")
+    return " ".join(facts)
+
+
+def machine_facts() -> str:
+    """CPUs, Python version and the current load average (read busy-machine figures with
+    care)."""
+    return (
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A fixed-width table: the first column left-aligned, the others right-aligned."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+
+    def line(row: Sequence[str]) -> str:
+        first = row[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest])
+
+    print(line(cells[0]))
+    print("-" * len(line(cells[0])))
+    for row in cells[1:]:
+        print(line(row))
+
+
+def insert_events(
+    url: str, tenant_id: str, count: int, types: Sequence[str], payload: bytes
+) -> list[str]:
+    """`count` published events of the tenant (types taking turns) with their pending outbox
+    rows, as the ledger's insert_event writes them but in one COPY; their ids, sorted."""
+    import psycopg
+
+    from hookline.ids import new_id
+
+    ids = sorted(new_id("evt") for _ in range(count))
+    copy_sql = "COPY events (id, tenant_id, origin, type, dedupe_key, payload) FROM STDIN"
+    with psycopg.connect(url, autocommit=True) as conn:
+        with conn.transaction():
+            with conn.cursor().copy(copy_sql) as copy:
+                for n, event_id in enumerate(ids):
+                    copy.write_row(
+                        (event_id, tenant_id, "publish", types[n % len(types)],
+                         f"bench:{event_id}", payload)
+                    )  # fmt: skip
+            conn.execute(
+                "INSERT INTO outbox (event_id, tenant_id, created_at) "
+                "SELECT id, tenant_id, received_at FROM events WHERE id = ANY(%s)",
+                (ids,),
+            )
+        conn.execute("VACUUM ANALYZE events, outbox")
+    return ids

@@ -1,0 +1,437 @@
+"""Delivery throughput: the deliver handler in-process against a bare httpx loop, with the
+same concurrency, to the same local subscriber, in the same run.
+
+Given one tenant with 5 endpoints on a fast loopback sink (`bench/sink.py`, its own
+process, so neither side is measured through it) and real delivery rows made by the real
+fan-out statement and `claim_due` (state 'queued', with their enqueue generation), each
+concurrency level measures:
+
+* **handler** — `functions.deliver.handler.lambda_handler` called by `--handlers` threads
+  (1, 2, 4), each invoking batches of 10 SQS records (the real record shape, bodies from
+  `hookline.queues.DeliveryMessage`): claim the delivery, take an endpoint slot, sign with
+  every active secret, POST through the shared SSRF-guarded httpx client, record the
+  attempt, finish the delivery, the batch's messages on the handler's threads at once.
+* **bare httpx** — 10 x handlers threads POSTing the same payloads with an httpx.Client
+  (keep-alive pool as large as the concurrency) to the same sink: no database, no signing,
+  no Powertools. The ceiling an in-process deliverer could reach on this machine.
+
+Every delivery must come back `delivered` (an endpoint's `max_concurrency` is high enough
+never to defer); a moto server stands by for any retry or deferral (there should be none).
+Paths take turns in `--rounds` slices per level, after a warm-up each.
+
+    .venv/bin/python bench/deliver.py [--seconds 6] [--handlers 1,2,4] [--rounds 2]
+
+Postgres is `DATABASE_URL` if set (a fresh database is created on it and dropped at the
+end), else a durable local server started in a temp dir and stopped at the end. This is a
+benchmark, not a test: it prints a table and never fails on a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import itertools
+import logging
+import os
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from common import (
+    bench_database,
+    insert_events,
+    machine_facts,
+    print_table,
+    quiet_environment,
+    server_facts,
+)
+from sink import Sink, running_sink
+
+TARGET_RATIO = 0.8
+BATCH = 10  # SQS records per invocation, as the event source hands them
+# The deliver handler's thread pool (functions/deliver/handler.py): one per process, shared
+# by every invocation, so handler threads beyond one keep it busy but never widen it.
+DELIVER_THREADS = 10
+ENDPOINTS = 5
+WARMUP_SECONDS = 1.0
+PAYLOAD = b'{"id": "ord_0000", "amount": 4200, "items": [' + b"1, " * 150 + b"1]}"  # ~500 B
+EVENT_TYPES = ("order.created", "order.updated")
+# What the deliverer adds to a request, so both sides put about the same bytes on the wire.
+BARE_HEADERS = {
+    "content-type": "application/json",
+    "user-agent": "Hookline-Webhooks/1.0",
+    "webhook-id": "dlv_0000000000000000000000000000",
+    "webhook-timestamp": "1700000000",
+    "webhook-signature": "v1," + "A" * 44,
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """What one path measured at one concurrency level."""
+
+    path: str
+    handlers: int
+    concurrency: int
+    completed: int
+    elapsed: float  # wall seconds
+    cpu: float  # CPU seconds of this process (every thread), the sink excluded
+
+    @property
+    def rate(self) -> float:
+        """Deliveries (POSTs) per second of wall time."""
+        return self.completed / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def cpu_ms(self) -> float:
+        """Milliseconds of this process's CPU per delivery."""
+        return self.cpu * 1000 / self.completed if self.completed else 0.0
+
+    def __add__(self, other: Row) -> Row:
+        return Row(self.path, self.handlers, self.concurrency, self.completed + other.completed,
+                   self.elapsed + other.elapsed, self.cpu + other.cpu)  # fmt: skip
+
+
+class Batches:
+    """The prepared SQS events, handed out once each across threads."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self._events = iter(events)
+        self._lock = threading.Lock()
+        self.total = len(events)
+        self.exhausted = False
+
+    def next(self) -> dict[str, Any] | None:
+        """The next event, or None when every one has been taken."""
+        with self._lock:
+            event = next(self._events, None)
+            if event is None:
+                self.exhausted = True
+            return event
+
+
+def run_threads(
+    count: int, seconds: float, work: Callable[[float], int]
+) -> tuple[int, float, float]:
+    """`count` threads released together, each calling `work(deadline)` which returns what
+    it completed; (total completed, wall seconds from release to the last one's end, CPU
+    seconds of the process meanwhile)."""
+    ready = threading.Barrier(count + 1)
+    done: list[int] = []
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def run() -> None:
+        try:
+            ready.wait()
+            got = work(time.perf_counter() + seconds)
+        except BaseException as err:  # reported below; never leave the others waiting
+            ready.abort()
+            with lock:
+                failures.append(err)
+            return
+        with lock:
+            done.append(got)
+
+    threads = [threading.Thread(target=run, name=f"bench-{i}") for i in range(count)]
+    for thread in threads:
+        thread.start()
+    with contextlib.suppress(threading.BrokenBarrierError):  # a failure is raised below
+        ready.wait()
+    start, cpu = time.perf_counter(), time.process_time()
+    for thread in threads:
+        thread.join()
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    if failures:
+        raise RuntimeError("a benchmark thread failed") from failures[0]
+    return sum(done), elapsed, cpu
+
+
+def handler_slice(batches: Batches, handlers: int, seconds: float) -> Row:
+    """`handlers` threads invoking the deliver handler with batches of 10 until time is up."""
+    from functions.deliver.handler import lambda_handler
+    from hookline.local.apigw import LocalContext
+
+    def work(deadline: float) -> int:
+        delivered = 0
+        while time.perf_counter() < deadline:
+            event = batches.next()
+            if event is None:
+                break
+            answer = lambda_handler(event, LocalContext(function_name="hookline-deliver-standard"))
+            if answer.get("batchItemFailures"):
+                raise RuntimeError(f"the handler failed records: {answer}")
+            delivered += len(event["Records"])
+        return delivered
+
+    completed, elapsed, cpu = run_threads(handlers, seconds, work)
+    in_flight = min(handlers * BATCH, DELIVER_THREADS)
+    return Row("handler", handlers, in_flight, completed, elapsed, cpu)
+
+
+def bare_slice(urls: Sequence[str], handlers: int, seconds: float) -> Row:
+    """10 x `handlers` threads POSTing with one shared httpx client until time is up."""
+    import httpx
+
+    concurrency = handlers * BATCH
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    with httpx.Client(limits=limits, timeout=15.0, trust_env=False) as client:
+
+        def work(deadline: float) -> int:
+            sent = 0
+            for url in itertools.cycle(urls):
+                if time.perf_counter() >= deadline:
+                    break
+                response = client.post(url, content=PAYLOAD, headers=BARE_HEADERS)
+                if response.status_code != 200:
+                    raise RuntimeError(f"the sink answered {response.status_code}")
+                sent += 1
+            return sent
+
+        completed, elapsed, cpu = run_threads(concurrency, seconds, work)
+    return Row("bare httpx", handlers, concurrency, completed, elapsed, cpu)
+
+
+# --- setting up -------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def moto_server() -> Iterator[str]:
+    """A moto server on a free loopback port, for the handler's retries and deferrals."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def configure(url: str, moto: str, pool_size: int) -> None:
+    """The environment the handler reads at first use."""
+    os.environ.update(
+        {
+            "DATABASE_URL": url,
+            "AWS_ENDPOINT_URL": moto,
+            "HOOKLINE_ALLOW_PRIVATE_TARGETS": "1",
+            "HOOKLINE_ALLOW_HTTP_TARGETS": "1",
+            "HOOKLINE_DB_POOL_SIZE": str(pool_size),
+        }
+    )
+    os.environ.pop("HOOKLINE_CONFIG", None)  # the default tenant groups
+
+
+def create_queues(moto: str) -> str:
+    """Every tenant group's queue and DLQ in moto; the standard queue's ARN."""
+    import boto3
+
+    from hookline.config import HooklineConfig
+    from hookline.local.queues import ensure_queues
+
+    sqs = boto3.client("sqs", endpoint_url=moto, region_name="us-east-1",
+                       aws_access_key_id="testing", aws_secret_access_key="testing")  # fmt: skip
+    return ensure_queues(sqs, HooklineConfig())["standard"].arn
+
+
+def create_endpoints(url: str, sink: Sink) -> tuple[str, list[str]]:
+    """A tenant and its endpoints on the sink (cap high enough never to defer)."""
+    from hookline import admin
+    from hookline.config import HooklineConfig
+    from hookline.db import Database
+    from hookline.settings import get_settings
+
+    setup = Database(url, max_size=1)
+    try:
+        tenant = admin.add_tenant(setup, HooklineConfig(), name="bench", group=None)
+        urls = [sink.url(f"/hook/{i}") for i in range(ENDPOINTS)]
+        for endpoint_url in urls:
+            admin.add_endpoint(setup, get_settings(), tenant_id=tenant["id"], url=endpoint_url,
+                               event_types=["order.*"], max_concurrency=1000)  # fmt: skip
+    finally:
+        setup.close()
+    return tenant["id"], urls
+
+
+def queued_deliveries(url: str, tenant_id: str, deliveries: int) -> list[Any]:
+    """Events fanned out by the real statement and claimed by the real claim_due: queued
+    deliveries with their generation, in claim order."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from hookline.repositories.deliveries import claim_due, fan_out_batch
+
+    insert_events(url, tenant_id, -(-deliveries // ENDPOINTS), EVENT_TYPES, PAYLOAD)
+    claimed = []
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        while fan_out_batch(conn, limit=2000, deadline=timedelta(hours=72))[0]:
+            claimed += claim_due(conn, limit=20_000, lease=timedelta(hours=1))
+        while batch := claim_due(conn, limit=20_000, lease=timedelta(hours=1)):
+            claimed += batch
+        conn.execute("VACUUM ANALYZE deliveries")
+    return claimed
+
+
+def sqs_events(claimed: Sequence[Any], queue_arn: str) -> list[dict[str, Any]]:
+    """The Lambda SQS events of the claimed deliveries, 10 records each, as
+    `hookline.local.poller.build_sqs_event` makes them from received messages."""
+    from hookline.local.poller import build_sqs_event
+    from hookline.queues import DeliveryMessage
+
+    now = str(int(time.time() * 1000))
+    events = []
+    for start in range(0, len(claimed), BATCH):
+        messages = []
+        for d in claimed[start : start + BATCH]:
+            body = DeliveryMessage(d.id, d.seq, d.endpoint_id, d.tenant_group).body()
+            messages.append(
+                {
+                    "MessageId": str(uuid.uuid4()),
+                    "ReceiptHandle": uuid.uuid4().hex,
+                    "MD5OfBody": hashlib.md5(body.encode()).hexdigest(),  # noqa: S324 (SQS's)
+                    "Body": body,
+                    "Attributes": {
+                        "ApproximateReceiveCount": "1",
+                        "SentTimestamp": now,
+                        "SenderId": "AIDAEXAMPLE",
+                        "ApproximateFirstReceiveTimestamp": now,
+                        "MessageGroupId": d.endpoint_id,
+                    },
+                }
+            )
+        events.append(build_sqs_event(messages, event_source_arn=queue_arn, region="us-east-1"))
+    return events
+
+
+def delivery_states(url: str) -> dict[str, int]:
+    """Deliveries per state."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute("SELECT state, count(*) FROM deliveries GROUP BY state").fetchall()
+    return {str(state): int(n) for state, n in rows}
+
+
+# --- the run ----------------------------------------------------------------------------
+
+
+def measure(
+    batches: Batches, urls: Sequence[str], levels: Sequence[int], seconds: float, rounds: int
+) -> list[tuple[Row, Row]]:
+    """Per level: a warm-up of each path, then `rounds` slices each, taking turns."""
+    results = []
+    for handlers in levels:
+        print(f"measuring {handlers} handler thread(s) ...", file=sys.stderr, flush=True)
+        handler_slice(batches, handlers, WARMUP_SECONDS)
+        bare_slice(urls, handlers, WARMUP_SECONDS)
+        slice_seconds = seconds / rounds
+        totals: dict[str, Row] = {}
+        for r in range(rounds):
+            for path in ("handler", "bare") if r % 2 == 0 else ("bare", "handler"):
+                got = (
+                    handler_slice(batches, handlers, slice_seconds)
+                    if path == "handler"
+                    else bare_slice(urls, handlers, slice_seconds)
+                )
+                totals[path] = totals[path] + got if path in totals else got
+        results.append((totals["bare"], totals["handler"]))
+    return results
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(
+        description="Deliver handler throughput against a bare httpx loop."
+    )
+    parser.add_argument("--seconds", type=float, default=6.0, help="measured seconds per row")
+    parser.add_argument("--handlers", default="1,2,4", help="handler thread counts")
+    parser.add_argument("--rounds", type=int, default=2, help="turns the paths take per row")
+    parser.add_argument(
+        "--deliveries", type=int, default=40_000, help="queued deliveries prepared up front"
+    )
+    parser.add_argument(
+        "--pool-size", type=int, default=0,
+        help="HOOKLINE_DB_POOL_SIZE (default: the setting's own default)",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    try:
+        args.handlers = [int(h) for h in str(args.handlers).split(",") if h.strip()]
+    except ValueError:
+        parser.error("--handlers takes comma-separated integers")
+    if not args.handlers or min(args.handlers) < 1 or args.rounds < 1 or args.seconds <= 0:
+        parser.error("--handlers, --rounds and --seconds must be positive")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Set up, measure every level, print the table."""
+    args = parse_args(argv)
+    quiet_environment()
+    from hookline.settings import Settings
+
+    pool_size = args.pool_size or Settings.from_env({}).db_pool_size
+    machine = machine_facts()
+    with bench_database("deliver") as (url, where), moto_server() as moto, running_sink() as sink:
+        configure(url, moto, pool_size)
+        queue_arn = create_queues(moto)
+        tenant_id, urls = create_endpoints(url, sink)
+        print(f"preparing {args.deliveries} queued deliveries ...", file=sys.stderr, flush=True)
+        batches = Batches(sqs_events(queued_deliveries(url, tenant_id, args.deliveries), queue_arn))
+        # Metrics are disabled, but Powertools still prints a full set of 100 values.
+        with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+            results = measure(batches, urls, args.handlers, args.seconds, args.rounds)
+        states = delivery_states(url)
+        served = sink.requests()
+        facts = server_facts(url)
+    report(results, args, pool_size, where, facts, machine)
+    print(f"deliveries by state at the end: {states}; the sink served {served} requests")
+    if batches.exhausted:
+        print("the prepared deliveries ran out: raise --deliveries for a full measure")
+    return 0
+
+
+def report(
+    results: list[tuple[Row, Row]],
+    args: argparse.Namespace,
+    pool_size: int,
+    where: str,
+    facts: str,
+    machine: str,
+) -> None:
+    """One line per path and level, with the handler's ratio to bare httpx."""
+    print(
+        f"deliver benchmark: {args.seconds:g} s per row in {args.rounds} slices, batches of "
+        f"{BATCH}, ~{len(PAYLOAD)} B payloads, {ENDPOINTS} endpoints, pool {pool_size}; {machine}"
+    )
+    print(f"postgres: {where}; {facts}")
+    print()
+    rows = []
+    for bare, handler in results:
+        for row in (bare, handler):
+            rows.append((row.path, row.handlers, row.concurrency, f"{row.rate:,.0f}",
+                         f"{row.cpu_ms:.2f}",
+                         f"{row.rate / bare.rate:.2f}" if bare.rate else "-"))  # fmt: skip
+    print_table(
+        ("path", "handler threads", "max in flight", "deliveries/s", "CPU ms each", "x bare"),
+        rows,
+    )
+    print()
+    best = max(results, key=lambda pair: pair[1].rate)
+    ratio = best[1].rate / best[0].rate if best[0].rate else 0.0
+    verdict = "met" if ratio >= TARGET_RATIO else "missed"
+    print(
+        f"target: handler >= {TARGET_RATIO}x bare httpx; best at {best[1].handlers} handler "
+        f"thread(s): {best[1].rate:,.0f}/s, {ratio:.2f}x: {verdict}"
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
