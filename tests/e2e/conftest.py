@@ -51,9 +51,11 @@ E2E_CONFIG: dict[str, Any] = {
     ],
     "retry_schedule_seconds": [0, 1],
     "retry_jitter": 0.0,
-    "deliver_timeout_seconds": 3,
-    "deliver_connect_timeout_seconds": 1,
-    "deliver_function_timeout_seconds": 10,
+    # Generous for a loaded CI machine: a timed-out attempt would be retried, not lost, but
+    # the tests count requests.
+    "deliver_timeout_seconds": 10,
+    "deliver_connect_timeout_seconds": 5,
+    "deliver_function_timeout_seconds": 20,
 }
 DEV_ARGS = ["--fanout-every", "1", "--visibility-timeout", "2", "--status", "plain"]
 
@@ -90,7 +92,8 @@ class DevProcess:
         self._logs.append(log)
         command = [
             sys.executable, "-m", "hookline.cli", "dev", "--port", str(self.port),
-            "--log-file", str(self.workdir / "dev.log"), *DEV_ARGS,
+            "--log-file", str(self.workdir / "dev.log"), "--parent-pid", str(os.getpid()),
+            *DEV_ARGS,
         ]  # fmt: skip
         with open(log, "wb") as out:
             self.process = subprocess.Popen(

@@ -59,6 +59,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--status-every", type=float, default=10.0, metavar="SECONDS", help="plain line period"
     )
     p.add_argument(
+        "--parent-pid",
+        type=int,
+        metavar="PID",
+        help="stop cleanly when this process (the tool that started the stack) is gone",
+    )
+    p.add_argument(
         "--print-env",
         action="store_true",
         help="print shell exports that point the CLI at the running dev stack, and exit",
@@ -86,6 +92,8 @@ def cmd_dev(args: argparse.Namespace, rt: Any) -> Any:
     )
     stop = threading.Event()
     signals = _install_signal_handlers(stop)
+    if args.parent_pid:
+        _watch_parent(args.parent_pid, stop)
     stack = DevStack(options)
     try:
         stack.start()
@@ -108,6 +116,18 @@ def print_env(state_dir: Path, *, as_json: bool) -> Any:
     if as_json:
         return env
     return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
+
+
+def _watch_parent(parent: int, stop: threading.Event) -> None:
+    """Set `stop` once `parent` is no longer this process's parent (it died): a test harness
+    or benchmark killed mid-run must not leave a dev stack behind."""
+
+    def watch() -> None:
+        while not stop.wait(0.5):
+            if os.getppid() != parent:
+                stop.set()
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _install_signal_handlers(stop: threading.Event) -> dict[int, Any]:

@@ -62,6 +62,7 @@ logger = logging.getLogger("hookline.local")
 
 EMBEDDED_DB = "hookline"
 LOCK_WAIT_SECONDS = 5.0
+OPTIONAL_FUNCTIONS = ("api", "reconcile")  # scheduled or routed only once they exist
 # Settings that other processes need to share with the stack (exported by --print-env).
 SHARED_ENV = ("HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES")
 
@@ -170,7 +171,7 @@ class DevStack:
         handlers = load_handlers()
         self._start_event_sources(handlers["deliver"], config)
         self._start_schedules(handlers, config, settings.aws_region)
-        self._start_front(handlers["receiver"], config)
+        self._start_front(handlers, config)
         assert self.parts.front is not None
         self.state = DevState(
             pid=os.getpid(),
@@ -277,8 +278,9 @@ class DevStack:
         env["HOOKLINE_LOCAL_MODE"] = "1"  # /v1 without an IAM identity: local only
         env.setdefault("HOOKLINE_ALLOW_PRIVATE_TARGETS", "1")  # subscribers on this machine
         env.setdefault("HOOKLINE_ALLOW_HTTP_TARGETS", "1")
-        # The front's threads, the deliver handler's threads and the fan-out share one pool.
-        env.setdefault("HOOKLINE_DB_POOL_SIZE", "16")
+        # On AWS each container has its own small pool; here the front's threads, every
+        # container's deliver threads and the fan-out share one.
+        env.setdefault("HOOKLINE_DB_POOL_SIZE", "32")
         env.setdefault("POWERTOOLS_TRACE_DISABLED", "true")  # no X-Ray daemon here
         # Whoever talks to this stack (CLI, demo, tests, from any folder) must seal and open
         # secrets with the same local master key: an absolute path, shared through dev.json.
@@ -341,10 +343,14 @@ class DevStack:
             self.parts.reconcile = ScheduledRunner("reconcile", run_reconcile, every)
             self.parts.reconcile.start()
 
-    def _start_front(self, receiver: Callable[..., Any], config: HooklineConfig) -> None:
+    def _start_front(self, handlers: dict[str, Callable[..., Any]], config: HooklineConfig) -> None:
+        # /v1 goes to the management API function, as API Gateway routes it on AWS (before
+        # that function existed, the receiver served POST /v1/events).
+        api = handlers.get("api")
         try:
             front = LocalFront(
-                receiver,
+                handlers["receiver"],
+                handlers={"/v1/{proxy+}": api} if api else None,
                 port=self.options.port,
                 timeout_seconds=config.infrastructure.receiver_timeout_seconds,
                 health=lambda: {"status": "ok", "pid": os.getpid()},
@@ -479,9 +485,11 @@ class DevStack:
             else "not scheduled (functions/reconcile/handler.py does not exist yet)"
         )
         aws = "moto server (child process)" if emulator == "moto" else "AWS_ENDPOINT_URL"
+        v1 = "api (local mode: no IAM signature)" if handler_exists("api") else "receiver"
         lines = [
             "Hookline is running on this machine — the Lambda handlers, invoked as AWS would.",
-            f"  API (API Gateway REST)  {s.url}   POST /in/{{source_id}} · ANY /v1/{{proxy+}}",
+            f"  API (API Gateway REST)  {s.url}   POST /in/{{source_id}} → receiver · "
+            f"ANY /v1/{{proxy+}} → {v1}",
             f"  Postgres                {_redact(s.database_url)}  ({pg_kind})",
             f"  AWS (SQS + DLQs)        {s.aws_endpoint_url}  ({aws})",
             f"  Deliver per group       {groups}",
@@ -503,15 +511,58 @@ class DevStack:
 
 
 def load_handlers() -> dict[str, Callable[..., Any]]:
-    """The Lambda handlers, imported from `functions/` (reconcile only once it exists)."""
+    """The Lambda handlers, imported from `functions/` (the optional ones once they exist).
+
+    The deliver handler gets one module instance per calling thread (`ContainerPerThread`);
+    the others are imported once.
+    """
     ensure_functions_importable()
     handlers: dict[str, Callable[..., Any]] = {}
-    for name in ("receiver", "fanout", "deliver", "reconcile"):
-        if name == "reconcile" and not handler_exists(name):
+    for name in ("receiver", "api", "fanout", "reconcile"):
+        if name in OPTIONAL_FUNCTIONS and not handler_exists(name):
             continue
         module = importlib.import_module(f"functions.{name}.handler")
         handlers[name] = module.lambda_handler
+    handlers["deliver"] = ContainerPerThread("functions.deliver.handler")
     return handlers
+
+
+class ContainerPerThread:
+    """A Lambda handler whose module is loaded afresh for each thread that calls it.
+
+    On AWS every concurrent invocation runs in a container of its own, with its own copy of
+    the module's globals: the deliver handler's thread pool, which runs a batch's records in
+    parallel, is per container. The event source calls the handler from one thread per batch
+    in flight, so a module copy per thread is a container per concurrent batch: a group's
+    batches do not queue behind each other's (or another group's) records, as on AWS. Shared
+    collaborators that live outside the module (the database pool, the HTTP client) are
+    process-wide, as `hookline.runtime` builds them.
+    """
+
+    def __init__(self, module: str) -> None:
+        """`module` is the handler module's dotted name; it must define `lambda_handler`."""
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            raise DevStackError(f"cannot find the handler module {module}")
+        self.module = module
+        self.origin = spec.origin
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self.containers = 0
+
+    def __call__(self, event: dict[str, Any], context: Any) -> Any:
+        """Invoke this thread's copy (loading it on the first call: a cold start)."""
+        handler = getattr(self._local, "handler", None)
+        if handler is None:
+            with self._lock:
+                self.containers += 1
+                name = f"{self.module}__container_{self.containers}"
+            spec = importlib.util.spec_from_file_location(name, self.origin)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            handler = self._local.handler = module.lambda_handler
+        return handler(event, context)
 
 
 def handler_exists(name: str) -> bool:

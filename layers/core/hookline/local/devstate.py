@@ -157,7 +157,7 @@ class BackgroundDevStack:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         command = [
             sys.executable, "-m", "hookline.cli", "dev", "--port", "0", "--status", "plain",
-            "--state-dir", str(self.state_dir), *self.args,
+            "--state-dir", str(self.state_dir), "--parent-pid", str(os.getpid()), *self.args,
         ]  # fmt: skip
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(

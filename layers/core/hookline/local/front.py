@@ -4,7 +4,8 @@ Each request becomes the proxy event API Gateway would build (`build_rest_event`
 and multi-value headers with repeats kept, the body base64-encoded because the stack declares
 every media type binary, path parameters, request context) and the receiver handler's answer
 goes back as API Gateway would write it. The routes are the stack's (infra/components/api.py):
-`POST /in/{source_id}` and `ANY /v1/{proxy+}`; anything else gets API Gateway's own
+`POST /in/{source_id}` (the receiver) and `ANY /v1/{proxy+}` (the management API function),
+each to its own handler; anything else gets API Gateway's own
 `403 Missing Authentication Token`. Also as on AWS: a body over 10 MB is refused with 413
 before the function runs, and a handler that crashes is a `502 Internal server error`.
 
@@ -22,7 +23,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,6 +38,7 @@ ApiHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # API Gateway's payload quota
 ROUTES = {"/in/{source_id}": frozenset({"POST"}), "/v1/{proxy+}": None}  # None: ANY method
+FUNCTION_NAMES = {"/in/{source_id}": "hookline-receiver", "/v1/{proxy+}": "hookline-api"}
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length"})
 
 
@@ -51,20 +53,24 @@ class FrontStats:
 
 
 class LocalFront:
-    """A threaded HTTP server on 127.0.0.1 that invokes `handler` as API Gateway would."""
+    """A threaded HTTP server on 127.0.0.1 that invokes the handlers as API Gateway would."""
 
     def __init__(
         self,
         handler: ApiHandler,
         *,
+        handlers: Mapping[str, ApiHandler] | None = None,
         port: int = 8080,
-        function_name: str = "hookline-receiver",
         timeout_seconds: float = 10.0,
         health: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
-        """Bind 127.0.0.1:`port` (0 picks a free port); nothing is served until `start()`."""
-        self.handler = handler
-        self.function_name = function_name
+        """Bind 127.0.0.1:`port` (0 picks a free port); nothing is served until `start()`.
+
+        `handler` serves every route unless `handlers` names another for a resource
+        (`"/v1/{proxy+}"`: the management API function).
+        """
+        self.handlers = {resource: handler for resource in ROUTES}
+        self.handlers.update(handlers or {})
         self.timeout_seconds = timeout_seconds
         self.health = health or (lambda: {"status": "ok"})
         self.stats = FrontStats()
@@ -111,15 +117,15 @@ class LocalFront:
             return _api_gateway_error(413, "Request Too Long")
         event = build_rest_event(method, path, headers, body, query=query)
         context = LocalContext(
-            function_name=self.function_name, timeout_seconds=self.timeout_seconds
+            function_name=FUNCTION_NAMES[resource], timeout_seconds=self.timeout_seconds
         )
         request_id = event["requestContext"]["requestId"]
         try:
-            response = self.handler(event, context)
+            response = self.handlers[resource](event, context)
             status, out_headers, out_body = _proxy_response(response)
         except Exception:
             # API Gateway answers a failed Lambda integration with 502 and nothing else.
-            logger.exception("the receiver handler failed: 502 to the caller")
+            logger.exception("%s failed: 502 to the caller", FUNCTION_NAMES[resource])
             status, out_headers, out_body = _api_gateway_error(502, "Internal server error")
         out_headers.append(("x-amzn-RequestId", request_id))
         return status, out_headers, out_body

@@ -1,0 +1,391 @@
+"""End to end on the dev stack: signed webhooks in over HTTP, deliveries out to subscribers.
+
+A real `hookline dev` (started here, on a fresh database; or `--attach` to the one running
+from `--state-dir`) receives Standard Webhooks-signed POSTs at a steady open-loop rate, spread
+over tenants of every tenant group and over `--endpoints` endpoints (each event matches exactly
+one endpoint, so one event is one delivery). Subscribers are a separate process answering 200
+at once (bench/sink.py). After the sending window the benchmark waits for the stack to drain,
+then reads from the database:
+
+* **receive → first attempt**: `attempts.attempted_at` of the first attempt minus
+  `events.received_at` — the time an event spends in the ledger, the outbox, the fan-out, the
+  queue and the deliver function before its subscriber is called (server clocks, one machine);
+* **throughput**: accepted events per second while sending, and deliveries finished per second
+  from the first accept to the last delivery;
+* **lost**: accepted (answered 200) events with no delivered delivery after the drain. Must be 0.
+
+While it runs it samples the group queues' depth once a second (moto's SendMessage slows down
+as a queue grows: a stack that keeps up keeps them near empty).
+
+    .venv/bin/python bench/e2e.py        # 200 events/s for 60 s, 3 groups, 20 endpoints
+    .venv/bin/python bench/e2e.py --rate 50 --seconds 10
+
+This is a benchmark, not a test: it prints a table and never fails on a figure (it exits 1
+only if an accepted event was lost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.common import bench_database, machine_facts, print_table, server_facts  # noqa: E402
+from bench.sink import running_sink  # noqa: E402
+
+SOURCE_SECRET = "whsec_" + base64.b64encode(b"hookline-bench-e2e-source-key-32b").decode()
+PAYLOAD_PAD = "x" * 600  # ~1 KB bodies
+
+
+def standard_headers(secret: str, msg_id: str, body: bytes) -> dict[str, str]:
+    """Standard Webhooks headers, as a sender computes them."""
+    ts = str(int(time.time()))
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    digest = hmac.new(key, f"{msg_id}.{ts}.".encode() + body, hashlib.sha256).digest()
+    return {
+        "content-type": "application/json",
+        "webhook-id": msg_id,
+        "webhook-timestamp": ts,
+        "webhook-signature": "v1," + base64.b64encode(digest).decode(),
+    }
+
+
+@dataclass
+class Target:
+    """Where one event goes: the source path of its tenant and the type its endpoint wants."""
+
+    path: str
+    event_type: str
+    group: str
+
+
+@dataclass
+class SendLog:
+    """What the sender saw."""
+
+    accepted: dict[str, str] = field(default_factory=dict)  # event id -> group
+    rejected: dict[int, int] = field(default_factory=dict)  # status -> count
+    transport_errors: int = 0
+    late_starts: int = 0  # sends that started > 100 ms after their slot (the sender lagged)
+    response_ms: list[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def set_up(url: str, config: Any, endpoints: int, sink_url: Any) -> list[Target]:
+    """A tenant per group, a Standard Webhooks source each, `endpoints` endpoints round-robin
+    over the tenants, each subscribed to its own event type."""
+    from hookline import admin
+    from hookline.db import Database
+    from hookline.settings import get_settings
+
+    db = Database(url, max_size=2, timeout=10)
+    targets = []
+    try:
+        tenants = []
+        for group in config.group_names:
+            tenant = admin.add_tenant(db, config, name=f"bench-{group}", group=group)
+            source = admin.add_source(
+                db, tenant_id=tenant["id"], scheme="standard", secrets=[SOURCE_SECRET]
+            )
+            tenants.append((tenant["id"], source["path"], group))
+        for n in range(endpoints):
+            tenant_id, path, group = tenants[n % len(tenants)]
+            event_type = f"bench.e{n}"
+            admin.add_endpoint(
+                db,
+                get_settings(),
+                tenant_id=tenant_id,
+                url=sink_url(f"/e{n}"),
+                event_types=[event_type],
+                max_concurrency=20,
+            )
+            targets.append(Target(path, event_type, group))
+    finally:
+        db.close()
+    return targets
+
+
+def send(base_url: str, targets: list[Target], rate: float, seconds: float) -> SendLog:
+    """POST `rate` events per second for `seconds` (open loop: the schedule does not wait for
+    answers), round-robin over the targets."""
+    import httpx
+
+    log = SendLog()
+    local = threading.local()
+    total = int(rate * seconds)
+
+    def one(n: int, due: float) -> None:
+        if time.monotonic() - due > 0.1:
+            with log.lock:
+                log.late_starts += 1
+        client = getattr(local, "client", None)
+        if client is None:
+            client = local.client = httpx.Client(timeout=30)
+        target = targets[n % len(targets)]
+        body = json.dumps({"type": target.event_type, "n": n, "pad": PAYLOAD_PAD}).encode()
+        msg_id = f"msg_bench_{n}_{os.getpid()}"
+        began = time.monotonic()
+        try:
+            answer = client.post(
+                base_url + target.path,
+                content=body,
+                headers=standard_headers(SOURCE_SECRET, msg_id, body),
+            )
+        except httpx.TransportError:
+            with log.lock:
+                log.transport_errors += 1
+            return
+        took = (time.monotonic() - began) * 1000
+        with log.lock:
+            log.response_ms.append(took)
+            if answer.status_code == 200:
+                log.accepted[answer.json()["id"]] = target.group
+            else:
+                log.rejected[answer.status_code] = log.rejected.get(answer.status_code, 0) + 1
+
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=64, thread_name_prefix="sender") as pool:
+        for n in range(total):
+            due = start + n / rate
+            pause = due - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            pool.submit(one, n, due)
+    return log
+
+
+class DepthSampler:
+    """Samples the group queues' depth (visible + in flight + delayed) once a second."""
+
+    def __init__(self, state: Any) -> None:
+        import boto3
+
+        self.sqs = boto3.client(
+            "sqs",
+            endpoint_url=state.aws_endpoint_url,
+            region_name=state.aws_region,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        self.queues = {g: q["url"] for g, q in state.queues.items()}
+        self.max_depth: dict[str, int] = dict.fromkeys(self.queues, 0)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> DepthSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        names = [
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ]
+        while not self._stop.wait(1.0):
+            for group, url in self.queues.items():
+                with contextlib.suppress(Exception):
+                    attributes = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)
+                    depth = sum(int(attributes["Attributes"].get(n, 0)) for n in names)
+                    self.max_depth[group] = max(self.max_depth[group], depth)
+
+
+def wait_for_drain(url: str, accepted: set[str], timeout: float) -> set[str]:
+    """Wait until every accepted event is delivered (or `timeout`); the ones that are not."""
+    import psycopg
+
+    deadline = time.monotonic() + timeout
+    missing = set(accepted)
+    with psycopg.connect(url, autocommit=True) as conn:
+        while missing and time.monotonic() < deadline:
+            rows = conn.execute(
+                "SELECT event_id FROM deliveries WHERE state = 'delivered' AND event_id = ANY(%s)",
+                (list(missing),),
+            ).fetchall()
+            missing -= {r[0] for r in rows}
+            if missing:
+                time.sleep(0.5)
+    return missing
+
+
+def latencies(url: str, accepted: set[str]) -> tuple[dict[str, list[float]], float, float]:
+    """Receive → first attempt (ms) per group, and the first accept and last finish times."""
+    import psycopg
+
+    query = """
+        SELECT d.tenant_group,
+               extract(epoch FROM min(a.attempted_at) - e.received_at) * 1000 AS ms,
+               extract(epoch FROM e.received_at) AS received, extract(epoch FROM d.finished_at)
+                   AS finished
+        FROM deliveries d
+        JOIN events e ON e.id = d.event_id
+        JOIN attempts a ON a.delivery_id = d.id
+        WHERE d.event_id = ANY(%s)
+        GROUP BY d.id, d.tenant_group, e.received_at, d.finished_at
+    """
+    by_group: dict[str, list[float]] = {}
+    first, last = float("inf"), 0.0
+    with psycopg.connect(url, autocommit=True) as conn:
+        for group, ms, received, finished in conn.execute(query, (list(accepted),)):
+            by_group.setdefault(group, []).append(float(ms))
+            first = min(first, float(received))
+            if finished is not None:
+                last = max(last, float(finished))
+    return by_group, first, last
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
+@contextlib.contextmanager
+def dev_stack(args: argparse.Namespace) -> Iterator[tuple[Any, str]]:
+    """(state, where Postgres comes from) of the stack to measure."""
+    from hookline.local.devstate import BackgroundDevStack, find_running
+
+    if args.attach:
+        state = find_running(args.state_dir)
+        if state is None:
+            sys.exit(f"no hookline dev is running from {args.state_dir}")
+        yield state, "the running dev stack's"
+        return
+    with bench_database("e2e") as (url, where), tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "DATABASE_URL": url}
+        env.pop("AWS_ENDPOINT_URL", None)
+        if args.aws_endpoint_url:
+            env["AWS_ENDPOINT_URL"] = args.aws_endpoint_url
+        stack = BackgroundDevStack(
+            Path(tmp) / ".hookline",
+            args=["--status-every", "5"],
+            env=env,
+            log_path=Path(args.stack_log) if args.stack_log else None,
+        )
+        print("starting hookline dev ...", file=sys.stderr, flush=True)
+        state = stack.start()
+        try:
+            yield state, where
+        finally:
+            stack.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=200, help="events per second (200)")
+    parser.add_argument("--seconds", type=float, default=60, help="sending window (60)")
+    parser.add_argument("--endpoints", type=int, default=20, help="endpoints (20)")
+    parser.add_argument("--drain", type=float, default=120, help="max seconds to drain (120)")
+    parser.add_argument("--attach", action="store_true", help="use the running dev stack")
+    parser.add_argument("--state-dir", type=Path, default=Path(".hookline"))
+    parser.add_argument("--aws-endpoint-url", help="LocalStack instead of the stack's moto")
+    parser.add_argument("--stack-log", help="keep the started stack's output in this file")
+    parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
+    args = parser.parse_args()
+
+    with dev_stack(args) as (state, where):
+        os.environ.update(state.env())  # the services below read the process-wide settings
+        from hookline.db import reset_database
+        from hookline.settings import get_settings
+
+        reset_database()
+        config = get_settings().config
+        with running_sink() as sink:
+            targets = set_up(state.database_url, config, args.endpoints, sink.url)
+            print(
+                f"sending {args.rate:g} events/s for {args.seconds:g} s to {state.url}: "
+                f"{len(config.group_names)} groups, {args.endpoints} endpoints",
+                file=sys.stderr,
+                flush=True,
+            )
+            with DepthSampler(state) as sampler:
+                began = time.monotonic()
+                log = send(state.url, targets, args.rate, args.seconds)
+                sent_for = time.monotonic() - began
+                accepted = set(log.accepted)
+                missing = wait_for_drain(state.database_url, accepted, args.drain)
+                drained_after = time.monotonic() - began - sent_for
+            subscriber_requests = sink.requests()
+        by_group, first, last = latencies(state.database_url, accepted)
+        facts = server_facts(state.database_url)
+
+    everything = [ms for values in by_group.values() for ms in values]
+    rows = []
+    for label, values in [("all", everything), *sorted(by_group.items())]:
+        rows.append(
+            [label, len(values), f"{pct(values, 50):.0f}", f"{pct(values, 95):.0f}",
+             f"{pct(values, 99):.0f}", f"{max(values, default=float('nan')):.0f}",
+             sampler.max_depth.get(label, max(sampler.max_depth.values(), default=0))]
+        )  # fmt: skip
+    print()
+    print(f"hookline dev end to end — {machine_facts()}")
+    print(f"Postgres: {where} ({facts}); AWS: {state.emulator} at {state.aws_endpoint_url}")
+    print(
+        f"offered {args.rate:g} events/s for {args.seconds:g} s over {args.endpoints} endpoints "
+        f"in {len(by_group)} groups; each event matches one endpoint"
+    )
+    print()
+    print_table(
+        [
+            "receive → first attempt (ms)",
+            "deliveries",
+            "p50",
+            "p95",
+            "p99",
+            "max",
+            "max queue depth",
+        ],
+        rows,
+    )
+    offered = int(args.rate * args.seconds)
+    delivered = len(accepted) - len(missing)
+    span = max(last - first, 1e-9)
+    print()
+    accepted_rate = len(accepted) / sent_for
+    print(f"accepted        {len(accepted)} of {offered} ({accepted_rate:.0f}/s, {sent_for:.1f} s)")
+    print(f"rejected        {sum(log.rejected.values())} {log.rejected or ''}")
+    print(f"transport errs  {log.transport_errors}")
+    http50, http99 = pct(log.response_ms, 50), pct(log.response_ms, 99)
+    print(f"HTTP answer     p50 {http50:.0f} ms, p99 {http99:.0f} ms")
+    print(f"sender late     {log.late_starts} sends started > 100 ms after their slot")
+    print(f"delivered       {delivered} ({delivered / span:.0f}/s, first accept to last delivery)")
+    print(f"drained         {drained_after:.1f} s after sending stopped")
+    print(f"subscriber saw  {subscriber_requests} requests")
+    print(f"lost            {len(missing)}")
+    if args.json:
+        print(json.dumps({
+            "rate": args.rate, "seconds": args.seconds, "endpoints": args.endpoints,
+            "accepted": len(accepted), "delivered": delivered, "lost": len(missing),
+            "p50_ms": pct(everything, 50), "p95_ms": pct(everything, 95),
+            "p99_ms": pct(everything, 99), "max_ms": max(everything, default=None),
+            "accepted_per_s": len(accepted) / sent_for, "delivered_per_s": delivered / span,
+            "max_queue_depth": sampler.max_depth, "http_p99_ms": pct(log.response_ms, 99),
+        }))  # fmt: skip
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
