@@ -12,7 +12,9 @@ then reads from the database:
   queue and the deliver function before its subscriber is called (server clocks, one machine);
 * **throughput**: accepted events per second while sending, and deliveries finished per second
   from the first accept to the last delivery;
-* **lost**: accepted (answered 200) events with no delivered delivery after the drain. Must be 0.
+* **lost**: requests answered 200 whose event (found by its `webhook-id`, the dedupe key, not
+  by the id in the answer) has no delivered delivery after the drain. Must be 0. Requests
+  answered with another request's event id are counted too (cross-wired, must be 0).
 
 While it runs it samples the group queues' depth once a second (moto's SendMessage slows down
 as a queue grows: a stack that keeps up keeps them near empty).
@@ -80,9 +82,11 @@ class Target:
 class SendLog:
     """What the sender saw."""
 
-    accepted: dict[str, str] = field(default_factory=dict)  # event id -> group
+    accepted: dict[str, str] = field(default_factory=dict)  # webhook-id -> event id answered
     rejected: dict[int, int] = field(default_factory=dict)  # status -> count
     transport_errors: int = 0
+    other_errors: dict[str, int] = field(default_factory=dict)  # exception type -> count
+    samples: list[str] = field(default_factory=list)  # the first rejections, as answered
     late_starts: int = 0  # sends that started > 100 ms after their slot (the sender lagged)
     response_ms: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -148,17 +152,25 @@ def send(base_url: str, targets: list[Target], rate: float, seconds: float) -> S
                 content=body,
                 headers=standard_headers(SOURCE_SECRET, msg_id, body),
             )
+            event_id = answer.json()["id"] if answer.status_code == 200 else None
         except httpx.TransportError:
             with log.lock:
                 log.transport_errors += 1
             return
+        except Exception as err:  # counted, never silently dropped
+            with log.lock:
+                name = type(err).__name__
+                log.other_errors[name] = log.other_errors.get(name, 0) + 1
+            return
         took = (time.monotonic() - began) * 1000
         with log.lock:
             log.response_ms.append(took)
-            if answer.status_code == 200:
-                log.accepted[answer.json()["id"]] = target.group
+            if event_id is not None:
+                log.accepted[msg_id] = event_id
             else:
                 log.rejected[answer.status_code] = log.rejected.get(answer.status_code, 0) + 1
+                if len(log.samples) < 3:
+                    log.samples.append(f"{answer.status_code} {answer.text[:200]} (request {n})")
 
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=64, thread_name_prefix="sender") as pool:
@@ -169,6 +181,56 @@ def send(base_url: str, targets: list[Target], rate: float, seconds: float) -> S
                 time.sleep(pause)
             pool.submit(one, n, due)
     return log
+
+
+def child_pid(parent: int, marker: str) -> int:
+    """The pid of `parent`'s child whose command line contains `marker` (0 if none)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and marker in cmdline:
+            return int(entry.name)
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (all its threads) so far; 0 if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine spent not idle so far (all CPUs)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds used by named processes and by the machine between start and stop."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = {name: pid for name, pid in pids.items() if pid}
+        self.used: dict[str, float] = {}
+
+    def __enter__(self) -> CpuMeter:
+        self._start = {n: cpu_seconds(p) for n, p in self.pids.items()}
+        self._machine = machine_busy_seconds()
+        self._began = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.used = {n: cpu_seconds(p) - self._start[n] for n, p in self.pids.items()}
+        self.used["whole machine"] = machine_busy_seconds() - self._machine
+        self.seconds = time.monotonic() - self._began
 
 
 class DepthSampler:
@@ -211,8 +273,9 @@ class DepthSampler:
                     self.max_depth[group] = max(self.max_depth[group], depth)
 
 
-def wait_for_drain(url: str, accepted: set[str], timeout: float) -> set[str]:
-    """Wait until every accepted event is delivered (or `timeout`); the ones that are not."""
+def wait_for_drain(url: str, accepted: dict[str, str], timeout: float) -> tuple[set[str], int]:
+    """Wait until the event of every accepted webhook-id is delivered (or `timeout`); the
+    webhook-ids that are not, and how many answers named another request's event."""
     import psycopg
 
     deadline = time.monotonic() + timeout
@@ -220,13 +283,20 @@ def wait_for_drain(url: str, accepted: set[str], timeout: float) -> set[str]:
     with psycopg.connect(url, autocommit=True) as conn:
         while missing and time.monotonic() < deadline:
             rows = conn.execute(
-                "SELECT event_id FROM deliveries WHERE state = 'delivered' AND event_id = ANY(%s)",
+                "SELECT e.dedupe_key FROM events e JOIN deliveries d ON d.event_id = e.id"
+                " WHERE d.state = 'delivered' AND e.dedupe_key = ANY(%s)",
                 (list(missing),),
             ).fetchall()
             missing -= {r[0] for r in rows}
             if missing:
                 time.sleep(0.5)
-    return missing
+        stored = dict(
+            conn.execute(
+                "SELECT dedupe_key, id FROM events WHERE dedupe_key = ANY(%s)", (list(accepted),)
+            ).fetchall()
+        )
+    crossed = sum(1 for msg_id, event_id in accepted.items() if stored.get(msg_id) != event_id)
+    return missing, crossed
 
 
 def latencies(url: str, accepted: set[str]) -> tuple[dict[str, list[float]], float, float]:
@@ -321,12 +391,18 @@ def main() -> int:
                 file=sys.stderr,
                 flush=True,
             )
-            with DepthSampler(state) as sampler:
+            pids = {
+                "hookline dev": state.pid,
+                "moto server": child_pid(state.pid, "hookline.local.emulator"),
+                "bench sender": os.getpid(),
+                "subscribers": sink.process.pid,
+            }
+            with DepthSampler(state) as sampler, CpuMeter(pids) as cpu:
                 began = time.monotonic()
                 log = send(state.url, targets, args.rate, args.seconds)
                 sent_for = time.monotonic() - began
-                accepted = set(log.accepted)
-                missing = wait_for_drain(state.database_url, accepted, args.drain)
+                missing, crossed = wait_for_drain(state.database_url, log.accepted, args.drain)
+                accepted = set(log.accepted.values())
                 drained_after = time.monotonic() - began - sent_for
             subscriber_requests = sink.requests()
         by_group, first, last = latencies(state.database_url, accepted)
@@ -361,13 +437,15 @@ def main() -> int:
         rows,
     )
     offered = int(args.rate * args.seconds)
-    delivered = len(accepted) - len(missing)
+    delivered = len(log.accepted) - len(missing)
     span = max(last - first, 1e-9)
     print()
     accepted_rate = len(accepted) / sent_for
     print(f"accepted        {len(accepted)} of {offered} ({accepted_rate:.0f}/s, {sent_for:.1f} s)")
     print(f"rejected        {sum(log.rejected.values())} {log.rejected or ''}")
-    print(f"transport errs  {log.transport_errors}")
+    for sample in log.samples:
+        print(f"                {sample}")
+    print(f"send errors     {log.transport_errors} transport {log.other_errors or ''}")
     http50, http99 = pct(log.response_ms, 50), pct(log.response_ms, 99)
     print(f"HTTP answer     p50 {http50:.0f} ms, p99 {http99:.0f} ms")
     print(f"sender late     {log.late_starts} sends started > 100 ms after their slot")
@@ -375,16 +453,29 @@ def main() -> int:
     print(f"drained         {drained_after:.1f} s after sending stopped")
     print(f"subscriber saw  {subscriber_requests} requests")
     print(f"lost            {len(missing)}")
+    print(f"cross-wired     {crossed} (answered with another request's event id)")
+    print()
+    named = sum(v for k, v in cpu.used.items() if k != "whole machine")
+    others = cpu.used["whole machine"] - named
+    cpu_rows = [
+        [name, f"{used:.1f}", f"{100 * used / cpu.seconds:.0f}%",
+         f"{1000 * used / max(1, delivered):.1f}"]
+        for name, used in [*cpu.used.items(), ("others (Postgres, ...)", others)]
+    ]  # fmt: skip
+    print_table(
+        ["CPU while sending and draining", "seconds", "of one CPU", "ms per event"], cpu_rows
+    )
     if args.json:
         print(json.dumps({
             "rate": args.rate, "seconds": args.seconds, "endpoints": args.endpoints,
             "accepted": len(accepted), "delivered": delivered, "lost": len(missing),
+            "cross_wired": crossed,
             "p50_ms": pct(everything, 50), "p95_ms": pct(everything, 95),
             "p99_ms": pct(everything, 99), "max_ms": max(everything, default=None),
             "accepted_per_s": len(accepted) / sent_for, "delivered_per_s": delivered / span,
             "max_queue_depth": sampler.max_depth, "http_p99_ms": pct(log.response_ms, 99),
         }))  # fmt: skip
-    return 1 if missing else 0
+    return 1 if missing or crossed else 0
 
 
 if __name__ == "__main__":

@@ -123,3 +123,39 @@ def test_the_health_check_is_the_fronts_own(front, handler) -> None:
     assert answer.json() == {"status": "ok", "pid": 1}
     assert handler.events == []
     assert front.stats.requests == 0
+
+
+def test_concurrent_requests_are_never_cross_wired() -> None:
+    # Given a Powertools resolver app (which keeps the current event on a class attribute)
+    # that yields between reading the path, a header and the body
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+
+    app = APIGatewayRestResolver()
+
+    @app.post("/in/<source_id>")
+    def echo(source_id: str) -> dict[str, str]:
+        time.sleep(0.001)
+        header = app.current_event.headers["x-n"]
+        time.sleep(0.001)
+        body = base64.b64decode(app.current_event.body or "").decode()
+        return {"path": source_id, "header": header, "body": body}
+
+    front = LocalFront(app.resolve, port=0)
+    front.start()
+    try:
+        # When 8 clients send 100 requests at once, each with its own path, header and body
+        def send(n: int) -> bool:
+            answer = httpx.post(
+                f"{front.url}/in/s{n}", content=str(n).encode(), headers={"x-n": str(n)}
+            ).json()
+            return answer == {"path": f"s{n}", "header": str(n), "body": str(n)}
+
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(send, range(100)))
+    finally:
+        front.stop()
+    # Then every answer is about its own request
+    assert all(results)

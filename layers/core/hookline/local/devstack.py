@@ -149,6 +149,7 @@ class DevStack:
         database_url, pg_kind = self._database()
         aws_endpoint, emulator = self._aws()
         self._configure_environment(database_url, aws_endpoint, emulator)
+        serialize_metrics()
 
         from hookline.db import reset_database
         from hookline.runtime import reset_runtime
@@ -563,6 +564,39 @@ class ContainerPerThread:
             spec.loader.exec_module(module)
             handler = self._local.handler = module.lambda_handler
         return handler(event, context)
+
+
+def serialize_metrics() -> None:
+    """Make the process-wide Powertools `Metrics` safe for concurrent invocations.
+
+    Powertools keeps one metric set per process (shared by every `Metrics` instance) and the
+    `log_metrics` decorator flushes it after each invocation: with several invocations in one
+    process, one can flush (and clear) the set between another's emptiness check and its
+    serialisation, which raises `SchemaValidationError` and fails that whole batch. On AWS a
+    container runs one invocation at a time. Here every change to the set and every flush
+    takes one lock: the EMF lines may mix the counts of concurrent invocations (the totals
+    are right), but nothing fails.
+    """
+    from hookline.observability import metrics
+
+    provider: Any = metrics.provider
+    if getattr(provider, "_hookline_serialized", False):
+        return
+    lock = threading.RLock()  # flush_metrics calls serialize_metric_set and clear_metrics
+    for name in (
+        "add_metric", "add_dimension", "add_metadata", "serialize_metric_set",
+        "flush_metrics", "clear_metrics",
+    ):  # fmt: skip
+        setattr(provider, name, _under(lock, getattr(provider, name)))
+    provider._hookline_serialized = True
+
+
+def _under(lock: threading.RLock, method: Callable[..., Any]) -> Callable[..., Any]:
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return method(*args, **kwargs)
+
+    return locked
 
 
 def handler_exists(name: str) -> bool:

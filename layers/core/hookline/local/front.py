@@ -14,6 +14,13 @@ before the function runs, and a handler that crashes is a `502 Internal server e
 The server is the standard library's `ThreadingHTTPServer` (a thread per connection, HTTP/1.1
 keep-alive): no dependency, and at the end-to-end benchmark's rates its own cost is small
 next to the receiver's (see docs/decisions/0009-local-dev-stack.md).
+
+Requests are read and answered concurrently, but the handlers are invoked **one at a time**:
+both are Powertools `APIGatewayRestResolver` apps, and Powertools keeps the event being
+resolved on the `BaseRouter` *class* (`BaseRouter.current_event = ...`), so two resolutions
+at once in one process read each other's path, headers and body, even with one resolver per
+thread. On AWS a container runs one invocation at a time, so this never happens there; here
+the lock makes the front behave as one receiver container.
 """
 
 from __future__ import annotations
@@ -72,6 +79,7 @@ class LocalFront:
         self.handlers = {resource: handler for resource in ROUTES}
         self.handlers.update(handlers or {})
         self.timeout_seconds = timeout_seconds
+        self._invoking = threading.Lock()  # one invocation at a time (see the module docstring)
         self.health = health or (lambda: {"status": "ok"})
         self.stats = FrontStats()
         self._lock = threading.Lock()
@@ -121,7 +129,8 @@ class LocalFront:
         )
         request_id = event["requestContext"]["requestId"]
         try:
-            response = self.handlers[resource](event, context)
+            with self._invoking:
+                response = self.handlers[resource](event, context)
             status, out_headers, out_body = _proxy_response(response)
         except Exception:
             # API Gateway answers a failed Lambda integration with 502 and nothing else.
