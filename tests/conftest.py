@@ -23,6 +23,10 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Hookline")
+# The local master key that wraps the secrets' data key: one per test session, not the repo's.
+os.environ.setdefault(
+    "HOOKLINE_LOCAL_KEY_FILE", os.path.join(tempfile.mkdtemp(prefix="hookline-key-"), "master.key")
+)
 
 pytest_plugins = ["tests.support.aws", "tests.support.management"]
 
