@@ -169,6 +169,7 @@ def _handler_class(front: LocalFront) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "hookline-dev"
+        disable_nagle_algorithm = True  # headers and body are two sends on a kept-alive socket
 
         def _serve(self) -> None:
             front._enter()
