@@ -11,15 +11,21 @@ concurrency level measures:
   `hookline.queues.DeliveryMessage`): claim the delivery, take an endpoint slot, sign with
   every active secret, POST through the shared SSRF-guarded httpx client, record the
   attempt, finish the delivery, the batch's messages on the handler's threads at once.
+  That pool of 10 threads is one per process, so every level has at most 10 in flight.
 * **bare httpx** — 10 x handlers threads POSTing the same payloads with an httpx.Client
   (keep-alive pool as large as the concurrency) to the same sink: no database, no signing,
   no Powertools. The ceiling an in-process deliverer could reach on this machine.
 
 Every delivery must come back `delivered` (an endpoint's `max_concurrency` is high enough
 never to defer); a moto server stands by for any retry or deferral (there should be none).
-Paths take turns in `--rounds` slices per level, after a warm-up each.
+Paths take turns in `--rounds` slices per level, after a warm-up each. Besides the rate,
+the table shows this process's CPU time per delivery (every thread, the sink excluded),
+which a busy machine disturbs far less. Logs and metrics are silenced
+(POWERTOOLS_LOG_LEVEL=WARNING, POWERTOOLS_METRICS_DISABLED=true, stdout discarded while
+measuring). The database pool is `--pool-size` (default 10, one per deliver thread).
 
     .venv/bin/python bench/deliver.py [--seconds 6] [--handlers 1,2,4] [--rounds 2]
+                                      [--deliveries 40000] [--pool-size 10]
 
 Postgres is `DATABASE_URL` if set (a fresh database is created on it and dropped at the
 end), else a durable local server started in a temp dir and stopped at the end. This is a
@@ -41,7 +47,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common import (
     bench_database,
@@ -52,6 +58,9 @@ from common import (
     server_facts,
 )
 from sink import Sink, running_sink
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 TARGET_RATIO = 0.8
 BATCH = 10  # SQS records per invocation, as the event source hands them
@@ -289,7 +298,7 @@ def sqs_events(claimed: Sequence[Any], queue_arn: str) -> list[dict[str, Any]]:
     now = str(int(time.time() * 1000))
     events = []
     for start in range(0, len(claimed), BATCH):
-        messages = []
+        messages: list[MessageTypeDef] = []
         for d in claimed[start : start + BATCH]:
             body = DeliveryMessage(d.id, d.seq, d.endpoint_id, d.tenant_group).body()
             messages.append(
@@ -358,8 +367,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--deliveries", type=int, default=40_000, help="queued deliveries prepared up front"
     )
     parser.add_argument(
-        "--pool-size", type=int, default=0,
-        help="HOOKLINE_DB_POOL_SIZE (default: the setting's own default)",
+        "--pool-size", type=int, default=DELIVER_THREADS,
+        help="HOOKLINE_DB_POOL_SIZE: one connection per deliver thread by default",
     )  # fmt: skip
     args = parser.parse_args(argv)
     try:
@@ -375,9 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Set up, measure every level, print the table."""
     args = parse_args(argv)
     quiet_environment()
-    from hookline.settings import Settings
-
-    pool_size = args.pool_size or Settings.from_env({}).db_pool_size
+    pool_size = args.pool_size
     machine = machine_facts()
     with bench_database("deliver") as (url, where), moto_server() as moto, running_sink() as sink:
         configure(url, moto, pool_size)
@@ -424,13 +431,10 @@ def report(
         rows,
     )
     print()
-    best = max(results, key=lambda pair: pair[1].rate)
-    ratio = best[1].rate / best[0].rate if best[0].rate else 0.0
-    verdict = "met" if ratio >= TARGET_RATIO else "missed"
-    print(
-        f"target: handler >= {TARGET_RATIO}x bare httpx; best at {best[1].handlers} handler "
-        f"thread(s): {best[1].rate:,.0f}/s, {ratio:.2f}x: {verdict}"
-    )
+    ratios = [(h.handlers, h.rate / b.rate if b.rate else 0.0) for b, h in results]
+    verdict = "met" if any(r >= TARGET_RATIO for _, r in ratios) else "missed"
+    listed = ", ".join(f"{n} thread(s) {r:.2f}x" for n, r in ratios)
+    print(f"target: handler >= {TARGET_RATIO}x bare httpx at the same level: {listed}: {verdict}")
 
 
 if __name__ == "__main__":
