@@ -419,3 +419,18 @@ def test_a_success_ends_the_failure_streak(pipeline, db, sink):
             "SELECT enabled, failing_since FROM endpoints WHERE id = %s", (ep["id"],)
         ).fetchone()
     assert row == {"enabled": True, "failing_since": None}
+
+
+def test_a_cookie_set_by_one_endpoint_is_never_sent_to_another(pipeline, db, sink):
+    # Given two tenants' endpoints on the same host, the first answering with Set-Cookie
+    sink.behave("/sets-cookie", headers={"Set-Cookie": "session=tenant-a-secret; Path=/"})
+    a, b = tenant(db), tenant(db, "standard")
+    endpoint(db, a, sink.url("/sets-cookie"))
+    publish(db, a)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    endpoint(db, b, sink.url("/other"))
+    publish(db, b)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 2})
+    # Then no later request carries the cookie
+    assert all("cookie" not in r.headers for r in sink.requests())
+    assert len(sink.requests()) == 2

@@ -25,6 +25,7 @@ import socket
 import ssl
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpcore
@@ -417,4 +418,7 @@ def guarded_client(
         follow_redirects=False,
         trust_env=False,
         timeout=timeout,
+        # One client serves every tenant's endpoints: a cookie set by one endpoint must never
+        # ride along to another (or to the same host for another tenant). Keep none.
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
     )
