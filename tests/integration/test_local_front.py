@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from hookline.local.front import LocalFront
+from hookline.local.powertools import isolate_resolver_state
 
 pytestmark = pytest.mark.integration
 
@@ -125,14 +126,18 @@ def test_the_health_check_is_the_fronts_own(front, handler) -> None:
     assert front.stats.requests == 0
 
 
-def test_concurrent_requests_are_never_cross_wired() -> None:
+@pytest.mark.parametrize("isolated", [False, True], ids=["one-at-a-time", "per-thread-state"])
+def test_concurrent_requests_are_never_cross_wired(isolated: bool) -> None:
     # Given a Powertools resolver app (which keeps the current event on a class attribute)
-    # that yields between reading the path, a header and the body
+    # that yields between reading the path, a header and the body; invoked one at a time, or
+    # concurrently once Powertools' resolver state is made per thread (what hookline dev does)
     import time
     from concurrent.futures import ThreadPoolExecutor
 
     from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
+    if isolated:
+        assert isolate_resolver_state()
     app = APIGatewayRestResolver()
 
     @app.post("/in/<source_id>")
@@ -143,7 +148,7 @@ def test_concurrent_requests_are_never_cross_wired() -> None:
         body = base64.b64decode(app.current_event.body or "").decode()
         return {"path": source_id, "header": header, "body": body}
 
-    front = LocalFront(app.resolve, port=0)
+    front = LocalFront(app.resolve, port=0, one_at_a_time=not isolated)
     front.start()
     try:
         # When 8 clients send 100 requests at once, each with its own path, header and body

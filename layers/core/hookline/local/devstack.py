@@ -47,6 +47,7 @@ from hookline.local.devstate import DevState, find_running, remove_state, write_
 from hookline.local.emulator import MotoProcess, wait_until_answering
 from hookline.local.front import LocalFront
 from hookline.local.poller import SqsEventSource
+from hookline.local.powertools import isolate_resolver_state, serialize_metrics
 from hookline.local.queues import GroupQueues, ensure_queues
 from hookline.local.schedules import ScheduledRunner, scheduled_event
 from hookline.local.status import Snapshot, StatusWriter
@@ -123,6 +124,7 @@ class DevStack:
         self.config: HooklineConfig | None = None
         self.queues: dict[str, GroupQueues] = {}
         self.requeued = 0
+        self.isolated = False  # Powertools resolver state made per thread
         self._sqs: SQSClient | None = None
         self._status: StatusWriter | None = None
         self._stopped = False
@@ -149,7 +151,9 @@ class DevStack:
         database_url, pg_kind = self._database()
         aws_endpoint, emulator = self._aws()
         self._configure_environment(database_url, aws_endpoint, emulator)
+        # Many invocations share this process: make Powertools' per-process state per thread.
         serialize_metrics()
+        self.isolated = isolate_resolver_state()
 
         from hookline.db import reset_database
         from hookline.runtime import reset_runtime
@@ -352,6 +356,7 @@ class DevStack:
             front = LocalFront(
                 handlers["receiver"],
                 handlers={"/v1/{proxy+}": api} if api else None,
+                one_at_a_time=not self.isolated,
                 port=self.options.port,
                 timeout_seconds=config.infrastructure.receiver_timeout_seconds,
                 health=lambda: {"status": "ok", "pid": os.getpid()},
@@ -437,6 +442,11 @@ class DevStack:
             stopper.start()
         for stopper in stoppers:
             stopper.join()
+        for group, source in parts.sources.items():
+            logger.info("event source of %s stopped: %s", group, source.stats)
+        for runner in (parts.fanout, parts.reconcile):
+            if runner is not None:
+                logger.info("%s schedule stopped: %s", runner.name, runner.stats)
         if parts.moto is not None:
             parts.moto.stop()
         with contextlib.suppress(Exception):
@@ -564,39 +574,6 @@ class ContainerPerThread:
             spec.loader.exec_module(module)
             handler = self._local.handler = module.lambda_handler
         return handler(event, context)
-
-
-def serialize_metrics() -> None:
-    """Make the process-wide Powertools `Metrics` safe for concurrent invocations.
-
-    Powertools keeps one metric set per process (shared by every `Metrics` instance) and the
-    `log_metrics` decorator flushes it after each invocation: with several invocations in one
-    process, one can flush (and clear) the set between another's emptiness check and its
-    serialisation, which raises `SchemaValidationError` and fails that whole batch. On AWS a
-    container runs one invocation at a time. Here every change to the set and every flush
-    takes one lock: the EMF lines may mix the counts of concurrent invocations (the totals
-    are right), but nothing fails.
-    """
-    from hookline.observability import metrics
-
-    provider: Any = metrics.provider
-    if getattr(provider, "_hookline_serialized", False):
-        return
-    lock = threading.RLock()  # flush_metrics calls serialize_metric_set and clear_metrics
-    for name in (
-        "add_metric", "add_dimension", "add_metadata", "serialize_metric_set",
-        "flush_metrics", "clear_metrics",
-    ):  # fmt: skip
-        setattr(provider, name, _under(lock, getattr(provider, name)))
-    provider._hookline_serialized = True
-
-
-def _under(lock: threading.RLock, method: Callable[..., Any]) -> Callable[..., Any]:
-    def locked(*args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return method(*args, **kwargs)
-
-    return locked
 
 
 def handler_exists(name: str) -> bool:

@@ -1,4 +1,4 @@
-"""The AWS emulator of the dev stack: a moto server in a child process on loopback.
+"""The AWS emulator of the dev stack: moto in a child process on loopback.
 
 A child process rather than moto's in-process thread: moto's SQS is Python too, and under
 load (the end-to-end benchmark) it would share one interpreter lock with the receiver, the
@@ -7,6 +7,8 @@ terminal reaches only the dev stack, which still needs SQS while it finishes its
 batches; and it exits by itself within a second when its parent is gone (a `kill -9` of the
 dev stack leaves nothing behind). Its state (queues, messages) dies with it: the dev stack
 re-enqueues on start what the database says was on the queues (see `hookline.local.devstack`).
+moto's WSGI app is served by a small keep-alive server here rather than werkzeug's development
+server, which closes every connection (see `KeepAliveWSGIServer`).
 
 Run as `python -m hookline.local.emulator --parent PID`: prints `port <n>` once listening.
 """
@@ -14,7 +16,7 @@ Run as `python -m hookline.local.emulator --parent PID`: prints `port <n>` once 
 from __future__ import annotations
 
 import argparse
-import logging
+import io
 import os
 import signal
 import subprocess
@@ -22,9 +24,12 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 READY_PREFIX = "port "
 _START_TIMEOUT_SECONDS = 30.0
@@ -114,8 +119,8 @@ def _watch_parent(parent: int) -> None:
         time.sleep(0.5)
 
 
-def _speed_up_moto() -> None:
-    """Remember which moto backend serves a host name, and answer without Nagle's delay.
+def _cache_backend_lookups() -> None:
+    """Remember which moto backend serves a host name.
 
     moto finds the backend of every request anew, under one global lock: for a host like
     `sqs.us-east-1.amazonaws.com` it lists and stats moto's ~200 package folders, then tries
@@ -124,15 +129,96 @@ def _speed_up_moto() -> None:
     """
     from functools import lru_cache
 
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler
-
-    # Answers are written in more than one send: without TCP_NODELAY, Nagle's algorithm holds
-    # the last part back until the client's delayed ACK (tens of milliseconds per call).
-    MotoRequestHandler.disable_nagle_algorithm = True
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
     lookup = DomainDispatcherApplication.get_backend_for_host
     cached = lru_cache(maxsize=256)(lambda app, host: lookup(app, host))
     DomainDispatcherApplication.get_backend_for_host = lambda app, host: cached(app, host)  # type: ignore[method-assign,assignment]
+
+
+class KeepAliveWSGIServer(ThreadingHTTPServer):
+    """A threaded HTTP/1.1 server with keep-alive for a WSGI app (moto's).
+
+    moto's own server (werkzeug's development server) answers every request with
+    `Connection: close` and then lingers 10 ms draining the socket: each SQS call costs a TCP
+    connection, a new server thread, and on the client a connect and a DNS lookup. The pollers
+    make a steady stream of calls, so connections are kept alive here instead: one thread per
+    connection (a long poll blocks only its own), bodies read whole and answered with a
+    Content-Length.
+    """
+
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], app: Callable[..., Iterable[bytes]]) -> None:
+        """Bind `address`; `app` is the WSGI application."""
+        self.app = app
+        super().__init__(address, _WSGIHandler)
+
+
+class _WSGIHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # an answer is two sends on a kept-alive socket
+    server: KeepAliveWSGIServer
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length > 0 else b""
+        path, _, query = self.path.partition("?")
+        host, port = self.server.server_address[:2]
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": self.command,
+            "SCRIPT_NAME": "",
+            "PATH_INFO": urllib.parse.unquote(path, "latin-1"),
+            "QUERY_STRING": query,
+            "RAW_URI": self.path,
+            "REQUEST_URI": self.path,
+            "SERVER_NAME": str(host),
+            "SERVER_PORT": str(port),
+            "SERVER_PROTOCOL": self.request_version,
+            "REMOTE_ADDR": self.client_address[0],
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+        for name, value in self.headers.items():
+            key = "HTTP_" + name.upper().replace("-", "_")
+            if key not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"):
+                environ[key] = f"{environ[key]},{value}" if key in environ else value
+        answer: list[Any] = []
+
+        def start_response(status: str, headers: list[tuple[str, str]], exc: Any = None) -> Any:
+            answer[:] = [status, headers]
+            return lambda data: None  # moto never uses the legacy write()
+
+        result = self.server.app(environ, start_response)
+        try:
+            payload = b"".join(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        status, headers = answer
+        code, _, reason = status.partition(" ")
+        self.send_response(int(code), reason)
+        for name, value in headers:
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -141,20 +227,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--parent", type=int, required=True, help="exit when this pid is gone")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    from moto.server import ThreadedMotoServer
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    # werkzeug logs every request, and the pollers long-poll all the time.
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
     threading.Thread(target=_watch_parent, args=(args.parent,), daemon=True).start()
-    _speed_up_moto()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=args.port, verbose=False)
-    server.start()
+    _cache_backend_lookups()
+    server = KeepAliveWSGIServer(
+        ("127.0.0.1", args.port), DomainDispatcherApplication(create_backend_app)
+    )
     for sig in (signal.SIGTERM, signal.SIGINT):
         # The emulator's state dies with it anyway: no need to drain anything.
         signal.signal(sig, lambda *_: os._exit(0))
-    print(f"{READY_PREFIX}{server.get_host_and_port()[1]}", flush=True)
-    while True:
-        time.sleep(3600)
+    print(f"{READY_PREFIX}{server.server_address[1]}", flush=True)
+    server.serve_forever()
 
 
 if __name__ == "__main__":

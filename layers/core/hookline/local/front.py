@@ -15,17 +15,17 @@ The server is the standard library's `ThreadingHTTPServer` (a thread per connect
 keep-alive): no dependency, and at the end-to-end benchmark's rates its own cost is small
 next to the receiver's (see docs/decisions/0009-local-dev-stack.md).
 
-Requests are read and answered concurrently, but the handlers are invoked **one at a time**:
-both are Powertools `APIGatewayRestResolver` apps, and Powertools keeps the event being
-resolved on the `BaseRouter` *class* (`BaseRouter.current_event = ...`), so two resolutions
-at once in one process read each other's path, headers and body, even with one resolver per
-thread. On AWS a container runs one invocation at a time, so this never happens there; here
-the lock makes the front behave as one receiver container.
+Requests are handled concurrently. Both handlers are Powertools `APIGatewayRestResolver` apps,
+which keep the event being resolved on a class attribute: the dev stack makes that state per
+thread first (`hookline.local.powertools.isolate_resolver_state`); where it cannot, the front
+is built with `one_at_a_time=True` and invokes its handlers under one lock, like a single
+receiver container (on AWS a container runs one invocation at a time).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import threading
@@ -70,16 +70,21 @@ class LocalFront:
         port: int = 8080,
         timeout_seconds: float = 10.0,
         health: Callable[[], dict[str, Any]] | None = None,
+        one_at_a_time: bool = True,
     ) -> None:
         """Bind 127.0.0.1:`port` (0 picks a free port); nothing is served until `start()`.
 
         `handler` serves every route unless `handlers` names another for a resource
-        (`"/v1/{proxy+}"`: the management API function).
+        (`"/v1/{proxy+}"`: the management API function). `one_at_a_time` serialises the
+        invocations (needed unless the handlers are safe to run concurrently in one process).
         """
         self.handlers = {resource: handler for resource in ROUTES}
         self.handlers.update(handlers or {})
         self.timeout_seconds = timeout_seconds
-        self._invoking = threading.Lock()  # one invocation at a time (see the module docstring)
+        # One invocation at a time, unless told the handlers may overlap (module docstring).
+        self._invoking: threading.Lock | contextlib.nullcontext[None] = (
+            threading.Lock() if one_at_a_time else contextlib.nullcontext()
+        )
         self.health = health or (lambda: {"status": "ok"})
         self.stats = FrontStats()
         self._lock = threading.Lock()
