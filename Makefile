@@ -1,5 +1,5 @@
 # Hookline — one machine, no Docker, no accounts.
-#   make run    start the whole system locally (arrives with the local-stack issue)
+#   make run    install everything, then run the whole system locally (hookline dev)
 #   make test   install everything and run every test tier
 PYTHON ?= python3
 VENV   := .venv
@@ -34,8 +34,11 @@ typecheck: install
 
 bench: install
 	$(BIN)/python bench/receiver.py
+	$(BIN)/python bench/fanout.py
+	$(BIN)/python bench/deliver.py
 
 clean:
 	rm -rf $(VENV) .hookline cdk.out
 
 -include infra/Makefile.infra
+-include local.mk
