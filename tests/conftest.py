@@ -14,6 +14,7 @@ import pytest
 from psycopg import sql
 
 from hookline.db import Database
+from hookline.local.powertools import isolate_resolver_state, serialize_metrics
 from hookline.localpg import LocalPostgres
 from hookline.migrate import migrate
 
@@ -27,6 +28,12 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Hookline")
 os.environ.setdefault(
     "HOOKLINE_LOCAL_KEY_FILE", os.path.join(tempfile.mkdtemp(prefix="hookline-key-"), "master.key")
 )
+
+# The tests invoke handlers from several threads at once, as the local runner does: give them
+# the same per-thread Powertools state (decision 0009), or concurrent invocations would read
+# each other's events and race on the metric set.
+isolate_resolver_state()
+serialize_metrics()
 
 pytest_plugins = ["tests.support.aws", "tests.support.management"]
 
