@@ -136,3 +136,16 @@ def test_the_receiver_keeps_v1_events_for_a_local_front(management_env, db, tena
     assert result.status == 200
     assert [r["id"] for r in events(db)] == [result.json()["id"]]
     assert receiver.post("/v1/events", body=b"[1]").json()["detail"] == "body must be a JSON object"
+
+
+def test_a_type_or_key_with_control_characters_is_refused(db, database_url, tenant):
+    from hookline.errors import BadRequest
+
+    with psycopg.connect(database_url) as conn:
+        with pytest.raises(BadRequest, match="printable"):
+            hookline.publish(conn, tenant_id=tenant["id"], type="a\x00b", payload={})
+        with pytest.raises(BadRequest, match="printable"):
+            hookline.publish(
+                conn, tenant_id=tenant["id"], type="a", payload={}, idempotency_key="k\x00"
+            )
+    assert events(db) == []

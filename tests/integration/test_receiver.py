@@ -254,3 +254,25 @@ def test_no_secret_or_signature_reaches_the_logs(api, stripe_source, capfd):
     assert "event accepted" in logs and "request rejected" in logs
     assert STRIPE_SECRET not in logs
     assert headers["Stripe-Signature"].split("v1=")[1] not in logs
+
+
+@pytest.mark.parametrize(
+    ("event_header", "payload_type"),
+    [("issues\x00", None), ("issues", "a\x00b"), ("issues", "\ud800")],
+)
+def test_characters_postgres_refuses_do_not_lose_a_signed_webhook(
+    api, db, tenant, event_header, payload_type
+):
+    # Given a validly signed GitHub delivery whose (unsigned) event header or payload type
+    # holds a NUL byte or a lone surrogate, which Postgres text cannot store
+    source = admin.add_source(db, tenant_id=tenant["id"], scheme="github", secrets=[GITHUB_SECRET])
+    doc = {"action": payload_type} if payload_type is not None else {"zen": "x"}
+    body = json.dumps(doc).encode()
+    headers = github_headers(GITHUB_SECRET, body, str(uuid.uuid4()), event=event_header)
+    # When it arrives, Then it is stored (with the text cleaned), not refused with a 5xx
+    result = api.post(source["path"], headers=headers, body=body)
+    assert result.status == 200
+    with db.connection() as conn:
+        stored = conn.execute("SELECT type, payload FROM events").fetchone()
+    assert "\x00" not in stored["type"] and stored["type"].startswith("issues")
+    assert bytes(stored["payload"]) == body

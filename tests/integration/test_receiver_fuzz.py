@@ -102,20 +102,23 @@ def signed(scheme: str, body: bytes, n: int) -> dict[str, str]:
 header_names = st.sampled_from(
     ["Content-Type", "content-type", "Stripe-Signature", "X-Hub-Signature-256", "X-GitHub-Delivery",
      "webhook-id", "webhook-timestamp", "webhook-signature", "X-Slack-Signature",
-     "X-Slack-Request-Timestamp", "X-Other", "svix-signature"]
+     "X-Slack-Request-Timestamp", "X-Other", "svix-signature", "X-GitHub-Event"]
 ) | st.text(min_size=1, max_size=20)  # fmt: skip
 header_values = st.text(max_size=200) | st.sampled_from(
     ["application/json", "text/plain", "application/x-www-form-urlencoded", "t=1,v1=00",
      "sha256=zz", "v1,AAAA", "v1,!!!! v1,", "v0=", "99999999999999999999", "-1", "",
-     "t=,v1=,v1=", "application/json; charset=utf-8", "\u00e9\u0000"]
+     "t=,v1=,v1=", "application/json; charset=utf-8", "\u00e9\u0000", "push\x00", "\ud800"]
 )  # fmt: skip
+event_types = st.sampled_from(["a.b", "a\u0000b", "\ud800", ""]) | st.text(max_size=20)
 json_bodies = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
     lambda kids: (
         st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4)
     ),
     max_leaves=10,
-).map(lambda v: json.dumps({"id": "evt", "type": "a.b", "data": v}).encode())
+).flatmap(
+    lambda v: event_types.map(lambda t: json.dumps({"id": "evt", "type": t, "data": v}).encode())
+)
 bodies = json_bodies | st.binary(max_size=2048) | st.sampled_from(
     [b"", b"{", b"[]", b"null", b'{"id": 1}', b"\xff\xfe", b"payload=%7B%7D", b"{}" * 3000]
 )  # fmt: skip

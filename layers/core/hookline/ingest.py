@@ -53,19 +53,18 @@ def receive_inbound(
             raise NotFound("unknown source")
         config = SourceConfig(source.secrets, source.tolerance_seconds, source.options)
         verified = verifier_for(source.scheme, config).verify(hdrs, body)
-        # Verifiers type a header as untrusted text; bound it so a type cannot bloat the ledger.
-        event_type = verified.event_type[:MAX_TYPE_LENGTH] or "unknown"
+        # Types, ids and headers are text the signature may not cover: bound and clean them.
         stored = store_event(
             conn,
             NewEvent(
                 tenant_id=source.tenant_id,
                 origin=source.id,
                 source_id=source.id,
-                type=event_type,
-                dedupe_key=verified.dedupe_key[:512],
+                type=storable_text(verified.event_type, MAX_TYPE_LENGTH) or "unknown",
+                dedupe_key=storable_text(verified.dedupe_key, 512),
                 payload=body,
-                content_type=hdrs.get("content-type", "application/json")[:255],
-                headers=dict(verified.kept_headers),
+                content_type=storable_text(hdrs.get("content-type", "application/json"), 255),
+                headers={k: storable_text(v, 1024) for k, v in verified.kept_headers.items()},
             ),
         )
     return Accepted(stored.id, stored.duplicate, source.tenant_id)
@@ -88,6 +87,8 @@ def publish(
     validate_event_type(type)
     if idempotency_key is not None and not (0 < len(idempotency_key) <= MAX_IDEMPOTENCY_KEY_LENGTH):
         raise BadRequest(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
+    if idempotency_key is not None and not idempotency_key.isprintable():
+        raise BadRequest("Idempotency-Key must contain printable characters only")
     dedupe_key = f"idem:{idempotency_key}" if idempotency_key else f"auto:{new_id('pub')}"
     stored: Stored = store_event(
         conn,
@@ -103,11 +104,23 @@ def publish(
 
 
 def validate_event_type(type: Any) -> None:
-    """An event type is a non-empty string of at most 255 characters without spaces."""
+    """An event type is a non-empty string of at most 255 printable characters, no spaces."""
     if not isinstance(type, str) or not type or len(type) > MAX_TYPE_LENGTH:
         raise BadRequest(f"type must be a string of 1 to {MAX_TYPE_LENGTH} characters")
     if any(c.isspace() for c in type):
         raise BadRequest("type must not contain whitespace")
+    if not type.isprintable() or storable_text(type, MAX_TYPE_LENGTH) != type:
+        raise BadRequest("type must contain printable characters only")
+
+
+def storable_text(value: str, limit: int) -> str:
+    """`value` as Postgres text can hold it: no NUL, no lone surrogates, at most `limit` long.
+
+    Inbound types, ids and headers come from the provider (headers are not always signed);
+    a character Postgres refuses must not turn an accepted webhook into a 500.
+    """
+    cleaned = value.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+    return cleaned[:limit]
 
 
 def encode_payload(payload: Any) -> bytes:
@@ -142,11 +155,17 @@ def store_fetched(
             tenant_id=source.tenant_id,
             origin=source.id,
             source_id=source.id,
-            type=verifier.event_type(hdrs, payload)[:MAX_TYPE_LENGTH] or "unknown",
-            dedupe_key=verifier.dedupe_key(hdrs, payload, body)[:512],
+            type=storable_text(verifier.event_type(hdrs, payload), MAX_TYPE_LENGTH) or "unknown",
+            dedupe_key=storable_text(verifier.dedupe_key(hdrs, payload, body), 512),
             payload=body,
-            content_type=content_type[:255],
-            headers={**verifier.kept_headers(hdrs), **{k.lower(): v for k, v in hdrs.items()}},
+            content_type=storable_text(content_type, 255),
+            headers={
+                k: storable_text(v, 1024)
+                for k, v in {
+                    **verifier.kept_headers(hdrs),
+                    **{k.lower(): v for k, v in hdrs.items()},
+                }.items()
+            },
         ),
     )
     return Accepted(stored.id, stored.duplicate, source.tenant_id)
