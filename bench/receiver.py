@@ -386,6 +386,12 @@ class HandlerPath(Contender[tuple[dict[str, Any], Any]]):
 
     def caller(self) -> Caller[tuple[dict[str, Any], Any]]:
         """A caller of the in-process handler."""
+        from hookline.local.powertools import isolate_resolver_state, serialize_metrics
+
+        # Several threads invoke the handler at once, as in the dev stack: give each its own
+        # Powertools resolver state, or concurrent calls read each other's events (0009).
+        isolate_resolver_state()
+        serialize_metrics()
         from functions.receiver.handler import lambda_handler
 
         return HandlerCaller(lambda_handler)
