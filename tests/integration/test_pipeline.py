@@ -7,46 +7,20 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 import hookline
 from hookline import admin
-from hookline.config import HooklineConfig, load_config
-from hookline.db import Database, reset_database
+from hookline.config import HooklineConfig
+from hookline.db import Database
 from hookline.fanout import FanoutOptions, run_fanout
 from hookline.queues import DeliveryQueues
-from hookline.runtime import reset_runtime
 from hookline.settings import Settings, get_settings
-from tests.support.pipeline import Pipeline, write_config
 from tests.support.signers import verify_standard
-from tests.support.sinks import Sink, running_sink
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def sink() -> Iterator[Sink]:
-    with running_sink() as s:
-        yield s
-
-
-@pytest.fixture
-def pipeline(db, database_url, sqs, moto_endpoint, tmp_path, monkeypatch) -> Iterator[Pipeline]:
-    config_path = write_config(tmp_path / "hookline.json")
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    monkeypatch.setenv("HOOKLINE_CONFIG", str(config_path))
-    monkeypatch.setenv("HOOKLINE_ALLOW_PRIVATE_TARGETS", "1")
-    monkeypatch.setenv("HOOKLINE_ALLOW_HTTP_TARGETS", "1")
-    monkeypatch.setenv("HOOKLINE_DB_POOL_SIZE", "12")
-    reset_database()
-    reset_runtime()
-    yield Pipeline(db, sqs, load_config(config_path))
-    reset_database()
-    reset_runtime()
 
 
 def tenant(db: Database, group: str = "standard") -> str:

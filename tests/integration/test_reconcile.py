@@ -17,52 +17,34 @@ import pytest
 import hookline
 from hookline import admin
 from hookline.cli import main
-from hookline.config import HooklineConfig, load_config
-from hookline.db import Database, reset_database
+from hookline.config import HooklineConfig
+from hookline.db import Database
 from hookline.local.apigw import LocalContext
 from hookline.repositories import deliveries as delivery_repo
-from hookline.runtime import build_reconciler, reset_runtime
+from hookline.runtime import build_reconciler
 from hookline.settings import get_settings
 from tests.support.fake_providers import ProviderServer, running_providers
 from tests.support.lambdas import ApiClient
-from tests.support.pipeline import Pipeline, write_config
+from tests.support.pipeline import Pipeline
 from tests.support.signers import github_headers, stripe_headers
-from tests.support.sinks import Sink, running_sink
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def pipeline(make_pipeline):
+    # A failed attempt waits an hour for its retry: a due-time row in Postgres, not an SQS delay.
+    return make_pipeline(retry_schedule_seconds=[0, 3600])
+
 
 STRIPE_SECRET = "whsec_reconcile_test"
 GITHUB_SECRET = "gh-reconcile-secret"
 
 
 @pytest.fixture
-def sink() -> Iterator[Sink]:
-    with running_sink() as s:
-        yield s
-
-
-@pytest.fixture
 def providers() -> Iterator[ProviderServer]:
     with running_providers() as server:
         yield server
-
-
-@pytest.fixture
-def pipeline(db, database_url, sqs, moto_endpoint, tmp_path, monkeypatch) -> Iterator[Pipeline]:
-    # A failed attempt waits an hour for its retry: a due-time row in Postgres, not an SQS delay.
-    config_path = write_config(tmp_path / "hookline.json", retry_schedule_seconds=[0, 3600])
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    monkeypatch.setenv("HOOKLINE_CONFIG", str(config_path))
-    monkeypatch.setenv("HOOKLINE_ALLOW_PRIVATE_TARGETS", "1")
-    monkeypatch.setenv("HOOKLINE_ALLOW_HTTP_TARGETS", "1")
-    monkeypatch.setenv("HOOKLINE_DB_POOL_SIZE", "12")
-    monkeypatch.delenv("HOOKLINE_FANOUT_FUNCTION", raising=False)
-    reset_database()
-    reset_runtime()
-    yield Pipeline(db, sqs, load_config(config_path))
-    reset_database()
-    reset_runtime()
 
 
 def receiver() -> ApiClient:

@@ -16,7 +16,6 @@ from hookline.config import HooklineConfig
 from hookline.db import reset_database
 from hookline.observability import logger
 from hookline.settings import get_settings
-from tests.integration.test_pipeline import pipeline, publish, sink  # noqa: F401 (fixtures)
 from tests.support.lambdas import ApiClient
 from tests.support.signers import stripe_event, stripe_headers
 
@@ -26,7 +25,7 @@ PROVIDER_SECRET = "whsec_provider_secret_do_not_log_5bd1"
 DB_PASSWORD = "db-password-do-not-log-77e3"
 
 
-def test_a_full_run_leaks_no_secret(pipeline, db, sink, database_url, capfd, monkeypatch):  # noqa: F811
+def test_a_full_run_leaks_no_secret(pipeline, db, sink, database_url, capfd, monkeypatch):
     # Given every log line captured as CloudWatch would get it
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)

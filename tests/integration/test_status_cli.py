@@ -4,7 +4,7 @@ on a pipeline brought into a known state by the real handlers."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,35 +12,11 @@ import pytest
 import hookline
 from hookline import admin
 from hookline.cli import main
-from hookline.config import HooklineConfig, load_config
-from hookline.db import Database, reset_database
-from hookline.runtime import reset_runtime
+from hookline.config import HooklineConfig
+from hookline.db import Database
 from hookline.settings import get_settings
-from tests.support.pipeline import Pipeline, write_config
-from tests.support.sinks import Sink, running_sink
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def sink() -> Iterator[Sink]:
-    with running_sink() as s:
-        yield s
-
-
-@pytest.fixture
-def pipeline(db, database_url, sqs, moto_endpoint, tmp_path, monkeypatch) -> Iterator[Pipeline]:
-    config_path = write_config(tmp_path / "hookline.json")
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    monkeypatch.setenv("HOOKLINE_CONFIG", str(config_path))
-    monkeypatch.setenv("HOOKLINE_ALLOW_PRIVATE_TARGETS", "1")
-    monkeypatch.setenv("HOOKLINE_ALLOW_HTTP_TARGETS", "1")
-    reset_database()
-    reset_runtime()
-    yield Pipeline(db, sqs, load_config(config_path))
-    reset_database()
-    reset_runtime()
 
 
 @pytest.fixture
