@@ -247,6 +247,32 @@ class ServiceFunctions(Construct):
             )
             group_queue.dlq.grant(self.reconcile, "sqs:GetQueueAttributes")
 
+        # Provider catch-up reads API keys from Secrets Manager; by convention they live under
+        # hookline/catchup/ (docs/decisions/0007), and the reconciler may read nothing else.
+        stack = Stack.of(self)
+        self.reconcile.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["secretsmanager:GetSecretValue"],
+                resources=[
+                    f"arn:{stack.partition}:secretsmanager:{stack.region}:{stack.account}:"
+                    f"secret:{CATCHUP_SECRET_PREFIX}*"
+                ],
+            )
+        )
+        suppress(
+            reconcile.role,
+            "AwsSolutions-IAM5",
+            "GetSecretValue on the catch-up secrets' name prefix (hookline/catchup/*): their ARNs "
+            "end in a random suffix and are created by operators after deploy.",
+            [
+                f"Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:"
+                f"secret:{CATCHUP_SECRET_PREFIX}*"
+            ],
+        )
+
+
+CATCHUP_SECRET_PREFIX = "hookline/catchup/"  # noqa: S105 - a name prefix, not a secret
+
 
 def _logical(fn: lambda_.Function) -> str:
     """The logical id of a function's CloudFormation resource (names an IAM5 finding)."""
