@@ -92,7 +92,7 @@ def start(python: Path) -> tuple[subprocess.Popen[bytes], str]:
         "GATEWAY_LISTEN": f"127.0.0.1:{port}",
         "SERVICES": "sqs,events,secretsmanager,cloudwatch,logs,kms",
         "SKIP_SSL_CERT_DOWNLOAD": "1",
-        # Queue URLs on the loopback address (the default host name needs DNS for *.localstack.cloud).
+        # Queue URLs on loopback (the default host name needs DNS for *.localstack.cloud).
         "SQS_ENDPOINT_STRATEGY": "path",
         "LOCALSTACK_HOST": f"127.0.0.1:{port}",
     }
