@@ -36,17 +36,18 @@ import contextlib
 import math
 import os
 import platform
-import shutil
 import statistics
 import sys
 import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
+
+from common import bench_database, server_facts
 
 REPO = Path(__file__).resolve().parent.parent
 STRIPE_SECRET = "whsec_bench_stripe_secret_0123456789abcdef"  # a throwaway local secret
@@ -242,7 +243,8 @@ def stripe_body(event_id: str, size: int) -> bytes:
     """A realistic Stripe event of about `size` bytes (independent test signer)."""
     from tests.support.signers import stripe_event
 
-    return stripe_event(event_id, size=size)
+    body: bytes = stripe_event(event_id, size=size)
+    return body
 
 
 class BareInsert(Contender[tuple[str, bytes]]):
@@ -412,54 +414,17 @@ class HandlerCaller(Caller[tuple[dict[str, Any], Any]]):
 # --- the database ---------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def bench_database() -> Iterator[tuple[str, str]]:
-    """(URL of a fresh migrated database, where its server comes from); removed after."""
-    import psycopg
-    from psycopg import sql
-
-    from hookline.localpg import LocalPostgres
-    from hookline.migrate import migrate
-
-    given = os.environ.get("DATABASE_URL")
-    server: LocalPostgres | None = None
-    root: Path | None = None
-    if given:
-        admin_url, where = given, "DATABASE_URL"
-    else:
-        root = Path(tempfile.mkdtemp(prefix="hookline-bench-pg-"))
-        root.chmod(0o755)  # under root the server runs as a system user that must reach it
-        server = LocalPostgres(root / "data", durable=True)
-        print("starting a local durable Postgres ...", file=sys.stderr, flush=True)
-        admin_url, where = server.start(), "a local LocalPostgres (durable=True)"
-    dbname = f"hookline_bench_{os.getpid()}"
-    name = sql.Identifier(dbname)
-    try:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(name))
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
-        url = psycopg.conninfo.make_conninfo(admin_url, dbname=dbname)
-        try:
-            migrate(url)
-            with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute(BARE_TABLE_DDL)
-            yield url, where
-        finally:
-            with psycopg.connect(admin_url, autocommit=True) as conn:
-                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-    finally:
-        if server is not None:
-            server.stop()
-        if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
-
-
 def create_target(url: str, size: int) -> Target:
-    """A tenant with one Stripe source, created through the admin service."""
+    """A tenant with one Stripe source (created through the admin service), and the bare
+    table."""
+    import psycopg
+
     from hookline import admin
     from hookline.config import HooklineConfig
     from hookline.db import Database
 
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(BARE_TABLE_DDL)
     setup = Database(url, max_size=1)
     try:
         tenant = admin.add_tenant(setup, HooklineConfig(), name="bench", group=None)
@@ -469,18 +434,6 @@ def create_target(url: str, size: int) -> Target:
     finally:
         setup.close()
     return Target(url, tenant["id"], source["id"], size)
-
-
-def server_facts(url: str) -> str:
-    """The Postgres version and the settings that decide what a commit costs."""
-    import psycopg
-
-    facts = []
-    with psycopg.connect(url, autocommit=True) as conn:
-        for setting in ("server_version", "fsync", "synchronous_commit", "wal_sync_method"):
-            row = conn.execute(f"SHOW {setting}").fetchone()
-            facts.append(f"{setting}={row[0] if row else '?'}")
-    return " ".join(facts)
 
 
 def stored_counts(url: str) -> dict[str, int]:
@@ -567,8 +520,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     load_before = os.getloadavg()[0]
     results: list[list[Measurement]] = []
-    with bench_database() as (url, where):
+    # The throwaway database gets its own throwaway master key (sealed source secrets), so
+    # the benchmark never creates or reads the developer's `.hookline/master.key`.
+    with (
+        tempfile.TemporaryDirectory(prefix="hookline-bench-key-") as keys,
+        bench_database("receiver") as (url, where),
+    ):
+        os.environ["HOOKLINE_LOCAL_KEY_FILE"] = str(Path(keys) / "master.key")
         os.environ["DATABASE_URL"] = url
+        reset_database()  # settings are read again, with this URL and key file
         target = create_target(url, args.size)
         paths: list[Contender[Any]] = [BareInsert(target)]
         if args.breakdown:
