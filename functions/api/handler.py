@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from http import HTTPStatus
@@ -30,25 +29,14 @@ from hookline.management import service
 from hookline.management.access import Caller, resolve_caller
 from hookline.nudge import nudge_fanout
 from hookline.observability import logger, metrics, tracer
+from hookline.problems import PROBLEM, error_response, header, per_thread, problem, status_for
 from hookline.repositories import api as api_repo
-from hookline.secretbox import SecretsUnavailable, reveal, seal
+from hookline.secretbox import reveal, seal
 from hookline.settings import get_settings
 
 TITLE = "Hookline management API"
 VERSION = "1.0.0"
-PROBLEM = "application/problem+json"
 MAX_IDEMPOTENCY_KEY = 255
-
-STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
-    SecretsUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
-    errors.BadRequest: HTTPStatus.BAD_REQUEST,
-    errors.Unauthorized: HTTPStatus.FORBIDDEN,
-    errors.NotFound: HTTPStatus.NOT_FOUND,
-    errors.Conflict: HTTPStatus.CONFLICT,
-    errors.PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-    errors.UnsupportedMediaType: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
-    errors.DatabaseUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
-}
 
 
 def _problems(*codes: int) -> dict[int, Any]:
@@ -462,15 +450,7 @@ def build_app() -> APIGatewayRestResolver:
     return app
 
 
-_threads = threading.local()
-
-
-def current_app() -> APIGatewayRestResolver:
-    """This thread's resolver."""
-    app: APIGatewayRestResolver | None = getattr(_threads, "app", None)
-    if app is None:
-        app = _threads.app = build_app()
-    return app
+current_app = per_thread(build_app)
 
 
 def idempotent(
@@ -519,44 +499,10 @@ def json_response(
     )
 
 
-def header(app: APIGatewayRestResolver, name: str) -> str | None:
-    """A request header, case-insensitively."""
-    wanted = name.lower()
-    for key, value in (app.current_event.headers or {}).items():
-        if key.lower() == wanted:
-            return str(value)
-    return None
-
-
-def problem(
-    status: HTTPStatus,
-    detail: str,
-    headers: dict[str, str] | None = None,
-    errors_: list[dict[str, Any]] | None = None,
-) -> Response[str]:
-    """An `application/problem+json` error response."""
-    body: dict[str, Any] = {
-        "type": "about:blank",
-        "title": status.phrase,
-        "status": int(status),
-        "detail": detail,
-    }
-    if errors_ is not None:
-        body["errors"] = errors_
-    return Response(
-        status_code=int(status), content_type=PROBLEM, body=json.dumps(body), headers=headers or {}
-    )
-
-
 def domain_error(err: errors.HooklineError) -> Response[str]:
     """A domain error, with a message safe to show the caller."""
-    status = next(
-        (code for cls, code in STATUS.items() if isinstance(err, cls)),
-        HTTPStatus.INTERNAL_SERVER_ERROR,
-    )
-    logger.info("request refused", extra={"status": int(status), "reason": str(err)})
-    headers = {"Retry-After": "5"} if status == HTTPStatus.SERVICE_UNAVAILABLE else {}
-    return problem(status, str(err), headers)
+    logger.info("request refused", extra={"status": int(status_for(err)), "reason": str(err)})
+    return error_response(err)
 
 
 def validation_error(err: RequestValidationError) -> Response[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import threading
 from http import HTTPStatus
 from typing import Any
 
@@ -26,18 +25,8 @@ from hookline.management import service as management
 from hookline.management.access import resolve_caller
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, logger, metrics, tracer
+from hookline.problems import error_response, header, per_thread, problem, status_for
 from hookline.settings import get_settings
-
-STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
-    errors.BadRequest: HTTPStatus.BAD_REQUEST,
-    errors.VerificationFailed: HTTPStatus.UNAUTHORIZED,
-    errors.Unauthorized: HTTPStatus.FORBIDDEN,
-    errors.NotFound: HTTPStatus.NOT_FOUND,
-    errors.Conflict: HTTPStatus.CONFLICT,
-    errors.PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-    errors.UnsupportedMediaType: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
-    errors.DatabaseUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
-}
 
 
 def build_app() -> APIGatewayRestResolver:
@@ -93,39 +82,18 @@ def build_app() -> APIGatewayRestResolver:
     return app
 
 
-_threads = threading.local()
-
-
-def current_app() -> APIGatewayRestResolver:
-    """This thread's resolver."""
-    app: APIGatewayRestResolver | None = getattr(_threads, "app", None)
-    if app is None:
-        app = _threads.app = build_app()
-    return app
+current_app = per_thread(build_app)
 
 
 def domain_error(err: errors.HooklineError) -> Response[str]:
     """Map a domain error to its status code with a message safe to show the caller."""
-    status = next(
-        (code for cls, code in STATUS.items() if isinstance(err, cls)),
-        HTTPStatus.INTERNAL_SERVER_ERROR,
-    )
+    status = status_for(err)
     with single_metric(
         name="EventsRejected", unit=MetricUnit.Count, value=1, namespace=NAMESPACE
     ) as metric:
         metric.add_dimension(name="Reason", value=status.phrase.replace(" ", ""))
     logger.info("request rejected", extra={"status": int(status), "reason": str(err)})
-    headers = {"Retry-After": "5"} if status == HTTPStatus.SERVICE_UNAVAILABLE else {}
-    return problem(status, str(err), headers)
-
-
-def header(app: APIGatewayRestResolver, name: str) -> str | None:
-    """A request header, case-insensitively."""
-    wanted = name.lower()
-    for key, value in (app.current_event.headers or {}).items():
-        if key.lower() == wanted:
-            return str(value)
-    return None
+    return error_response(err)
 
 
 def raw_body(app: APIGatewayRestResolver, limit: int) -> bytes:
@@ -171,19 +139,6 @@ def accepted_response(accepted: Accepted) -> Response[str]:
         status_code=200,
         content_type="application/json",
         body=json.dumps({"id": accepted.id, "duplicate": accepted.duplicate}),
-    )
-
-
-def problem(
-    status: HTTPStatus, detail: str, headers: dict[str, str] | None = None
-) -> Response[str]:
-    """An `application/problem+json` error response."""
-    body = {"type": "about:blank", "title": status.phrase, "status": int(status), "detail": detail}
-    return Response(
-        status_code=int(status),
-        content_type="application/problem+json",
-        body=json.dumps(body),
-        headers=headers or {},
     )
 
 

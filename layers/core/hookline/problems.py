@@ -1,0 +1,86 @@
+"""What the HTTP-facing handlers (receiver, management API) share: domain errors as
+`application/problem+json` responses, header lookup, and one resolver per thread."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+
+from hookline import errors
+from hookline.secretbox import SecretsUnavailable
+
+PROBLEM = "application/problem+json"
+
+STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
+    SecretsUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+    errors.BadRequest: HTTPStatus.BAD_REQUEST,
+    errors.VerificationFailed: HTTPStatus.UNAUTHORIZED,
+    errors.Unauthorized: HTTPStatus.FORBIDDEN,
+    errors.NotFound: HTTPStatus.NOT_FOUND,
+    errors.Conflict: HTTPStatus.CONFLICT,
+    errors.PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+    errors.UnsupportedMediaType: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+    errors.DatabaseUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+}
+
+
+def status_for(err: errors.HooklineError) -> HTTPStatus:
+    """The status code of a domain error."""
+    return next(
+        (code for cls, code in STATUS.items() if isinstance(err, cls)),
+        HTTPStatus.INTERNAL_SERVER_ERROR,
+    )
+
+
+def problem(
+    status: HTTPStatus,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    errors_: list[dict[str, Any]] | None = None,
+) -> Response[str]:
+    """An `application/problem+json` error response."""
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": status.phrase,
+        "status": int(status),
+        "detail": detail,
+    }
+    if errors_ is not None:
+        body["errors"] = errors_
+    return Response(
+        status_code=int(status), content_type=PROBLEM, body=json.dumps(body), headers=headers or {}
+    )
+
+
+def error_response(err: errors.HooklineError) -> Response[str]:
+    """A domain error as a problem response; a 503 tells the caller when to retry."""
+    status = status_for(err)
+    headers = {"Retry-After": "5"} if status == HTTPStatus.SERVICE_UNAVAILABLE else {}
+    return problem(status, str(err), headers)
+
+
+def header(app: APIGatewayRestResolver, name: str) -> str | None:
+    """A request header, case-insensitively."""
+    wanted = name.lower()
+    for key, value in (app.current_event.headers or {}).items():
+        if key.lower() == wanted:
+            return str(value)
+    return None
+
+
+def per_thread(build: Callable[[], APIGatewayRestResolver]) -> Callable[[], APIGatewayRestResolver]:
+    """This thread's resolver, built on first use (decision 0011)."""
+    local = threading.local()
+
+    def current() -> APIGatewayRestResolver:
+        app: APIGatewayRestResolver | None = getattr(local, "app", None)
+        if app is None:
+            app = local.app = build()
+        return app
+
+    return current
