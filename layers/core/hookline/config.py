@@ -88,6 +88,9 @@ class HooklineConfig:
     default_group: str = "standard"
     schedules: Schedules = field(default_factory=Schedules)
     delivery_deadline_hours: int = 72
+    # A queued delivery whose message nobody consumed this long (lost, or a worker died) is
+    # re-enqueued by reconcile; also the lease of a deferral or a short retry beyond its delay.
+    delivery_queued_lease_seconds: int = 900
     deliver_timeout_seconds: int = 15
     deliver_function_timeout_seconds: int = 60
     log_retention_days: int = 30

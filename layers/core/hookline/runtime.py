@@ -43,7 +43,10 @@ def _queues(settings: Settings) -> DeliveryQueues:
 def fanout_options(settings: Settings) -> FanoutOptions:
     """Fan-out sizes and deadlines from the deployment configuration."""
     config = settings.config
-    return FanoutOptions(deadline=timedelta(hours=config.delivery_deadline_hours))
+    return FanoutOptions(
+        deadline=timedelta(hours=config.delivery_deadline_hours),
+        queued_lease=timedelta(seconds=config.delivery_queued_lease_seconds),
+    )
 
 
 def delivery_options(settings: Settings) -> DeliveryOptions:
@@ -53,6 +56,7 @@ def delivery_options(settings: Settings) -> DeliveryOptions:
         timeout_seconds=config.deliver_timeout_seconds,
         connect_timeout_seconds=config.deliver_connect_timeout_seconds,
         endpoint_disable_after=timedelta(days=config.endpoint_disable_after_days),
+        queued_lease=timedelta(seconds=config.delivery_queued_lease_seconds),
     )
 
 
@@ -102,7 +106,11 @@ def reset_runtime() -> None:
 
 def replay_options(settings: Settings) -> ReplayOptions:
     """Replay deadlines and leases: a replayed delivery gets the configured deadline anew."""
-    return ReplayOptions(deadline=timedelta(hours=settings.config.delivery_deadline_hours))
+    config = settings.config
+    return ReplayOptions(
+        deadline=timedelta(hours=config.delivery_deadline_hours),
+        queued_lease=timedelta(seconds=config.delivery_queued_lease_seconds),
+    )
 
 
 def reconcile_options(settings: Settings) -> ReconcileOptions:
