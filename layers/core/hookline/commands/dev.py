@@ -59,6 +59,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--status-every", type=float, default=10.0, metavar="SECONDS", help="plain line period"
     )
     p.add_argument(
+        "--role",
+        action="append",
+        default=[],
+        metavar="ROLE",
+        help="run only these components (repeat, or a comma list): front, fanout, reconcile, "
+        "deliver (every tenant group) or deliver:GROUP. Needs DATABASE_URL and "
+        "AWS_ENDPOINT_URL shared with the processes running the other roles; takes no "
+        "per-database lock and leaves lost work to the reconciler (default: everything)",
+    )
+    p.add_argument(
         "--parent-pid",
         type=int,
         metavar="PID",
@@ -76,10 +86,14 @@ def cmd_dev(args: argparse.Namespace, rt: Any) -> Any:
     """Run until Ctrl-C or SIGTERM, or print the running stack's environment."""
     if args.print_env:
         return print_env(args.state_dir, as_json=args.json)
-    from hookline.local.devstack import DevOptions, DevStack
+    from hookline.local.devstack import DevOptions, DevStack, parse_roles
 
     if args.port < 0 or args.port > 65535:
         raise BadRequest("--port must be 0..65535")
+    try:
+        roles = parse_roles(args.role)
+    except ValueError as err:
+        raise BadRequest(str(err)) from err
     options = DevOptions(
         port=args.port,
         state_dir=args.state_dir,
@@ -89,6 +103,7 @@ def cmd_dev(args: argparse.Namespace, rt: Any) -> Any:
         log_file=args.log_file,
         status=args.status,
         status_every=args.status_every,
+        roles=roles,
     )
     stop = threading.Event()
     signals = _install_signal_handlers(stop)

@@ -18,6 +18,13 @@ the migrations, creates the queues, and puts every delivery a previous run left 
 `delivering` back to `pending`: that run is gone (the lock proves it) and so is its emulator's
 state. On AWS SQS does not forget, and the reconciler's lease checks cover lost messages; here
 the runner repairs at once what it knows it lost. See docs/decisions/0009-local-dev-stack.md.
+
+With `roles` (`hookline dev --role front --role deliver:standard ...`) a process runs only
+some of the components, against a shared Postgres and SQS (DATABASE_URL and AWS_ENDPOINT_URL
+are then required), so several processes make one stack and each can be killed on its own
+(bench/chaos.py). Such a process takes no lock and repairs nothing at start: its peers are
+alive, and the reconciler's lease checks bring back what a dead one left, as on AWS. See
+docs/decisions/0018-dev-roles-and-the-chaos-run.md.
 """
 
 from __future__ import annotations
@@ -66,6 +73,27 @@ LOCK_WAIT_SECONDS = 5.0
 OPTIONAL_FUNCTIONS = ("api", "reconcile")  # scheduled or routed only once they exist
 # Settings that other processes need to share with the stack (exported by --print-env).
 SHARED_ENV = ("HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES")
+ROLES = ("front", "fanout", "reconcile", "deliver")  # deliver:<group> for one tenant group
+
+
+def parse_roles(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Normalise `--role` values (repeated and/or comma lists): `front`, `fanout`,
+    `reconcile`, `deliver` (every tenant group) or `deliver:<group>`. Raises ValueError."""
+    roles: list[str] = []
+    for value in values:
+        for part in value.split(","):
+            role = part.strip()
+            if not role:
+                continue
+            base, _, group = role.partition(":")
+            if base not in ROLES or (group and base != "deliver"):
+                raise ValueError(
+                    f"unknown role {role!r}; roles: front, fanout, reconcile, deliver, "
+                    "deliver:<group>"
+                )
+            if role not in roles:
+                roles.append(role)
+    return tuple(roles)
 
 
 class DevStackError(HooklineError):
@@ -85,6 +113,15 @@ class DevOptions:
     status: str = "auto"  # auto (in place on a terminal, else plain lines), plain, off
     status_every: float = 10.0  # seconds between plain status lines
     poll_wait_seconds: int = 1  # long-poll wait of each ReceiveMessage (bounds stop latency)
+    roles: tuple[str, ...] = ()  # empty: everything in this process (see parse_roles)
+
+    def runs(self, role: str) -> bool:
+        """Whether this process runs `role` (`deliver:<group>` is also run by `deliver`)."""
+        if not self.roles:
+            return True
+        if role in self.roles:
+            return True
+        return role.startswith("deliver:") and "deliver" in self.roles
 
 
 @dataclass
@@ -147,6 +184,12 @@ class DevStack:
                 f"hookline dev is already running from {self.state_dir} "
                 f"(pid {running.pid}, {running.url}); stop it first"
             )
+        if self.options.roles:
+            missing = [v for v in ("DATABASE_URL", "AWS_ENDPOINT_URL") if not self.environ.get(v)]
+            if missing:
+                raise DevStackError(
+                    f"--role needs a shared database and SQS: set {' and '.join(missing)}"
+                )
         log_file = self._route_logs()
         database_url, pg_kind = self._database()
         aws_endpoint, emulator = self._aws()
@@ -168,7 +211,9 @@ class DevStack:
             self._sqs, config, visibility_timeout_seconds=self.options.visibility_timeout
         )
         assert self.parts.lock_conn is not None
-        self.requeued = repo.requeue_in_progress(self.parts.lock_conn)
+        if not self.options.roles:
+            # Only the one stack of this database may conclude that nobody works on them.
+            self.requeued = repo.requeue_in_progress(self.parts.lock_conn)
         if self.requeued:
             logger.warning(
                 "re-enqueueing %d deliveries left on the queues by the previous run", self.requeued
@@ -176,12 +221,13 @@ class DevStack:
         handlers = load_handlers()
         self._start_event_sources(handlers["deliver"], config)
         self._start_schedules(handlers, config, settings.aws_region)
-        self._start_front(handlers, config)
-        assert self.parts.front is not None
+        if self.options.runs("front"):
+            self._start_front(handlers, config)
+        front = self.parts.front
         self.state = DevState(
             pid=os.getpid(),
-            url=self.parts.front.url,
-            port=self.parts.front.port,
+            url=front.url if front else "",
+            port=front.port if front else 0,
             database_url=database_url,
             aws_endpoint_url=aws_endpoint,
             aws_region=settings.aws_region,
@@ -245,6 +291,8 @@ class DevStack:
         except psycopg.OperationalError as err:
             raise DevStackError(f"cannot reach Postgres at {_redact(url)}: {err}") from err
         self.parts.lock_conn = conn
+        if self.options.roles:
+            return url, kind  # one of several processes of one stack: no lock to take
         # A stack killed a moment ago may still hold the lock until Postgres sees its socket
         # close: give that a few seconds before concluding another stack is running.
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
@@ -298,7 +346,17 @@ class DevStack:
     def _start_event_sources(self, deliver: Callable[..., Any], config: HooklineConfig) -> None:
         assert self._sqs is not None
         timeout = config.deliver_function_timeout_seconds
+        unknown = [
+            r for r in self.options.roles
+            if r.startswith("deliver:") and r.partition(":")[2] not in config.group_names
+        ]  # fmt: skip
+        if unknown:
+            raise DevStackError(
+                f"no tenant group for {', '.join(unknown)}; groups: {', '.join(config.group_names)}"
+            )
         for group in config.tenant_groups:
+            if not self.options.runs(f"deliver:{group.name}"):
+                continue
             name = f"hookline-deliver-{group.name}"
             source = SqsEventSource.for_group(
                 self._sqs,
@@ -329,12 +387,14 @@ class DevStack:
                 event, LocalContext("hookline-fanout", timeout_seconds=infra.fanout_timeout_seconds)
             )
 
-        every = self.options.fanout_every or config.schedules.fanout_minutes * 60
-        self.parts.fanout = ScheduledRunner("fanout", run_fanout, every)
-        set_local_nudger(self.parts.fanout.nudge)
-        self.parts.fanout.start(run_now=True)  # catch up with what arrived while stopped
+        if self.options.runs("fanout"):
+            every = self.options.fanout_every or config.schedules.fanout_minutes * 60
+            self.parts.fanout = ScheduledRunner("fanout", run_fanout, every)
+            # A front in another process cannot nudge this one: the schedule catches up.
+            set_local_nudger(self.parts.fanout.nudge)
+            self.parts.fanout.start(run_now=True)  # catch up with what arrived while stopped
         reconcile = handlers.get("reconcile")
-        if reconcile is not None:
+        if reconcile is not None and self.options.runs("reconcile"):
 
             def run_reconcile(nudged: bool) -> None:
                 reconcile(
@@ -487,6 +547,9 @@ class DevStack:
             self.out.flush()
 
     def _banner(self, pg_kind: str, emulator: str) -> None:
+        if self.options.roles:
+            self._role_banner()
+            return
         assert self.state is not None and self.config is not None and self.parts.fanout
         s, config = self.state, self.config
         groups = ", ".join(f"{g.name} (cap {g.max_concurrency})" for g in config.tenant_groups)
@@ -519,6 +582,22 @@ class DevStack:
             )
         lines.append("Ctrl-C stops (in-flight deliveries finish first).")
         self._say("\n".join(lines))
+
+    def _role_banner(self) -> None:
+        assert self.state is not None
+        parts = self.parts
+        running = []
+        if parts.front is not None:
+            running.append(f"front {self.state.url}")
+        if parts.fanout is not None:
+            running.append(f"fanout every {_period(parts.fanout.every)}")
+        if parts.reconcile is not None:
+            running.append(f"reconcile every {_period(parts.reconcile.every)}")
+        running += [f"deliver:{group}" for group in parts.sources]
+        self._say(
+            f"hookline dev (pid {self.state.pid}) running roles: {', '.join(running) or 'none'}"
+            f" on {_redact(self.state.database_url)} and {self.state.aws_endpoint_url}"
+        )
 
 
 def load_handlers() -> dict[str, Callable[..., Any]]:
