@@ -25,16 +25,19 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from hookline import errors
+from hookline.aws import client
 from hookline.db import get_database
+from hookline.event_catalogue import SchemaViolation
+from hookline.management import event_types as catalogue
 from hookline.management import models as m
-from hookline.management import service
+from hookline.management import replays, service
 from hookline.management.access import Caller, resolve_caller
 from hookline.nudge import nudge_fanout
 from hookline.observability import logger, metrics, tracer
 from hookline.problems import PROBLEM, error_response, header, per_thread, problem, status_for
 from hookline.repositories import api as api_repo
 from hookline.secretbox import reveal, seal
-from hookline.settings import get_settings
+from hookline.settings import Settings, get_settings
 
 TITLE = "Hookline management API"
 VERSION = "1.0.0"
@@ -82,12 +85,23 @@ def created_ok(model: type[BaseModel]) -> dict[int, Any]:
     return {201: success, **_problems(400, 404, 409)}
 
 
+def accepted_ok(model: type[BaseModel]) -> dict[int, Any]:
+    """A create whose work goes on after the answer: 202 with `model` and its Location."""
+    success = {
+        "description": "Accepted: follow Location (GET) for its progress",
+        "content": {"application/json": {"model": model}},
+        "headers": {"Location": {"description": "the new resource", "schema": {"type": "string"}}},
+    }
+    return {202: success, **_problems(400, 404, 409)}
+
+
 IdPath = Annotated[str, Path(min_length=1, max_length=100)]
 Limit = Annotated[int, Query(ge=1, le=service.MAX_PAGE, description="page size")]
 Cursor = Annotated[str | None, Query(max_length=500, description="next_cursor of a page")]
 TenantFilter = Annotated[str | None, Query(max_length=100)]
 Since = Annotated[datetime | None, Query(description="from this instant (inclusive)")]
 Until = Annotated[datetime | None, Query(description="up to this instant (exclusive)")]
+ReplayStateFilter = Annotated[Literal["accepted", "running", "succeeded", "failed"] | None, Query()]
 StateFilter = Annotated[
     Literal["pending", "queued", "delivering", "delivered", "failed", "dead"] | None, Query()
 ]
@@ -456,6 +470,138 @@ def build_app() -> APIGatewayRestResolver:
 
         return m.Resent(**service.resend_delivery(get_database(), caller(), delivery_id, replay))
 
+    # -- event types --------------------------------------------------------------------
+
+    @app.post(
+        "/v1/event-types",
+        responses=created_ok(m.EventType),
+        tags=["event-types"],
+        summary="Add an event type to the catalogue (with an optional JSON Schema)",
+    )
+    def create_event_type(body: Annotated[m.EventTypeCreate, Body()]) -> Response[m.EventType]:
+        who = caller()
+        return created(
+            who,
+            lambda: m.EventType(
+                **catalogue.create_event_type(
+                    get_database(),
+                    who,
+                    tenant_id=body.tenant_id,
+                    name=body.name,
+                    description=body.description,
+                    schema=body.schema_,
+                )
+            ),
+        )
+
+    @app.get(
+        "/v1/event-types",
+        responses=ok(m.EventTypePage),
+        tags=["event-types"],
+        summary="List event types",
+    )
+    def list_event_types(
+        tenant_id: TenantFilter = None,
+        name: Annotated[str | None, Query(max_length=255)] = None,
+        archived: Annotated[bool, Query(description="include archived types")] = False,
+        cursor: Cursor = None,
+        limit: Limit = 50,
+    ) -> m.EventTypePage:
+        page = catalogue.list_event_types(
+            get_database(),
+            caller(),
+            tenant_id=tenant_id,
+            name=name,
+            archived=archived,
+            cursor=cursor,
+            limit=limit,
+        )
+        return m.EventTypePage(**page)
+
+    @app.get(
+        "/v1/event-types/<event_type_id>",
+        responses=ok(m.EventType),
+        tags=["event-types"],
+        summary="Get an event type",
+    )
+    def get_event_type(event_type_id: IdPath) -> m.EventType:
+        return m.EventType(**catalogue.get_event_type(get_database(), caller(), event_type_id))
+
+    @app.patch(
+        "/v1/event-types/<event_type_id>",
+        responses=ok(m.EventType),
+        tags=["event-types"],
+        summary="Update an event type's description or schema",
+    )
+    def update_event_type(
+        event_type_id: IdPath, body: Annotated[m.EventTypeUpdate, Body()]
+    ) -> m.EventType:
+        changes: dict[str, Any] = {}
+        if "description" in body.model_fields_set and body.description is not None:
+            changes["description"] = body.description
+        if "schema_" in body.model_fields_set:
+            changes["schema"] = body.schema_
+        updated = catalogue.update_event_type(get_database(), caller(), event_type_id, changes)
+        return m.EventType(**updated)
+
+    @app.delete(
+        "/v1/event-types/<event_type_id>",
+        responses=ok(m.EventType),
+        tags=["event-types"],
+        summary="Archive an event type (it no longer validates; the record stays)",
+    )
+    def archive_event_type(event_type_id: IdPath) -> m.EventType:
+        archived = catalogue.archive_event_type(get_database(), caller(), event_type_id)
+        return m.EventType(**archived)
+
+    # -- replays --------------------------------------------------------------------------
+
+    @app.post(
+        "/v1/replays",
+        responses=accepted_ok(m.Replay),
+        tags=["replays"],
+        summary="Replay deliveries (runs in the background; GET its Location for progress)",
+    )
+    def create_replay(body: Annotated[m.ReplayCreate, Body()]) -> Response[m.Replay]:
+        who = caller()
+        settings = get_settings()
+        return idempotent(
+            app,
+            who,
+            lambda: m.Replay(
+                **replays.create_replay(
+                    get_database(),
+                    who,
+                    body.model_dump(exclude_unset=True),
+                    groups=settings.config.group_names,
+                    start=replay_starter(settings),
+                )
+            ),
+            status=HTTPStatus.ACCEPTED,
+            location=lambda answer: f"/v1/replays/{answer['id']}",
+        )
+
+    @app.get("/v1/replays", responses=ok(m.ReplayPage), tags=["replays"], summary="List replays")
+    def list_replays(
+        tenant_id: TenantFilter = None,
+        state: ReplayStateFilter = None,
+        cursor: Cursor = None,
+        limit: Limit = 50,
+    ) -> m.ReplayPage:
+        page = replays.list_replays(
+            get_database(), caller(), tenant_id=tenant_id, state=state, cursor=cursor, limit=limit
+        )
+        return m.ReplayPage(**page)
+
+    @app.get(
+        "/v1/replays/<replay_id>",
+        responses=ok(m.Replay),
+        tags=["replays"],
+        summary="Get a replay and its progress",
+    )
+    def get_replay(replay_id: IdPath) -> m.Replay:
+        return m.Replay(**replays.get_replay(get_database(), caller(), replay_id))
+
     # -- status -------------------------------------------------------------------------
 
     @app.get("/v1/status", responses=ok(m.Status), tags=["status"], summary="Status summary")
@@ -463,6 +609,7 @@ def build_app() -> APIGatewayRestResolver:
         return m.Status(**service.status(get_database(), caller()))
 
     app.exception_handler(errors.HooklineError)(domain_error)
+    app.exception_handler(SchemaViolation)(schema_violation)
     app.exception_handler(RequestValidationError)(validation_error)
     app.exception_handler(UnicodeDecodeError)(undecodable_body)
     app.not_found(no_route)
@@ -472,15 +619,57 @@ def build_app() -> APIGatewayRestResolver:
 current_app = per_thread(build_app)
 
 
+def replay_starter(settings: Settings) -> Callable[[str], None]:
+    """How a recorded replay gets run: an asynchronous invocation of the replay function when
+    it is configured (AWS), else a background thread of this process (local)."""
+    function = settings.replay_function_name
+    if function:
+
+        def invoke(replay_id: str) -> None:
+            client("lambda", settings).invoke(
+                FunctionName=function,
+                InvocationType="Event",
+                Payload=replays.start_payload(replay_id),
+            )
+
+        return invoke
+
+    def in_thread(replay_id: str) -> None:
+        from hookline.runtime import delivery_queues, replay_options
+
+        def run() -> None:
+            try:
+                replays.run_recorded_replay(
+                    get_database(), delivery_queues(settings), replay_options(settings), replay_id
+                )
+            except Exception:  # the row turns failed when its heartbeat stops
+                logger.exception("local replay runner failed", extra={"replay_id": replay_id})
+
+        replays.start_in_thread(run, replay_id)
+
+    return in_thread
+
+
 def idempotent(
-    app: APIGatewayRestResolver, who: Caller, make: Callable[[], BaseModel]
+    app: APIGatewayRestResolver,
+    who: Caller,
+    make: Callable[[], BaseModel],
+    *,
+    status: HTTPStatus = HTTPStatus.CREATED,
+    location: Callable[[dict[str, Any]], str] | None = None,
 ) -> Response[Any]:
-    """201 with what `make` creates; with an Idempotency-Key, a retry of the same request
-    gets the first answer back (sealed at rest: it may hold a new secret) instead of a
-    second object, and the same key with a different request is a conflict."""
+    """`status` (201) with what `make` creates; with an Idempotency-Key, a retry of the same
+    request gets the first answer back (sealed at rest: it may hold a new secret) instead of
+    a second object, and the same key with a different request is a conflict."""
+
+    def answer(code: HTTPStatus, body: dict[str, Any], headers: dict[str, str]) -> Response[Any]:
+        if location is not None:
+            headers = {**headers, "Location": location(body)}
+        return json_response(code, body, headers or None)
+
     key = header(app, "Idempotency-Key")
     if key is None:
-        return json_response(HTTPStatus.CREATED, make().model_dump(mode="json"))
+        return answer(status, make().model_dump(mode="json", by_alias=True), {})
     if not 0 < len(key) <= MAX_IDEMPOTENCY_KEY:
         raise errors.BadRequest(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} characters")
     event = app.current_event
@@ -496,17 +685,17 @@ def idempotent(
             if known["status"] is None:
                 raise errors.Conflict("a request with this Idempotency-Key is still in progress")
             body = json.loads(reveal(conn, known["response"]["sealed"]))
-            return json_response(HTTPStatus(known["status"]), body, {"Idempotent-Replayed": "true"})
+            return answer(HTTPStatus(known["status"]), body, {"Idempotent-Replayed": "true"})
     try:
-        body = make().model_dump(mode="json")
+        body = make().model_dump(mode="json", by_alias=True)
     except BaseException:
         with db.connection() as conn:
             api_repo.release_idempotency_key(conn, who.scope, key)
         raise
     with db.connection() as conn:
         sealed = {"sealed": seal(conn, json.dumps(body))}
-        api_repo.complete_idempotency_key(conn, who.scope, key, HTTPStatus.CREATED, sealed)
-    return json_response(HTTPStatus.CREATED, body)
+        api_repo.complete_idempotency_key(conn, who.scope, key, status, sealed)
+    return answer(status, body, {})
 
 
 def json_response(
@@ -522,6 +711,14 @@ def domain_error(err: errors.HooklineError) -> Response[str]:
     """A domain error, with a message safe to show the caller."""
     logger.info("request refused", extra={"status": int(status_for(err)), "reason": str(err)})
     return error_response(err)
+
+
+def schema_violation(err: SchemaViolation) -> Response[str]:
+    """A payload that breaks its type's schema, or a schema that is not one: 422, each
+    failure with its path and rule."""
+    logger.info("request refused", extra={"status": 422, "reason": str(err)})
+    found = [{"field": e["path"], "in": "body", **e} for e in err.errors]
+    return problem(HTTPStatus.UNPROCESSABLE_ENTITY, str(err), errors_=found)
 
 
 def validation_error(err: RequestValidationError) -> Response[str]:
@@ -575,7 +772,8 @@ def openapi_document() -> dict[str, Any]:
             title=TITLE,
             version=VERSION,
             description=(
-                "Manage tenants, sources, endpoints, events and deliveries. Authenticate with "
+                "Manage tenants, sources, endpoints, event types, events, deliveries and "
+                "replays. Authenticate with "
                 "AWS SigV4 (IAM); every object is scoped to the caller's tenant."
             ),
         )

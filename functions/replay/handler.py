@@ -1,9 +1,14 @@
 """Replay: invoked from the AWS console with a JSON test event, or by `hookline replay
 --function`. The event is the replay request (docs/operations.md has one per selector); the
-answer is its summary, or a clear JSON error — never a stack trace."""
+answer is its summary, or a clear JSON error — never a stack trace.
+
+The management API invokes it asynchronously with `{"replay_id": "rpl_..."}` for a replay it
+recorded (docs/decisions/0016): the function runs that row's request, with progress and the
+result written on the row."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -11,6 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.db import get_database
 from hookline.errors import DatabaseUnavailable, HooklineError, NotFound
+from hookline.management.replays import run_recorded_replay
 from hookline.observability import logger, metrics, tracer
 from hookline.replay import run_replay
 from hookline.runtime import delivery_queues, replay_options
@@ -43,13 +49,16 @@ def error_answer(err: Exception, request_id: str) -> dict[str, Any]:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Validate the request, replay, and answer with the summary."""
     settings = get_settings()
+    keep_going = lambda: context.get_remaining_time_in_millis() > RESERVE_MS  # noqa: E731
+    if set(event) == {"replay_id"}:
+        return run_recorded(event["replay_id"], keep_going, context.aws_request_id)
     try:
         summary = run_replay(
             get_database(),
             delivery_queues(settings),
             event,
             replay_options(settings),
-            keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
+            keep_going=keep_going,
         )
     except HooklineError as err:
         logger.warning("replay refused", extra={"error": str(err)})
@@ -60,3 +69,28 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     metrics.add_metric(name="ReplayEnqueued", unit=MetricUnit.Count, value=summary["enqueued"])
     logger.info("replay done", extra={"summary": summary})
     return {"ok": True, **summary}
+
+
+def run_recorded(replay_id: Any, keep_going: Callable[[], bool], request_id: str) -> dict[str, Any]:
+    """Run a replay the API recorded; its row holds the request, progress and result."""
+    if not isinstance(replay_id, str) or not replay_id.startswith("rpl_"):
+        return error_answer(HooklineError("replay_id must be a replay id (rpl_...)"), request_id)
+    settings = get_settings()
+    logger.append_keys(replay_id=replay_id)
+    try:
+        summary = run_recorded_replay(
+            get_database(),
+            delivery_queues(settings),
+            replay_options(settings),
+            replay_id,
+            keep_going=keep_going,
+        )
+    except Exception as err:  # the row turns failed when its heartbeat stops
+        logger.exception("recorded replay failed")
+        return error_answer(err, request_id)
+    if summary is None:
+        return {"ok": True, "replay_id": replay_id, "ran": False}
+    if "error" not in summary:
+        metrics.add_metric(name="ReplayEnqueued", unit=MetricUnit.Count, value=summary["enqueued"])
+    logger.info("recorded replay done", extra={"summary": summary})
+    return {"ok": "error" not in summary, "replay_id": replay_id, "ran": True, **summary}

@@ -11,6 +11,7 @@ from typing import Any
 
 from hookline.db import Connection, Database
 from hookline.errors import BadRequest, NotFound, PayloadTooLarge
+from hookline.event_catalogue import check_payload
 from hookline.ids import new_id
 from hookline.repositories.ledger import NewEvent, Stored, store_event
 from hookline.repositories.sources import Source, get_source
@@ -82,6 +83,9 @@ def publish(
 
     This is the outbox pattern: call it inside your own `with conn.transaction():` next to
     your business write; if that transaction rolls back, the event never existed.
+
+    When the tenant's event-type catalogue gives `type` a schema, a payload that breaks it is
+    refused (SchemaViolation, a BadRequest) before anything is written.
     """
     body = encode_payload(payload)
     validate_event_type(type)
@@ -89,6 +93,7 @@ def publish(
         raise BadRequest(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
     if idempotency_key is not None and not idempotency_key.isprintable():
         raise BadRequest("Idempotency-Key must contain printable characters only")
+    check_payload(conn, tenant_id, type, body)
     dedupe_key = f"idem:{idempotency_key}" if idempotency_key else f"auto:{new_id('pub')}"
     stored: Stored = store_event(
         conn,

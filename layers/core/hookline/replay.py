@@ -16,6 +16,10 @@ A replayed delivery keeps its id, which is its ``webhook-id``, so receivers can 
 It starts a new run: queued with a new generation (any older queue message of it becomes
 stale), a fresh deadline and retry schedule. One still in flight is skipped, with the reason.
 Every replay, dry runs and failures included, writes one audit entry.
+
+A caller that shows progress (the API's replay runs, docs/decisions/0016) passes `progress`:
+it is called with the live ReplayResult when the run starts, once the selection is known
+(`selected` is then the total) and after every batch; it must be quick (throttle there).
 """
 
 from __future__ import annotations
@@ -370,6 +374,12 @@ class ReplayResult:
     audit_id: int | None = None
     seconds: float = 0.0
 
+    @property
+    def processed(self) -> int:
+        """How many selected items have been dealt with so far (sent, skipped, or judged in a
+        dry run); equals `selected` less `not_reached` at the end."""
+        return self.enqueued + sum(self.skipped.values()) + (self.would_enqueue or 0)
+
     def skip(self, reason: str, count: int = 1) -> None:
         """Count `count` items skipped for `reason`."""
         if count:
@@ -449,6 +459,9 @@ class Pacer:
         self.sent += count
 
 
+Progress = Callable[["ReplayResult"], None]
+
+
 class Replayer:
     """Runs replay requests; holds its collaborators, no state between runs."""
 
@@ -468,14 +481,24 @@ class Replayer:
         self.monotonic = monotonic
 
     def run(
-        self, request: ReplayRequest, *, keep_going: Callable[[], bool] = lambda: True
+        self,
+        request: ReplayRequest,
+        *,
+        keep_going: Callable[[], bool] = lambda: True,
+        progress: Progress | None = None,
     ) -> ReplayResult:
         """Carry out a request and audit it. A failure part-way is audited with what was
-        done so far, then raised."""
+        done so far (`progress` has seen that result, with its audit id), then raised."""
         result = ReplayResult(request.selector, request.dry_run)
+
+        def report() -> None:
+            if progress is not None:
+                progress(result)
+
         began = self.monotonic()
+        report()
         try:
-            self._dispatch(request, result, keep_going)
+            self._dispatch(request, result, keep_going, report)
         except BaseException as err:
             result.error = str(err) if isinstance(err, HooklineError) else type(err).__name__
             result.seconds = self.monotonic() - began
@@ -489,20 +512,26 @@ class Replayer:
         return result
 
     def _dispatch(
-        self, request: ReplayRequest, result: ReplayResult, keep_going: Callable[[], bool]
+        self,
+        request: ReplayRequest,
+        result: ReplayResult,
+        keep_going: Callable[[], bool],
+        report: Callable[[], None],
     ) -> None:
         if request.selector == "redrive_dlq":
             assert request.redrive_group is not None
-            self._redrive(request, request.redrive_group, result, keep_going)
+            self._redrive(request, request.redrive_group, result, keep_going, report)
         elif request.refanout:
             events = self._select_events(request, result)
-            self._refanout(request, events, result, keep_going)
+            self._refanout(request, events, result, keep_going, report)
         else:
             ids = self._select_deliveries(request, result)
             result.selected += len(ids)
-            self._replay(request, ids, result, keep_going)
+            report()
+            self._replay(request, ids, result, keep_going, report)
 
     def _audit(self, request: ReplayRequest, result: ReplayResult) -> None:
+        """File the run under its requester; the entry's id lands in `result.audit_id`."""
         object_type, object_id = request.audit_object()
         with self.db.connection() as conn:
             result.audit_id = audit_repo.write_audit(
@@ -602,9 +631,10 @@ class Replayer:
         ids: Sequence[str],
         result: ReplayResult,
         keep_going: Callable[[], bool],
+        report: Callable[[], None],
     ) -> None:
         if request.dry_run:
-            would = 0
+            result.would_enqueue = would = 0
             for chunk in _chunks(ids, 1000):
                 with self.db.connection() as conn:
                     judged = repo.judge(conn, chunk)
@@ -615,9 +645,10 @@ class Replayer:
                         result.sample([delivery_id])
                     else:
                         result.skip(reason)
-            result.would_enqueue = would
+                result.would_enqueue = would
+                report()
             return
-        self._send_paced(request, ids, result, keep_going)
+        self._send_paced(request, ids, result, keep_going, report)
 
     def _send_paced(
         self,
@@ -625,6 +656,7 @@ class Replayer:
         ids: Sequence[str],
         result: ReplayResult,
         keep_going: Callable[[], bool],
+        report: Callable[[], None],
     ) -> None:
         """Reset and send `ids`, a batch at a time, no faster than asked. Each batch is reset
         just before it is sent, so its lease starts when it goes out."""
@@ -665,6 +697,7 @@ class Replayer:
             result.enqueued += len(sent)
             result.sample(sent)
             pacer.done(len(messages))
+            report()
 
     # -- refanout ----------------------------------------------------------------------------
 
@@ -674,6 +707,7 @@ class Replayer:
         events: Sequence[str],
         result: ReplayResult,
         keep_going: Callable[[], bool],
+        report: Callable[[], None],
     ) -> None:
         endpoint_id = request.endpoint_id if request.selector == "endpoint" else None
         pairs = missing = 0
@@ -686,6 +720,7 @@ class Replayer:
             result.would_enqueue = missing
             result.created = 0
             result.skip("delivery_exists", pairs - missing)
+            report()
             return
         # Held back long enough for this replay to send them at its pace.
         hold = self.options.refanout_hold
@@ -703,7 +738,8 @@ class Replayer:
         result.selected = pairs
         result.created = len(created)
         result.skip("delivery_exists", pairs - len(created))
-        self._send_paced(request, created, result, keep_going)
+        report()
+        self._send_paced(request, created, result, keep_going, report)
 
     # -- DLQ redrive -------------------------------------------------------------------------
 
@@ -713,6 +749,7 @@ class Replayer:
         group: str,
         result: ReplayResult,
         keep_going: Callable[[], bool],
+        report: Callable[[], None],
     ) -> None:
         sqs = self.queues.sqs
         dlq_url = self.queues.dlq_url(group)
@@ -766,6 +803,7 @@ class Replayer:
             result.enqueued += len(sent)
             result.sample([_message_label(m) for _, m in sent])
             pacer.done(len(sent))
+            report()
         result.truncated = True
         result.notes.append(f"stopped at the limit ({request.limit}); run again to continue")
 
@@ -805,8 +843,10 @@ def run_replay(
     options: ReplayOptions,
     *,
     keep_going: Callable[[], bool] = lambda: True,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Validate a request document, carry it out, and return the summary (the handler's and
     the CLI's one call). Raises BadRequest, or NotFound for an unknown endpoint."""
     request = parse_request(doc, groups=queues.config.group_names)
-    return Replayer(db, queues, options).run(request, keep_going=keep_going).as_dict()
+    replayer = Replayer(db, queues, options)
+    return replayer.run(request, keep_going=keep_going, progress=progress).as_dict()

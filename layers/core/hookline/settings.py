@@ -37,6 +37,8 @@ class Settings:
     aws_region: str = "us-east-1"
     queue_url_prefix: str | None = None  # base URL of the group queues
     fanout_function_name: str | None = None  # nudged asynchronously after an accept
+    # Runs replays created through the API (invoked asynchronously); none: a local thread.
+    replay_function_name: str | None = None
     config_path: str | None = None
     sqs_fair_queues: bool = True  # MessageGroupId = endpoint on the standard group queues
     # Management API (docs/decisions/0013): the KMS key that wraps the secrets' data key
@@ -65,6 +67,7 @@ class Settings:
             aws_region=e.get("AWS_REGION") or e.get("AWS_DEFAULT_REGION") or "us-east-1",
             queue_url_prefix=e.get("HOOKLINE_QUEUE_URL_PREFIX") or None,
             fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
+            replay_function_name=e.get("HOOKLINE_REPLAY_FUNCTION") or None,
             config_path=e.get("HOOKLINE_CONFIG") or None,
             sqs_fair_queues=_bool(e.get("HOOKLINE_SQS_FAIR_QUEUES"), default=True),
             kms_key_id=e.get("HOOKLINE_KMS_KEY_ID") or None,

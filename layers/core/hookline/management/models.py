@@ -318,3 +318,103 @@ class Status(BaseModel):
     outbox_oldest_seconds: float | None
     endpoints_enabled: int
     endpoints_disabled: int
+
+
+# -- event types ------------------------------------------------------------------------------
+
+
+class EventTypeCreate(Input):
+    """A new catalogue entry. With a `schema` (a JSON Schema, Draft 2020-12 unless `$schema`
+    says otherwise), payloads published with this type must match it."""
+
+    tenant_id: str | None = Field(default=None, max_length=100)
+    name: str = Field(
+        min_length=1, max_length=255, description="dotted lowercase, such as invoice.paid"
+    )
+    description: str = Field(default="", max_length=2000)
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+
+class EventTypeUpdate(Input):
+    """The fields to change; absent fields keep their value. `schema: null` removes the
+    schema (payloads are then no longer validated)."""
+
+    description: str | None = Field(default=None, max_length=2000)
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+
+class EventType(BaseModel):
+    """A catalogue entry. `archived` types no longer validate and are hidden from lists
+    unless asked for."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: str
+    tenant_id: str
+    name: str
+    description: str
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    archived: bool
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class EventTypePage(Page):
+    """Event types, newest first."""
+
+    items: list[EventType]
+
+
+# -- replays ----------------------------------------------------------------------------------
+
+REPLAY_STATES = Literal["accepted", "running", "succeeded", "failed"]
+
+
+class ReplayCreate(Input):
+    """A replay: exactly one selector (`delivery_ids`, `event_ids`, `endpoint_id` + `since`,
+    `since` [+ `tenant_id`, `event_type`], or `redrive_dlq`, operators only) and a reason.
+    Times are ISO 8601 or a duration ago (`2h`, `7d`). The caller is recorded as requester."""
+
+    delivery_ids: list[str] | None = Field(default=None, max_length=100_000)
+    event_ids: list[str] | None = Field(default=None, max_length=100_000)
+    endpoint_id: str | None = Field(default=None, max_length=100)
+    tenant_id: str | None = Field(default=None, max_length=100)
+    event_type: str | None = Field(default=None, max_length=255)
+    since: str | None = Field(default=None, max_length=64)
+    until: str | None = Field(default=None, max_length=64)
+    states: list[STATES] | None = Field(default=None, max_length=6)
+    refanout: bool = False
+    redrive_dlq: str | None = Field(default=None, max_length=100)
+    dry_run: bool = False
+    max_per_second: float | None = Field(
+        default=None, ge=0.01, le=10_000, description="deliveries per second (none: no limit)"
+    )
+    limit: int | None = Field(default=None, ge=1, le=100_000)
+    reason: str = Field(min_length=1, max_length=2000)
+
+
+class Replay(BaseModel):
+    """A replay and how far it is. `result` is the replay summary once it has finished
+    (`error` says why when it failed)."""
+
+    id: str
+    state: REPLAY_STATES
+    tenant_id: str | None
+    requested_by: str
+    reason: str
+    request: dict[str, Any]
+    total: int | None
+    done: int
+    result: dict[str, Any] | None
+    audit_id: int | None
+    created_at: datetime
+    started_at: datetime | None
+    heartbeat_at: datetime | None
+    finished_at: datetime | None
+
+
+class ReplayPage(Page):
+    """Replays, newest first."""
+
+    items: list[Replay]

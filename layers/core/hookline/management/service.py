@@ -152,7 +152,7 @@ def set_source_enabled(
     """Enable or disable a source (a disabled source answers 404 to providers)."""
     with db.connection() as conn:
         repo.set_source_enabled(conn, caller.tenant, source_id, enabled)
-        _audit(conn, caller, "enable" if enabled else "disable", "source", source_id, {})
+        audit(conn, caller, "enable" if enabled else "disable", "source", source_id, {})
     return get_source(db, caller, source_id)
 
 
@@ -175,7 +175,7 @@ def rotate_source_secret(
         except ValueError as err:
             raise BadRequest(str(err)) from err
         repo.set_source_secrets(conn, caller.tenant, source_id, [seal(conn, s) for s in secrets])
-        _audit(conn, caller, "rotate_secret", "source", source_id, {"keep_previous": keep_previous})
+        audit(conn, caller, "rotate_secret", "source", source_id, {"keep_previous": keep_previous})
     return {
         "id": source_id,
         "secret": None if secret else new_secret,
@@ -211,7 +211,7 @@ def create_endpoint(
         retry_on_4xx=bool(body.get("retry_on_4xx")),
     )
     with db.connection() as conn:
-        _audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
+        audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
     return {**get_endpoint(db, caller, created["id"]), "secret": created["secret"]}
 
 
@@ -260,7 +260,7 @@ def update_endpoint(
         audited = {k: v for k, v in changes.items() if k != "headers"}
         if "headers" in changes:
             audited["headers"] = sorted(changes["headers"])  # names only: values may be tokens
-        _audit(conn, caller, "update", "endpoint", endpoint_id, audited)
+        audit(conn, caller, "update", "endpoint", endpoint_id, audited)
     return get_endpoint(db, caller, endpoint_id)
 
 
@@ -271,7 +271,7 @@ def set_endpoint_enabled(
     with db.connection() as conn:
         repo.set_endpoint_enabled(conn, caller.tenant, endpoint_id, enabled, reason)
         params = {} if enabled else {"reason": reason}
-        _audit(conn, caller, "enable" if enabled else "disable", "endpoint", endpoint_id, params)
+        audit(conn, caller, "enable" if enabled else "disable", "endpoint", endpoint_id, params)
     return get_endpoint(db, caller, endpoint_id)
 
 
@@ -285,7 +285,7 @@ def rotate_endpoint_secret(
         repo.get_endpoint(conn, caller.tenant, endpoint_id)
         endpoint_repo.rotate_secret(conn, endpoint_id, secret, overlap)
         expire_at = repo.previous_secrets_expire_at(conn, endpoint_id)
-        _audit(conn, caller, "rotate_secret", "endpoint", endpoint_id, {"overlap": str(overlap)})
+        audit(conn, caller, "rotate_secret", "endpoint", endpoint_id, {"overlap": str(overlap)})
     return {"id": endpoint_id, "secret": secret, "previous_secrets_expire_at": expire_at}
 
 
@@ -325,7 +325,7 @@ def send_test_event(
             payload=encode_payload(body),
             deadline=timedelta(hours=settings.config.delivery_deadline_hours),
         )
-        _audit(conn, caller, "send_test_event", "endpoint", endpoint_id, {"event_id": event_id})
+        audit(conn, caller, "send_test_event", "endpoint", endpoint_id, {"event_id": event_id})
     return {"event_id": event_id, "delivery_id": delivery_id}
 
 
@@ -453,7 +453,7 @@ def _check_window(filters: dict[str, Any]) -> None:
         raise BadRequest("until must be after since")
 
 
-def _audit(
+def audit(
     conn: Any,
     caller: Caller,
     action: str,
@@ -461,6 +461,7 @@ def _audit(
     object_id: str,
     params: dict[str, Any],
 ) -> None:
+    """One audit entry of a change, filed under the caller's principal."""
     audit_repo.write_audit(
         conn,
         actor=caller.principal,

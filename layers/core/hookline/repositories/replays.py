@@ -1,0 +1,123 @@
+"""Replays requested through the API: the row each one is recorded as, its claim by a
+runner, progress, result, and the sweep that marks dead runs failed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from hookline.db import Connection
+from hookline.errors import NotFound
+from hookline.sqlfiles import query
+
+
+def insert_replay(
+    conn: Connection,
+    *,
+    id: str,
+    scope: str,
+    tenant_id: str | None,
+    requested_by: str,
+    reason: str,
+    request: dict[str, Any],
+) -> dict[str, Any]:
+    """Record an accepted replay."""
+    row = conn.execute(
+        query("insert_replay"),
+        {
+            "id": id,
+            "scope": scope,
+            "tenant_id": tenant_id,
+            "requested_by": requested_by,
+            "reason": reason,
+            "request": Jsonb(request),
+        },
+    ).fetchone()
+    assert row is not None
+    return dict(row)
+
+
+def get_replay(conn: Connection, tenant: str | None, replay_id: str) -> dict[str, Any]:
+    """One replay in scope, or NotFound."""
+    row = conn.execute(query("get_replay"), {"id": replay_id, "tenant": tenant}).fetchone()
+    if row is None:
+        raise NotFound(f"no replay {replay_id}")
+    return dict(row)
+
+
+def list_replays(
+    conn: Connection,
+    tenant: str | None,
+    *,
+    tenant_id: str | None,
+    state: str | None,
+    after: str | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Replays in scope, newest first."""
+    params = {
+        "tenant": tenant,
+        "tenant_id": tenant_id,
+        "state": state,
+        "after": after,
+        "limit": limit,
+    }
+    return [dict(r) for r in conn.execute(query("list_replays"), params).fetchall()]
+
+
+def claim_replay(conn: Connection, replay_id: str) -> dict[str, Any] | None:
+    """Take an accepted replay to run it; None when it is not (any longer) accepted."""
+    row = conn.execute(query("claim_replay"), {"id": replay_id}).fetchone()
+    return None if row is None else dict(row)
+
+
+def record_progress(conn: Connection, replay_id: str, done: int, total: int | None) -> None:
+    """How far a running replay is; also its heartbeat."""
+    conn.execute(query("replay_progress"), {"id": replay_id, "done": done, "total": total})
+
+
+def finish_replay(
+    conn: Connection,
+    replay_id: str,
+    *,
+    state: str,
+    result: dict[str, Any],
+    audit_id: int | None,
+    done: int | None = None,
+    total: int | None = None,
+) -> dict[str, Any] | None:
+    """The final state and result of a replay (None if it had already finished)."""
+    row = conn.execute(
+        query("finish_replay"),
+        {
+            "id": replay_id,
+            "state": state,
+            "result": Jsonb(result),
+            "audit_id": audit_id,
+            "done": done,
+            "total": total,
+        },
+    ).fetchone()
+    return None if row is None else dict(row)
+
+
+def fail_stale_replays(
+    conn: Connection, *, running_quiet: timedelta, accepted_quiet: timedelta
+) -> list[str]:
+    """Mark failed the replays whose runner went quiet; their ids."""
+    rows = conn.execute(
+        query("fail_stale_replays"),
+        {"running_quiet": running_quiet, "accepted_quiet": accepted_quiet},
+    ).fetchall()
+    return [str(r["id"]) for r in rows]
+
+
+def visible_tenants(
+    conn: Connection, what: str, tenant: str | None, ids: list[str]
+) -> dict[str, str]:
+    """{id: tenant id} of those `ids` (deliveries or events) the scope `tenant` may see."""
+    name = {"deliveries": "replay_visible_deliveries", "events": "replay_visible_events"}[what]
+    rows = conn.execute(query(name), {"ids": ids, "tenant": tenant}).fetchall()
+    return {str(r["id"]): str(r["tenant_id"]) for r in rows}
