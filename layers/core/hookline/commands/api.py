@@ -1,7 +1,8 @@
 """`hookline api`: the management API from the command line.
 
-* `hookline api call METHOD PATH --api URL` sends one request to a deployed API, signed with
-  SigV4 (credentials from the usual AWS chain), or with `--key` to a local stack;
+* `hookline api call METHOD PATH` sends one request to the API: to a deployed one with
+  `--api URL`, signed with SigV4 (credentials from the usual AWS chain), or with `--key` to a
+  local stack; without `--api`, to the API run in this process (as every resource command);
 * `hookline api principals add|list|remove` maps IAM principals (or local keys) to a tenant
   scope, or to `*` for operators;
 * `hookline api encrypt-secrets` seals secrets still stored in plaintext (decision 0013);
@@ -13,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode, urlsplit
 
 from hookline.errors import BadRequest
 
@@ -21,78 +21,14 @@ if TYPE_CHECKING:
     from hookline.cli import Runtime
 
 
-def signed_headers(
-    method: str, url: str, body: bytes, region: str, headers: dict[str, str]
-) -> dict[str, str]:
-    """`headers` plus SigV4 for API Gateway (`execute-api`), with the default credentials."""
-    import boto3
-    from botocore.auth import SigV4Auth
-    from botocore.awsrequest import AWSRequest
-
-    credentials = boto3.Session().get_credentials()
-    if credentials is None:
-        raise BadRequest("no AWS credentials found (the usual chain: env, profile, SSO, role)")
-    request = AWSRequest(method=method, url=url, data=body, headers=headers)
-    SigV4Auth(credentials, "execute-api", region).add_auth(request)
-    return dict(request.headers.items())
-
-
-def call_api(
-    base_url: str,
-    method: str,
-    path: str,
-    *,
-    data: Any = None,
-    query: dict[str, str] | None = None,
-    region: str,
-    key: str | None = None,
-    idempotency_key: str | None = None,
-) -> Any:
-    """One request to the management API; its JSON answer, or BadRequest with its problem."""
-    import httpx
-
-    if not path.startswith("/v1/"):
-        path = "/v1/" + path.lstrip("/")
-    url = base_url.rstrip("/") + path + (f"?{urlencode(query)}" if query else "")
-    body = b"" if data is None else json.dumps(data).encode()
-    headers = {"Content-Type": "application/json"} if body else {}
-    if idempotency_key:
-        headers["Idempotency-Key"] = idempotency_key
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    else:
-        headers = signed_headers(method.upper(), url, body, region, headers)
-    response = httpx.request(method.upper(), url, content=body, headers=headers, timeout=30)
-    try:
-        answer = response.json()
-    except ValueError:
-        answer = {"detail": response.text[:500]}
-    if response.status_code >= 400:
-        detail = answer.get("detail") if isinstance(answer, dict) else None
-        raise BadRequest(f"{response.status_code}: {detail or response.reason_phrase}")
-    return answer
-
-
 def cmd_call(args: argparse.Namespace, rt: Runtime) -> Any:
     """Send one request; print its answer."""
-    data = None
-    if args.data is not None:
-        try:
-            data = json.loads(args.data)
-        except ValueError as err:
-            raise BadRequest("--data must be JSON") from err
+    from hookline.cli import json_argument
+
+    data = json_argument(args.data, "--data")
     query = dict(item.split("=", 1) for item in args.query if "=" in item)
-    if not urlsplit(args.api).scheme:
-        raise BadRequest("--api takes the API's base URL, e.g. https://abc.execute-api.../live")
-    answer = call_api(
-        args.api,
-        args.method,
-        args.path,
-        data=data,
-        query=query,
-        region=rt.settings.aws_region,
-        key=args.key or rt.settings.api_key,
-        idempotency_key=args.idempotency_key,
+    answer = rt.client(args).request(
+        args.method, args.path, data=data, query=query, idempotency_key=args.idempotency_key
     )
     return answer if args.json else json.dumps(answer, indent=2, default=str)
 
@@ -154,13 +90,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     api = sub.add_parser("api", help="the management API").add_subparsers(
         dest="api_action", required=True
     )
-    p = api.add_parser("call", parents=[common], help="one request to a deployed API (SigV4)")
-    p.add_argument("method", choices=["GET", "POST", "PATCH", "get", "post", "patch"])
+    from hookline.cli import api_options
+
+    p = api.add_parser(
+        "call", parents=[common, api_options()], help="one request to the API (SigV4 with --api)"
+    )
+    p.add_argument("method", type=str.upper, choices=["GET", "POST", "PATCH", "DELETE"])
     p.add_argument("path", help="e.g. /v1/endpoints or endpoints/ep_.../rotate-secret")
-    p.add_argument("--api", required=True, metavar="URL", help="the API's base URL")
     p.add_argument("--data", metavar="JSON", help="the request body")
     p.add_argument("--query", action="append", default=[], metavar="K=V")
-    p.add_argument("--key", help="a local bearer key instead of SigV4 (hookline dev)")
     p.add_argument("--idempotency-key", metavar="KEY")
     p.set_defaults(func=cmd_call)
 

@@ -1,11 +1,15 @@
-"""`hookline replay`: re-deliver, re-fan-out or redrive, audited — run here (this machine
-reaches the database and SQS) or by the replay function (`--function`, for a database that
-only the VPC reaches). Flags mirror the console test event's fields."""
+"""`hookline replay` (= `hookline replays create`), `hookline replays list|show`: re-deliver,
+re-fan-out or redrive, audited. A replay is a management API request (`POST /v1/replays`, in
+this process or to `--api URL`); the command then follows it (`GET /v1/replays/<id>`) with a
+progress bar until it has finished, unless `--no-wait`. `--function` runs it in the replay
+Lambda function instead, and `--print-event` prints that function's console test event.
+Flags mirror the console test event's fields."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from hookline.errors import HooklineError
@@ -14,14 +18,19 @@ if TYPE_CHECKING:
     from hookline.cli import Runtime
 
 EPILOG = """examples:
-  hookline replay --delivery dlv_01 --requested-by ana --reason "customer asked"
+  hookline replay --delivery dlv_01 --reason "customer asked"
   hookline replay --endpoint ep_01 --since 6h --state failed,dead --max-per-second 5 \\
-      --requested-by ana --reason "endpoint was down" --dry-run
+      --reason "endpoint was down" --dry-run
   hookline replay --tenant ten_01 --event-type 'invoice.*' --since 2024-05-01T00:00:00Z \\
-      --until 2024-05-02T00:00:00Z --requested-by ana --reason "resend the day"
-  hookline replay --since 2h --refanout --requested-by ana --reason "restore after data loss"
-  hookline replay --redrive-dlq standard --requested-by ana --reason "fixed the poison cause"
-see docs/operations.md for each selector's console test event."""
+      --until 2024-05-02T00:00:00Z --reason "resend the day" --api https://.../live
+  hookline replay --since 2h --refanout --reason "restore after data loss" --no-wait
+  hookline replay --redrive-dlq standard --requested-by ana --reason "fixed the poison cause" \\
+      --function hookline-replay
+the API records its caller as the requester (--requested-by is for --function and
+--print-event); see docs/operations.md for each selector's console test event."""
+
+FINISHED = ("succeeded", "failed")
+REPLAY_COLUMNS = ("id", "state", "done", "total", "requested_by", "reason", "created_at")
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -71,7 +80,8 @@ def invoke_function(lambda_client: Any, function_name: str, doc: dict[str, Any])
 
 
 def cmd_replay(args: argparse.Namespace, rt: Runtime) -> Any:
-    """Build the request from the flags, then print it, invoke the function, or run it."""
+    """Build the request from the flags, then print it, invoke the function, or ask the API
+    and follow the replay to its end."""
     doc = request_document(args)
     if args.print_event:
         return doc
@@ -79,23 +89,57 @@ def cmd_replay(args: argparse.Namespace, rt: Runtime) -> Any:
         from hookline.aws import client
 
         return invoke_function(client("lambda", rt.settings), args.function, doc)
-    from hookline.replay import run_replay
-    from hookline.runtime import delivery_queues, replay_options
-
-    return run_replay(rt.db, delivery_queues(rt.settings), doc, replay_options(rt.settings))
-
-
-def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Add `hookline replay`."""
-    p = sub.add_parser(
-        "replay",
-        parents=[common],
-        help="re-deliver, re-fan-out from the ledger, or redrive a DLQ (audited)",
-        description="Re-deliver what one selector picks. Replayed deliveries keep their "
-        "webhook-id; in-flight ones are skipped; every run, dry runs too, is audited.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    body = {k: v for k, v in doc.items() if k != "requested_by"}
+    # In this process the requester is who --requested-by names (as with --function); over
+    # HTTP it is the caller's IAM identity, whatever the flag says.
+    replay = rt.client(args, principal=args.requested_by).request(
+        "POST", "/v1/replays", data=body, idempotency_key=args.idempotency_key
     )
+    if not args.no_wait:
+        replay = follow(args, rt, replay)
+    return finished(replay)
+
+
+def follow(args: argparse.Namespace, rt: Runtime, replay: dict[str, Any]) -> dict[str, Any]:
+    """Poll the replay until it has finished, with done/total on a progress bar."""
+    from hookline.terminal import progress_bar
+
+    deadline = time.monotonic() + args.timeout
+    with progress_bar(f"replay {replay['id']}", enabled=not args.json) as progress:
+        while replay["state"] not in FINISHED:
+            progress.update(replay.get("done") or 0, replay.get("total"))
+            if time.monotonic() > deadline:
+                raise HooklineError(
+                    f"replay {replay['id']} is still {replay['state']} after {args.timeout:g} s; "
+                    f"see `hookline replays show {replay['id']}`"
+                )
+            time.sleep(args.poll)
+            replay = rt.client(args).request("GET", f"/v1/replays/{replay['id']}")
+    return replay
+
+
+def finished(replay: dict[str, Any]) -> Any:
+    """The replay; exit 1 when it failed."""
+    from hookline.terminal import Outcome
+
+    return Outcome(replay, 1 if replay.get("state") == "failed" else 0)
+
+
+def cmd_replays_list(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Replays, newest first."""
+    from hookline.cli import listing
+
+    return listing(args, rt, "/v1/replays", {"tenant_id": args.tenant}, REPLAY_COLUMNS)
+
+
+def cmd_replays_show(args: argparse.Namespace, rt: Runtime) -> Any:
+    """One replay: its state, progress and (once finished) its summary."""
+    replay = rt.client(args).request("GET", f"/v1/replays/{args.id}")
+    return follow(args, rt, replay) if args.wait else finished(replay)
+
+
+def add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    """The selectors and options of a replay request."""
     s = p.add_argument_group("selectors (one of them)")
     s.add_argument(
         "--delivery",
@@ -148,7 +192,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="move a tenant group's dead-letter queue back to its queue",
     )
     o = p.add_argument_group("options")
-    o.add_argument("--requested-by", metavar="WHO", help="who asks (required; audited)")
+    o.add_argument(
+        "--requested-by",
+        metavar="WHO",
+        help="who asks, for --function and --print-event (the API records its caller)",
+    )
     o.add_argument("--reason", metavar="WHY", help="why (required; audited)")
     o.add_argument("--dry-run", action="store_true", help="count and sample; change nothing")
     o.add_argument("--max-per-second", type=float, metavar="N", help="pace the enqueues")
@@ -159,9 +207,53 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="run it in the replay Lambda function (the stack's ReplayFunctionName "
         "output) instead of here",
     )
+    o.add_argument("--idempotency-key", metavar="KEY", help="a retry starts no second replay")
+    o.add_argument("--no-wait", action="store_true", help="return once the API accepted it")
     o.add_argument(
         "--print-event",
         action="store_true",
         help="print the console test event these flags make, and stop",
     )
+    add_follow_arguments(p)
+
+
+def add_follow_arguments(p: argparse.ArgumentParser) -> None:
+    """How a replay is followed until it has finished."""
+    p.add_argument(
+        "--timeout", type=float, default=3600.0, metavar="SECONDS", help="stop waiting after"
+    )
+    p.add_argument("--poll", type=float, default=0.5, metavar="SECONDS", help=argparse.SUPPRESS)
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add `hookline replay` and `hookline replays create|list|show`."""
+    from hookline.cli import api_options, list_options
+
+    one = [common, api_options()]
+    described = {
+        "description": "Re-deliver what one selector picks. Replayed deliveries keep their "
+        "webhook-id; in-flight ones are skipped; every run, dry runs too, is audited.",
+        "epilog": EPILOG,
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+    p = sub.add_parser(
+        "replay",
+        parents=one,
+        help="re-deliver, re-fan-out from the ledger, or redrive a DLQ (audited)",
+        **described,
+    )
+    add_replay_arguments(p)
     p.set_defaults(func=cmd_replay)
+
+    replays = sub.add_parser("replays", help="replays").add_subparsers(dest="action", required=True)
+    p = replays.add_parser("create", parents=one, help="start a replay (= replay)", **described)
+    add_replay_arguments(p)
+    p.set_defaults(func=cmd_replay)
+    p = replays.add_parser("list", parents=[*one, list_options()], help="newest replays first")
+    p.add_argument("--tenant", metavar="ID")
+    p.set_defaults(func=cmd_replays_list)
+    p = replays.add_parser("show", parents=one, help="one replay and how far it is")
+    p.add_argument("id")
+    p.add_argument("--wait", action="store_true", help="follow it until it has finished")
+    add_follow_arguments(p)
+    p.set_defaults(func=cmd_replays_show)

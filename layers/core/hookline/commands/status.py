@@ -1,5 +1,7 @@
-"""`hookline status`, `hookline deliveries list|show` and `hookline attempts`: how the
-pipeline stands, and a look at single deliveries and their attempts."""
+"""`hookline status` and `hookline deliveries list|show|attempts|resend`: how the pipeline
+stands, single deliveries and their attempts, and resending them (one, or every delivery a
+filter selects, with a progress bar). Each is a management API request; `status --pipeline`
+is the exception: it reads the database and the SQS queues this machine reaches directly."""
 
 from __future__ import annotations
 
@@ -15,13 +17,42 @@ if TYPE_CHECKING:
 STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
 
 
-def cmd_status(args: argparse.Namespace, rt: Runtime) -> Any:
-    """The status document, or its text rendering."""
-    from hookline.runtime import delivery_queues
-    from hookline.status import collect_status
+DELIVERY_COLUMNS = (
+    "id", "event_id", "endpoint_id", "state", "attempt_count", "last_status", "updated_at",
+)  # fmt: skip
+ATTEMPT_COLUMNS = (
+    "id", "attempted_at", "status_code", "duration_ms", "error_class", "response_excerpt",
+)  # fmt: skip
 
-    status = collect_status(rt.db, delivery_queues(rt.settings), rt.settings.config)
-    return status if args.json else render_status(status)
+
+def cmd_status(args: argparse.Namespace, rt: Runtime) -> Any:
+    """The API's status summary; with `--pipeline`, the local view of groups, queues, DLQs."""
+    if args.pipeline:
+        if args.api:
+            raise BadRequest("--pipeline reads the database and queues directly: not with --api")
+        from hookline.runtime import delivery_queues
+        from hookline.status import collect_status
+
+        status = collect_status(rt.db, delivery_queues(rt.settings), rt.settings.config)
+        return status if args.json else render_status(status)
+    summary = rt.client(args).request("GET", "/v1/status")
+    return summary if args.json else render_summary(summary)
+
+
+def render_summary(summary: dict[str, Any]) -> str:
+    """The API's status summary as a few readable lines."""
+    oldest = summary.get("outbox_oldest_seconds")
+    return "\n".join(
+        [
+            "deliveries  "
+            + "  ".join(f"{state} {n}" for state, n in summary["deliveries"].items()),
+            f"events      {summary['events_24h']} in the last 24 h",
+            f"outbox      {summary['outbox_pending']} waiting for fan-out"
+            + (f"; oldest {oldest:.0f} s" if oldest is not None else ""),
+            f"endpoints   {summary['endpoints_enabled']} enabled, "
+            f"{summary['endpoints_disabled']} disabled",
+        ]
+    )
 
 
 def render_status(status: dict[str, Any]) -> str:
@@ -60,69 +91,161 @@ def render_status(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def delivery_filters(args: argparse.Namespace) -> dict[str, Any]:
+    """The list filters the flags set, as the API's query."""
+    from hookline.cli import instant
+
+    return {
+        "tenant_id": args.tenant,
+        "state": args.state,
+        "endpoint_id": args.endpoint,
+        "event_id": args.event,
+        "since": instant(args.since, "--since"),
+        "until": instant(args.until, "--until"),
+    }
+
+
 def cmd_deliveries_list(args: argparse.Namespace, rt: Runtime) -> Any:
     """Deliveries, newest first."""
-    from hookline.replay import parse_instant, utcnow
-    from hookline.repositories.status import list_deliveries
+    from hookline.cli import listing
 
-    if not 1 <= args.limit <= 10_000:
-        raise BadRequest("--limit must be between 1 and 10000")
-    since = parse_instant(args.since, "--since", utcnow()) if args.since else None
-    with rt.db.connection() as conn:
-        return list_deliveries(
-            conn,
-            state=args.state,
-            endpoint_id=args.endpoint,
-            event_id=args.event,
-            since=since,
-            limit=args.limit,
-        )
+    return listing(args, rt, "/v1/deliveries", delivery_filters(args), DELIVERY_COLUMNS)
 
 
 def cmd_deliveries_show(args: argparse.Namespace, rt: Runtime) -> Any:
-    """One delivery with its attempts."""
-    from hookline.repositories.deliveries import get_delivery, list_attempts
+    """One delivery (on a terminal, its attempts below it)."""
+    client = rt.client(args)
+    delivery = client.request("GET", f"/v1/deliveries/{args.id}")
+    if args.json:
+        return delivery
+    from hookline.cli import render, table
 
-    with rt.db.connection() as conn:
-        delivery = get_delivery(conn, args.id)
-        delivery["attempts"] = list_attempts(conn, args.id)
-    return delivery
+    attempts = client.page_through(f"/v1/deliveries/{args.id}/attempts", everything=True)
+    return (
+        render(delivery, as_json=False)
+        + "\n\nattempts\n"
+        + table(attempts["items"], ATTEMPT_COLUMNS)
+    )
 
 
 def cmd_attempts(args: argparse.Namespace, rt: Runtime) -> Any:
     """Every attempt of one delivery, oldest first."""
-    from hookline.repositories.deliveries import get_delivery, list_attempts
+    from hookline.cli import listing
 
-    with rt.db.connection() as conn:
-        get_delivery(conn, args.delivery_id)  # an unknown id is an error, not an empty list
-        return list_attempts(conn, args.delivery_id)
+    return listing(args, rt, f"/v1/deliveries/{args.id}/attempts", {}, ATTEMPT_COLUMNS)
+
+
+def cmd_resend(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Resend the named deliveries, or every one the filters select (each once)."""
+    from hookline.apiclient import ApiError
+    from hookline.terminal import Outcome, progress_bar
+
+    client = rt.client(args)
+    filters = {k: v for k, v in delivery_filters(args).items() if v is not None}
+    if bool(args.ids) == bool(filters):
+        raise BadRequest(
+            "give delivery ids, or filters (--endpoint, --state, --event, --tenant, --since, "
+            "--until) that select them; not both"
+        )
+    ids = list(dict.fromkeys(args.ids))
+    with progress_bar("resending", enabled=not args.json) as progress:
+        if filters:
+            # Select first, then resend: resending moves deliveries out of the filtered
+            # state, which must not shift the pages still to read.
+            page = client.page_through(
+                "/v1/deliveries", filters, limit=args.limit or 1, everything=args.limit is None
+            )
+            ids = [d["id"] for d in page["items"]]
+        results: list[dict[str, Any]] = []
+        failed: list[dict[str, Any]] = []
+        for done, delivery_id in enumerate(ids):
+            progress.update(done, len(ids))
+            try:
+                results.append(client.request("POST", f"/v1/deliveries/{delivery_id}/resend"))
+            except ApiError as err:
+                if err.unavailable:
+                    raise
+                failed.append({"delivery_id": delivery_id, "error": err.detail})
+        progress.update(len(ids), len(ids))
+    skipped: dict[str, int] = {}
+    for result in results:
+        for reason, n in result["skipped"].items():
+            skipped[reason] = skipped.get(reason, 0) + n
+    summary = {
+        "selected": len(ids),
+        "enqueued": sum(r["enqueued"] for r in results),
+        "skipped": skipped,
+        "failed": failed,
+        "results": results,
+    }
+    shown = summary if args.json else render_resend(summary)
+    return Outcome(shown, 1 if failed else 0)
+
+
+def render_resend(summary: dict[str, Any]) -> str:
+    """The outcome of a bulk resend as a small table, then what failed and why."""
+    from hookline.cli import table
+
+    rows = [
+        {"outcome": "selected", "deliveries": summary["selected"]},
+        {"outcome": "enqueued", "deliveries": summary["enqueued"]},
+    ]
+    rows += [{"outcome": f"skipped: {k}", "deliveries": n} for k, n in summary["skipped"].items()]
+    rows.append({"outcome": "failed", "deliveries": len(summary["failed"])})
+    text = table(rows)
+    if summary["failed"]:
+        text += "\n\n" + table(summary["failed"])
+    return text
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Add `status`, `deliveries list|show` and `attempts`."""
+    """Add `status`, `deliveries list|show|attempts|resend` and `attempts`."""
+    from hookline.cli import api_options, list_options
+
+    one = [common, api_options()]
+    many = [*one, list_options()]
     p = sub.add_parser(
         "status",
-        parents=[common],
-        help="deliveries per state, outbox lag, backlog and DLQ per group, last reconcile",
+        parents=one,
+        help="deliveries per state, events today, outbox lag, endpoints",
+    )
+    p.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="the operator's view from this machine (database and SQS): backlog, queues and "
+        "DLQ per group, last reconcile",
     )
     p.set_defaults(func=cmd_status)
+
+    def filters(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--tenant", metavar="ID")
+        p.add_argument("--state", choices=STATES)
+        p.add_argument("--endpoint", metavar="ID")
+        p.add_argument("--event", metavar="ID")
+        p.add_argument(
+            "--since", metavar="TIME", help="created since: ISO 8601 or a duration ago (30m, 6h)"
+        )
+        p.add_argument("--until", metavar="TIME", help="created before: ISO 8601 or a duration")
 
     deliveries = sub.add_parser("deliveries", help="deliveries").add_subparsers(
         dest="action", required=True
     )
-    p = deliveries.add_parser("list", parents=[common], help="newest deliveries first")
-    p.add_argument("--state", choices=STATES)
-    p.add_argument("--endpoint", metavar="ID")
-    p.add_argument("--event", metavar="ID")
-    p.add_argument(
-        "--since", metavar="TIME", help="created since: ISO 8601 or a duration ago (30m, 6h)"
-    )
-    p.add_argument("--limit", type=int, default=50)
+    p = deliveries.add_parser("list", parents=many, help="newest deliveries first")
+    filters(p)
     p.set_defaults(func=cmd_deliveries_list)
-    p = deliveries.add_parser("show", parents=[common], help="one delivery with its attempts")
+    p = deliveries.add_parser("show", parents=one, help="one delivery")
     p.add_argument("id")
     p.set_defaults(func=cmd_deliveries_show)
-
-    p = sub.add_parser("attempts", parents=[common], help="the attempts of one delivery")
-    p.add_argument("delivery_id")
-    p.set_defaults(func=cmd_attempts)
+    for parent, name in ((deliveries, "attempts"), (sub, "attempts")):
+        p = parent.add_parser(name, parents=many, help="the attempts of one delivery")
+        p.add_argument("id", metavar="delivery_id")
+        p.set_defaults(func=cmd_attempts)
+    p = deliveries.add_parser(
+        "resend",
+        parents=one,
+        help="send deliveries again (same webhook-id, audited): by id, or all a filter selects",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="delivery ids")
+    filters(p)
+    p.add_argument("--limit", type=int, help="with filters: at most this many (default: all)")
+    p.set_defaults(func=cmd_resend)

@@ -1,0 +1,403 @@
+"""`hookline tenants|sources|endpoints|events|event-types` (and `publish`): each command is
+one management API request (`hookline.apiclient`), in this process or to `--api URL`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hookline.errors import BadRequest
+
+if TYPE_CHECKING:
+    from hookline.cli import Runtime
+
+SCHEMES = ["standard", "svix", "stripe", "github", "shopify", "slack", "razorpay", "hmac"]
+
+TENANT_COLUMNS = ("id", "name", "group", "created_at")
+SOURCE_COLUMNS = ("id", "tenant_id", "name", "scheme", "enabled", "path")
+ENDPOINT_COLUMNS = ("id", "tenant_id", "url", "enabled", "event_types", "disabled_reason")
+EVENT_COLUMNS = ("id", "tenant_id", "type", "origin", "source_id", "received_at", "size")
+EVENT_TYPE_COLUMNS = ("id", "tenant_id", "name", "description", "archived")
+
+
+def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _split(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+# -- tenants --------------------------------------------------------------------------------
+
+
+def cmd_tenants_add(args: argparse.Namespace, rt: Runtime) -> Any:
+    body = _drop_none({"name": args.name, "group": args.group})
+    return rt.client(args).request(
+        "POST", "/v1/tenants", data=body, idempotency_key=args.idempotency_key
+    )
+
+
+def cmd_tenants_list(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.cli import listing
+
+    return listing(args, rt, "/v1/tenants", {}, TENANT_COLUMNS)
+
+
+def cmd_tenants_show(args: argparse.Namespace, rt: Runtime) -> Any:
+    return rt.client(args).request("GET", f"/v1/tenants/{args.id}")
+
+
+# -- sources --------------------------------------------------------------------------------
+
+
+def cmd_sources_add(args: argparse.Namespace, rt: Runtime) -> Any:
+    options: dict[str, Any] = {}
+    if args.scheme == "hmac":
+        options = _drop_none(
+            {
+                "header": args.header,
+                "algorithm": args.algorithm,
+                "encoding": args.encoding,
+                "prefix": args.prefix,
+                "id_header": args.id_header,
+                "type_header": args.type_header,
+                "type_field": args.type_field,
+            }
+        )
+    body = _drop_none(
+        {
+            "tenant_id": args.tenant,
+            "scheme": args.scheme,
+            "name": args.name,
+            "secret": args.secret,
+            "tolerance_seconds": args.tolerance,
+            "options": options or None,
+        }
+    )
+    return rt.client(args).request(
+        "POST", "/v1/sources", data=body, idempotency_key=args.idempotency_key
+    )
+
+
+def cmd_sources_list(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.cli import listing
+
+    return listing(args, rt, "/v1/sources", {"tenant_id": args.tenant}, SOURCE_COLUMNS)
+
+
+def cmd_sources_show(args: argparse.Namespace, rt: Runtime) -> Any:
+    return rt.client(args).request("GET", f"/v1/sources/{args.id}")
+
+
+def cmd_sources_enable(args: argparse.Namespace, rt: Runtime) -> Any:
+    verb = "enable" if args.enabled else "disable"
+    return rt.client(args).request("POST", f"/v1/sources/{args.id}/{verb}")
+
+
+def cmd_sources_rotate(args: argparse.Namespace, rt: Runtime) -> Any:
+    body = _drop_none({"secret": args.secret, "keep_previous": not args.drop_previous})
+    return rt.client(args).request("POST", f"/v1/sources/{args.id}/rotate-secret", data=body)
+
+
+# -- endpoints ------------------------------------------------------------------------------
+
+
+def _endpoint_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The endpoint fields the flags set (absent flags: absent fields)."""
+    from hookline.admin import parse_headers, parse_rate_limit
+
+    return _drop_none(
+        {
+            "url": args.url,
+            "description": args.description,
+            "event_types": _split(args.events),
+            "max_concurrency": args.max_concurrency,
+            "rate_limit_per_second": parse_rate_limit(args.rate_limit),
+            "headers": parse_headers(args.header) if args.header is not None else None,
+            "retry_on_4xx": args.retry_4xx,
+        }
+    )
+
+
+def cmd_endpoints_add(args: argparse.Namespace, rt: Runtime) -> Any:
+    body = {"tenant_id": args.tenant, **_endpoint_fields(args)}
+    return rt.client(args).request(
+        "POST", "/v1/endpoints", data=body, idempotency_key=args.idempotency_key
+    )
+
+
+def cmd_endpoints_update(args: argparse.Namespace, rt: Runtime) -> Any:
+    body = _endpoint_fields(args)
+    if args.clear_rate_limit:
+        body["clear_rate_limit"] = True
+    if not body:
+        raise BadRequest("nothing to change: give at least one field to update")
+    return rt.client(args).request("PATCH", f"/v1/endpoints/{args.id}", data=body)
+
+
+def cmd_endpoints_list(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.cli import listing
+
+    query = {"tenant_id": args.tenant, "enabled": args.enabled}
+    return listing(args, rt, "/v1/endpoints", query, ENDPOINT_COLUMNS)
+
+
+def cmd_endpoints_show(args: argparse.Namespace, rt: Runtime) -> Any:
+    return rt.client(args).request("GET", f"/v1/endpoints/{args.id}")
+
+
+def cmd_endpoints_enable(args: argparse.Namespace, rt: Runtime) -> Any:
+    if args.enabled:
+        return rt.client(args).request("POST", f"/v1/endpoints/{args.id}/enable")
+    body = _drop_none({"reason": args.reason})
+    return rt.client(args).request("POST", f"/v1/endpoints/{args.id}/disable", data=body)
+
+
+def cmd_endpoints_rotate(args: argparse.Namespace, rt: Runtime) -> Any:
+    return rt.client(args).request("POST", f"/v1/endpoints/{args.id}/rotate-secret")
+
+
+def cmd_endpoints_test(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.cli import json_argument
+
+    body = _drop_none({"type": args.type, "payload": json_argument(args.data, "--data")})
+    return rt.client(args).request(
+        "POST", f"/v1/endpoints/{args.id}/test", data=body, idempotency_key=args.idempotency_key
+    )
+
+
+# -- events ---------------------------------------------------------------------------------
+
+
+def cmd_publish(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.cli import json_argument
+
+    body = {
+        "tenant_id": args.tenant,
+        "type": args.type,
+        "payload": json_argument(args.data, "--data"),
+    }
+    return rt.client(args).request(
+        "POST", "/v1/events", data=body, idempotency_key=args.idempotency_key
+    )
+
+
+def cmd_events_list(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.cli import instant, listing
+
+    query = {
+        "tenant_id": args.tenant,
+        "type": args.type,
+        "source_id": args.source,
+        "since": instant(args.since, "--since"),
+        "until": instant(args.until, "--until"),
+    }
+    return listing(args, rt, "/v1/events", query, EVENT_COLUMNS)
+
+
+def cmd_events_show(args: argparse.Namespace, rt: Runtime) -> Any:
+    return rt.client(args).request("GET", f"/v1/events/{args.id}")
+
+
+# -- event types ----------------------------------------------------------------------------
+
+
+def _schema(args: argparse.Namespace) -> Any:
+    """The JSON Schema from `--schema` or `--schema-file`."""
+    from hookline.cli import json_argument
+
+    if args.schema is not None and args.schema_file is not None:
+        raise BadRequest("give --schema or --schema-file, not both")
+    if args.schema_file is not None:
+        try:
+            text = Path(args.schema_file).read_text()
+        except OSError as err:
+            raise BadRequest(f"--schema-file {args.schema_file}: {err.strerror}") from err
+        return json_argument(text, "--schema-file")
+    return json_argument(args.schema, "--schema")
+
+
+def cmd_event_types_add(args: argparse.Namespace, rt: Runtime) -> Any:
+    body = _drop_none(
+        {
+            "tenant_id": args.tenant,
+            "name": args.name,
+            "description": args.description,
+            "schema": _schema(args),
+        }
+    )
+    return rt.client(args).request(
+        "POST", "/v1/event-types", data=body, idempotency_key=args.idempotency_key
+    )
+
+
+def cmd_event_types_list(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.cli import listing
+
+    query = {"tenant_id": args.tenant, "archived": args.archived or None}
+    return listing(args, rt, "/v1/event-types", query, EVENT_TYPE_COLUMNS)
+
+
+def cmd_event_types_show(args: argparse.Namespace, rt: Runtime) -> Any:
+    return rt.client(args).request("GET", f"/v1/event-types/{args.id}")
+
+
+def cmd_event_types_update(args: argparse.Namespace, rt: Runtime) -> Any:
+    body = _drop_none({"description": args.description, "schema": _schema(args)})
+    if not body:
+        raise BadRequest("nothing to change: give --description, --schema or --schema-file")
+    return rt.client(args).request("PATCH", f"/v1/event-types/{args.id}", data=body)
+
+
+def cmd_event_types_archive(args: argparse.Namespace, rt: Runtime) -> Any:
+    answer = rt.client(args).request("DELETE", f"/v1/event-types/{args.id}")
+    return answer if answer is not None else {"id": args.id, "archived": True}
+
+
+# -- the command tree -----------------------------------------------------------------------
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add `tenants`, `sources`, `endpoints`, `events`, `event-types` and `publish`."""
+    from hookline.cli import api_options, list_options
+
+    one = [common, api_options()]
+    many = [*one, list_options()]
+
+    def group(name: str, help: str) -> Any:
+        return sub.add_parser(name, help=help).add_subparsers(dest="action", required=True)
+
+    def creates(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--idempotency-key", metavar="KEY", help="a retry with the same key creates nothing new"
+        )
+
+    def by_id(g: Any, verb: str, help: str, func: Any, **defaults: Any) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = g.add_parser(verb, parents=one, help=help)
+        p.add_argument("id")
+        p.set_defaults(func=func, **defaults)
+        return p
+
+    tenants = group("tenants", "tenants")
+    p = tenants.add_parser("add", parents=one, help="create a tenant")
+    p.add_argument("name")
+    p.add_argument("--group", help="tenant group (default: the configured default)")
+    creates(p)
+    p.set_defaults(func=cmd_tenants_add)
+    tenants.add_parser("list", parents=many, help="list tenants").set_defaults(
+        func=cmd_tenants_list
+    )
+    by_id(tenants, "show", "one tenant", cmd_tenants_show)
+
+    sources = group("sources", "inbound sources")
+    p = sources.add_parser("add", parents=one, help="create an inbound source")
+    p.add_argument("--tenant", required=True, metavar="ID")
+    p.add_argument("--scheme", required=True, choices=SCHEMES)
+    p.add_argument("--secret", help="the provider's signing secret (default: Hookline makes one)")
+    p.add_argument("--name")
+    p.add_argument("--tolerance", type=int, help="timestamp tolerance, seconds (default 300)")
+    hmac_opts = p.add_argument_group("hmac scheme options")
+    hmac_opts.add_argument("--header", help="signature header name")
+    hmac_opts.add_argument("--algorithm", choices=["sha1", "sha256", "sha512"])
+    hmac_opts.add_argument("--encoding", choices=["hex", "base64"])
+    hmac_opts.add_argument("--prefix", help="signature prefix, e.g. sha256=")
+    hmac_opts.add_argument("--id-header", help="header holding the provider's delivery id")
+    hmac_opts.add_argument("--type-header", help="header holding the event type")
+    hmac_opts.add_argument("--type-field", help="dotted JSON path of the event type")
+    creates(p)
+    p.set_defaults(func=cmd_sources_add)
+    p = sources.add_parser("list", parents=many, help="list sources")
+    p.add_argument("--tenant", metavar="ID")
+    p.set_defaults(func=cmd_sources_list)
+    by_id(sources, "show", "one source (never its secrets)", cmd_sources_show)
+    by_id(sources, "enable", "enable a source", cmd_sources_enable, enabled=True)
+    by_id(sources, "disable", "disable a source", cmd_sources_enable, enabled=False)
+    p = by_id(sources, "rotate-secret", "a new secret (printed once)", cmd_sources_rotate)
+    p.add_argument("--secret", help="the provider's new secret (default: Hookline makes one)")
+    p.add_argument(
+        "--drop-previous", action="store_true", help="stop verifying with the previous secret now"
+    )
+
+    endpoints = group("endpoints", "subscriber endpoints")
+    for verb in ("add", "update"):
+        if verb == "add":
+            p = endpoints.add_parser("add", parents=one, help="create an endpoint")
+            p.add_argument("--tenant", required=True, metavar="ID")
+            p.add_argument("--url", required=True, help="https URL (private addresses are refused)")
+            creates(p)
+            p.set_defaults(func=cmd_endpoints_add)
+        else:
+            p = by_id(endpoints, "update", "change an endpoint's fields", cmd_endpoints_update)
+            p.add_argument("--url", help="https URL (private addresses are refused)")
+            p.add_argument("--clear-rate-limit", action="store_true", help="no rate limit")
+        p.add_argument(
+            "--events", help="comma-separated type filters, e.g. 'payment_intent.*,charge.refunded'"
+        )
+        p.add_argument("--max-concurrency", type=int)
+        p.add_argument("--rate-limit", help="e.g. 50/s, 600/m")
+        p.add_argument("--header", action="append", help="'Name: value', repeatable")
+        p.add_argument("--description")
+        p.add_argument(
+            "--retry-4xx",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="retry 4xx answers too",
+        )
+    p = endpoints.add_parser("list", parents=many, help="list endpoints")
+    p.add_argument("--tenant", metavar="ID")
+    p.add_argument("--enabled", action=argparse.BooleanOptionalAction, default=None)
+    p.set_defaults(func=cmd_endpoints_list)
+    by_id(endpoints, "show", "one endpoint (never its secrets)", cmd_endpoints_show)
+    by_id(endpoints, "enable", "enable an endpoint", cmd_endpoints_enable, enabled=True)
+    p = by_id(endpoints, "disable", "disable an endpoint", cmd_endpoints_enable, enabled=False)
+    p.add_argument("--reason", default="disabled by an operator")
+    by_id(endpoints, "rotate-secret", "new signing secret (printed once)", cmd_endpoints_rotate)
+    p = by_id(endpoints, "test", "send a test event to this endpoint only", cmd_endpoints_test)
+    p.add_argument("--type", help="event type (default hookline.test)")
+    p.add_argument("--data", metavar="JSON", help="the payload, a JSON object")
+    creates(p)
+
+    events = group("events", "the event ledger")
+
+    def publish_parser(parent: Any, name: str, help: str) -> None:
+        p = parent.add_parser(name, parents=one, help=help)
+        p.add_argument("--tenant", required=True, metavar="ID")
+        p.add_argument("--type", required=True)
+        p.add_argument("--data", required=True, metavar="JSON", help="the payload, as JSON")
+        p.add_argument("--idempotency-key", metavar="KEY", help="a repeat is a duplicate")
+        p.set_defaults(func=cmd_publish)
+
+    publish_parser(events, "publish", "publish one of your own events")
+    publish_parser(sub, "publish", "publish one of your own events (= events publish)")
+    p = events.add_parser("list", parents=many, help="newest events first")
+    p.add_argument("--tenant", metavar="ID")
+    p.add_argument("--type")
+    p.add_argument("--source", metavar="ID")
+    p.add_argument("--since", metavar="TIME", help="ISO 8601 or a duration ago (30m, 6h, 2d)")
+    p.add_argument("--until", metavar="TIME", help="ISO 8601 or a duration ago")
+    p.set_defaults(func=cmd_events_list)
+    by_id(events, "show", "one event with its payload", cmd_events_show)
+
+    types = group("event-types", "the event type catalogue (schemas payloads are checked against)")
+    p = types.add_parser("add", parents=one, help="add an event type")
+    p.add_argument("name")
+    p.add_argument("--tenant", required=True, metavar="ID")
+    p.add_argument("--description")
+    p.add_argument("--schema", metavar="JSON", help="a JSON Schema the payloads must match")
+    p.add_argument("--schema-file", metavar="PATH", help="the JSON Schema, from a file")
+    creates(p)
+    p.set_defaults(func=cmd_event_types_add)
+    p = types.add_parser("list", parents=many, help="list event types")
+    p.add_argument("--tenant", metavar="ID")
+    p.add_argument("--archived", action="store_true", help="archived types too")
+    p.set_defaults(func=cmd_event_types_list)
+    by_id(types, "show", "one event type with its schema", cmd_event_types_show)
+    p = by_id(types, "update", "change the description or schema", cmd_event_types_update)
+    p.add_argument("--description")
+    p.add_argument("--schema", metavar="JSON")
+    p.add_argument("--schema-file", metavar="PATH")
+    by_id(types, "archive", "archive an event type", cmd_event_types_archive)
