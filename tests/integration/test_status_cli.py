@@ -1,5 +1,6 @@
-"""`hookline status`, `deliveries list|show` and `attempts` against real Postgres and moto SQS,
-on a pipeline brought into a known state by the real handlers."""
+"""`hookline status`, `deliveries list|show|attempts|resend` against real Postgres and moto
+SQS, on a pipeline brought into a known state by the real handlers. The commands are
+management API requests run in this process (`status --pipeline` reads queues directly)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,15 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def cli(pipeline, capsys) -> Callable[..., tuple[int, Any]]:
+def cli(pipeline, capsys, monkeypatch, tmp_path) -> Callable[..., tuple[int, Any]]:
     """Run `hookline …`; (exit code, parsed JSON output or the text, stderr on failure)."""
+    monkeypatch.setenv("HOOKLINE_LOCAL_KEY_FILE", str(tmp_path / "master.key"))
 
     def run(*argv: str) -> tuple[int, Any]:
         capsys.readouterr()
         code = main(list(argv))
         out = capsys.readouterr()
-        if code != 0:
+        if code != 0 and not out.out:
             return code, out.err
         return code, json.loads(out.out) if "--json" in argv else out.out
 
@@ -67,8 +69,8 @@ def test_status_reports_states_outbox_backlog_queues_and_dlqs(cli, scene, db):
                 "INSERT INTO reconcile_runs (id, trigger, started_at, finished_at, unreconciled)"
                 " VALUES ('rec_1', 'test', now(), now(), 2)"
             )
-    # When the operator asks for the status
-    code, status = cli("status", "--json")
+    # When the operator asks for the pipeline's status
+    code, status = cli("status", "--pipeline", "--json")
     # Then every part is there
     assert code == 0
     assert status["deliveries"] == {
@@ -89,7 +91,7 @@ def test_status_reports_states_outbox_backlog_queues_and_dlqs(cli, scene, db):
         assert status["last_reconcile"]["unreconciled"] == 2
         assert any("left 2 unreconciled" in note for note in status["attention"])
     # And the text form is a readable table
-    code, text = cli("status")
+    code, text = cli("status", "--pipeline")
     assert code == 0
     assert "GROUP" in text and "DLQ" in text
     assert "queued 2" in text and "failed 2" in text
@@ -100,7 +102,7 @@ def test_status_without_a_reconcile_table_or_a_queue_still_answers(cli, scene, d
     with db.connection() as conn:
         conn.execute("DROP TABLE IF EXISTS reconcile_runs")
     sqs.delete_queue(QueueUrl=pipeline.queues["bulk"].dlq_url)
-    code, status = cli("status", "--json")
+    code, status = cli("status", "--pipeline", "--json")
     # Then the rest is reported, and what could not be read says why
     assert code == 0
     assert status["last_reconcile"] is None
@@ -110,36 +112,96 @@ def test_status_without_a_reconcile_table_or_a_queue_still_answers(cli, scene, d
     assert status["deliveries"]["failed"] == 2
 
 
+def test_status_is_the_api_s_summary(cli, scene):
+    code, status = cli("status", "--json")
+    assert code == 0
+    assert status["deliveries"]["failed"] == 2 and status["deliveries"]["queued"] == 2
+    assert status["outbox_pending"] == 1 and status["endpoints_enabled"] == 2
+    code, text = cli("status")
+    assert "failed 2" in text and "1 waiting for fan-out" in text
+
+
 def test_deliveries_list_filters_by_state_endpoint_event_and_time(cli, scene):
     code, failed = cli("deliveries", "list", "--state", "failed", "--json")
     assert code == 0
+    failed = failed["items"]
     assert len(failed) == 2
     assert {d["state"] for d in failed} == {"failed"}
     assert {d["endpoint_id"] for d in failed} == {scene["bad"]["id"]}
     assert {d["last_status"] for d in failed} == {400}
     _, to_ok = cli("deliveries", "list", "--endpoint", scene["ok"]["id"], "--json")
-    assert sorted(d["state"] for d in to_ok) == ["delivered", "delivered", "queued"]
+    assert sorted(d["state"] for d in to_ok["items"]) == ["delivered", "delivered", "queued"]
     _, of_event = cli("deliveries", "list", "--event", scene["events"][2], "--json")
-    assert {d["state"] for d in of_event} == {"queued"} and len(of_event) == 2
+    assert {d["state"] for d in of_event["items"]} == {"queued"} and len(of_event["items"]) == 2
     _, recent = cli("deliveries", "list", "--since", "1h", "--limit", "1", "--json")
-    assert len(recent) == 1 and recent[0]["event_id"] == scene["events"][2]  # newest first
+    [newest] = recent["items"]
+    assert newest["event_id"] == scene["events"][2] and recent["next_cursor"]  # newest first
     _, future = cli("deliveries", "list", "--since", "2999-01-01T00:00:00Z", "--json")
-    assert future == []
+    assert future == {"items": [], "next_cursor": None}
     code, err = cli("deliveries", "list", "--since", "yesterday", "--json")
     assert code == 1 and "is not a time" in err
+    code, text = cli("deliveries", "list", "--state", "failed")
+    assert "STATE" in text and "failed" in text
 
 
 def test_deliveries_show_and_attempts(cli, scene):
-    _, [failed, _] = cli("deliveries", "list", "--state", "failed", "--json")
+    _, listed = cli("deliveries", "list", "--state", "failed", "--json")
+    failed = listed["items"][0]
     code, shown = cli("deliveries", "show", failed["id"], "--json")
     assert code == 0
-    assert shown["id"] == failed["id"] and shown["state"] == "failed"
-    assert [a["status_code"] for a in shown["attempts"]] == [400]
-    code, attempts = cli("attempts", failed["id"], "--json")
-    assert code == 0
-    [attempt] = attempts
-    assert attempt["delivery_id"] == failed["id"] and attempt["status_code"] == 400
-    assert attempt["duration_ms"] >= 0 and attempt["attempted_at"]
-    assert json.loads(attempt["response_excerpt"]) == {"error": "nope"}
-    code, err = cli("attempts", "dlv_missing", "--json")
+    assert shown == failed
+    code, text = cli("deliveries", "show", failed["id"])
+    assert "attempts" in text and "400" in text  # the attempts below the delivery
+    for argv in (("deliveries", "attempts"), ("attempts",)):
+        code, attempts = cli(*argv, failed["id"], "--json")
+        assert code == 0
+        [attempt] = attempts["items"]
+        assert attempt["delivery_id"] == failed["id"] and attempt["status_code"] == 400
+        assert attempt["duration_ms"] >= 0 and attempt["attempted_at"]
+        assert json.loads(attempt["response_excerpt"]) == {"error": "nope"}
+    code, err = cli("deliveries", "attempts", "dlv_missing", "--json")
     assert code == 1 and "no delivery dlv_missing" in err
+
+
+def test_bulk_resend_sends_each_selected_delivery_once(cli, scene, pipeline, sink, db):
+    # Given the failing endpoint is fixed
+    sink.behave("/bad", statuses=[200])
+    # When the operator resends every failed delivery to it
+    code, summary = cli(
+        "deliveries", "resend", "--endpoint", scene["bad"]["id"], "--state", "failed", "--json"
+    )
+    # Then both are enqueued, once each, and the summary says so
+    assert code == 0
+    assert (summary["selected"], summary["enqueued"], summary["failed"]) == (2, 2, [])
+    resent = {r["delivery_id"] for r in summary["results"]}
+    assert len(resent) == 2 and all(r["audit_id"] for r in summary["results"])
+
+    def states_of_resent() -> set[str]:
+        with db.connection() as conn:
+            rows = conn.execute(
+                "SELECT state FROM deliveries WHERE id = ANY(%s)", (list(resent),)
+            ).fetchall()
+        return {r["state"] for r in rows}
+
+    pipeline.run_until(lambda: states_of_resent() == {"delivered"})
+    sent = [r.headers["webhook-id"] for r in sink.requests("/bad")]
+    for delivery_id in resent:
+        _, attempts = cli("deliveries", "attempts", delivery_id, "--json")
+        assert [a["status_code"] for a in attempts["items"]] == [400, 200]
+        assert sent.count(delivery_id) == 2  # the failed try, then the resend: once
+    # When ids are named, an unknown one is reported and the exit code says so
+    one = next(iter(resent))
+    code, text = cli("deliveries", "resend", one, "dlv_missing")
+    assert code == 1
+    assert "OUTCOME" in text and "no delivery dlv_missing" in text
+    rows = dict(line.rsplit(None, 1) for line in text.split("\n\n")[0].splitlines()[1:])
+    assert (rows["enqueued"], rows["failed"]) == ("1", "1")
+    # And a delivery already queued again is not sent twice
+    code, summary = cli("deliveries", "resend", one, "dlv_missing", "--json")
+    assert code == 1
+    assert (summary["selected"], summary["enqueued"]) == (2, 0)
+    assert summary["skipped"] == {"in_flight": 1}
+    assert summary["failed"] == [{"delivery_id": "dlv_missing", "error": "no delivery dlv_missing"}]
+    # And neither ids nor filters is refused
+    code, err = cli("deliveries", "resend")
+    assert code == 1 and "give delivery ids" in err
