@@ -88,10 +88,12 @@ def test_concurrency_limits(aws: StackView) -> None:
 
 def test_the_management_api_function_runs_functions_api(aws: StackView) -> None:
     fanout_id, _ = aws.function("Fanout")
+    replay_id, _ = aws.function("Replay")
     _, management = aws.function("Management")
     env = env_of(management)
     assert env["POWERTOOLS_SERVICE_NAME"] == "hookline-api"
     assert env["HOOKLINE_FANOUT_FUNCTION"] == {"Ref": fanout_id}
+    assert env["HOOKLINE_REPLAY_FUNCTION"] == {"Ref": replay_id}
 
 
 def test_every_function_can_unwrap_the_secrets_data_key(variant: StackView) -> None:

@@ -95,12 +95,19 @@ def test_replay_reaches_every_queue_and_redrives_every_dlq(variant: StackView) -
     assert _targets(variant, "Replay", "sqs:StartMessageMoveTask") == dlqs
 
 
-def test_only_the_receiver_and_the_api_may_invoke_fanout(variant: StackView) -> None:
+def test_only_the_receiver_and_the_api_may_invoke_fanout_and_only_the_api_replay(
+    variant: StackView,
+) -> None:
     fanout, _ = variant.function("Fanout")
+    replay, _ = variant.function("Replay")
     for name in variant.functions():
         allowed = _targets(variant, name, "lambda:InvokeFunction")
-        nudgers = ("Receiver", "Management")
-        assert allowed == ({fanout} if any(n in name for n in nudgers) else set()), name
+        if "Management" in name:
+            assert allowed == {fanout, replay}, name
+        elif "Receiver" in name:
+            assert allowed == {fanout}, name
+        else:
+            assert allowed == set(), name
 
 
 def test_the_api_sends_resends_to_every_group_queue_only(variant: StackView) -> None:

@@ -68,6 +68,9 @@ class ManagementClient:
     def patch(self, path: str, body: Any = None, **kwargs: Any) -> HttpResult:
         return self.request("PATCH", path, body, **kwargs)
 
+    def delete(self, path: str, **kwargs: Any) -> HttpResult:
+        return self.request("DELETE", path, **kwargs)
+
 
 @pytest.fixture
 def management_env(
@@ -79,11 +82,15 @@ def management_env(
     monkeypatch.setenv("HOOKLINE_LOCAL_KEY_FILE", str(tmp_path / "master.key"))
     monkeypatch.setenv("HOOKLINE_ALLOW_PRIVATE_TARGETS", "0")
     monkeypatch.delenv("HOOKLINE_FANOUT_FUNCTION", raising=False)
+    monkeypatch.delenv("HOOKLINE_REPLAY_FUNCTION", raising=False)
     monkeypatch.delenv("HOOKLINE_LOCAL_MODE", raising=False)
     monkeypatch.delenv("HOOKLINE_KMS_KEY_ID", raising=False)
     monkeypatch.delenv("HOOKLINE_API_KEY", raising=False)
     reset_database()
     yield
+    from hookline.management.replays import wait_for_local_replays
+
+    wait_for_local_replays(30)  # replays created through the API run in threads locally
     reset_database()
 
 
