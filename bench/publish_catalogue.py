@@ -54,9 +54,10 @@ def main() -> None:
     from hookline.repositories.ledger import NewEvent, store_event
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    with bench_database("catalogue") as (url, where), psycopg.connect(
-        url, row_factory=dict_row, autocommit=True
-    ) as conn:
+    with (
+        bench_database("catalogue") as (url, where),
+        psycopg.connect(url, row_factory=dict_row, autocommit=True) as conn,
+    ):
         conn.execute("INSERT INTO tenants (id, name) VALUES ('ten_b', 'bench')")
         conn.execute(
             "INSERT INTO event_types (id, tenant_id, name, schema) "
