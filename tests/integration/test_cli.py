@@ -244,3 +244,43 @@ def test_the_api_s_log_lines_stay_out_of_the_command_s_output(management_env: No
     )
     assert refused.returncode == 1 and refused.stdout == ""
     assert refused.stderr.startswith("error: unknown tenant group 'nope'")
+
+
+def test_an_operator_keeps_an_event_type_catalogue(
+    cli: Cli, mgmt: ManagementClient, tmp_path
+) -> None:
+    tenant = mgmt.post("/v1/tenants", {"name": "acme"}).json()
+    schema = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
+    (tmp_path / "order.json").write_text(json.dumps(schema))
+    # When the operator adds a type with a schema from a file
+    code, out, _ = cli(
+        "event-types", "add", "order.created", "--tenant", tenant["id"],
+        "--description", "an order", "--schema-file", str(tmp_path / "order.json"), "--json",
+    )  # fmt: skip
+    assert code == 0
+    created = json.loads(out)
+    assert (created["name"], created["schema"]) == ("order.created", schema)
+    # Then a payload that breaks it is refused with the API's reason, and one that fits is not
+    code, out, err = cli(
+        "publish", "--tenant", tenant["id"], "--type", "order.created", "--data", '{"n": "x"}'
+    )
+    assert code == 1 and out == "" and "at payload.n: 'x' is not of type 'integer'" in err
+    code, _, _ = cli(
+        "publish", "--tenant", tenant["id"], "--type", "order.created", "--data", '{"n": 1}'
+    )
+    assert code == 0
+    # And the catalogue is listed, shown, updated and archived as the API has it
+    code, out, _ = cli("event-types", "list", "--tenant", tenant["id"], "--json")
+    assert json.loads(out) == mgmt.get("/v1/event-types", tenant_id=tenant["id"]).json()
+    code, out, _ = cli("event-types", "update", created["id"], "--description", "paid", "--json")
+    assert json.loads(out)["description"] == "paid"
+    code, out, _ = cli("event-types", "archive", created["id"], "--json")
+    assert json.loads(out)["archived"] is True
+    code, out, _ = cli("event-types", "list", "--tenant", tenant["id"], "--json")
+    assert json.loads(out)["items"] == []
+    code, out, _ = cli("event-types", "list", "--archived")
+    assert "order.created" in out and "ARCHIVED" in out
+    code, out, _ = cli("event-types", "show", created["id"], "--json")
+    assert json.loads(out) == mgmt.get(f"/v1/event-types/{created['id']}").json()
+    code, _, err = cli("event-types", "add", "x.y", "--tenant", tenant["id"], "--schema", "{")
+    assert code == 1 and "--schema must be valid JSON" in err

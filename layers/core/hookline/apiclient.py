@@ -96,9 +96,13 @@ class InProcessApi:
         return int(answer["statusCode"]), data
 
     def close(self) -> None:
-        """Close the process-wide pool the handler opened (and forget the settings it read)."""
+        """Let replays this process runs (locally, the API runs them in a thread) finish, then
+        close the process-wide pool the handler opened and forget the settings it read."""
         from hookline.db import reset_database
+        from hookline.management.replays import wait_for_local_replays
 
+        while not wait_for_local_replays(timeout=60.0):
+            print("waiting for the replay this process runs to finish...", file=sys.stderr)
         reset_database()
 
 

@@ -129,7 +129,8 @@ def cmd_replays_list(args: argparse.Namespace, rt: Runtime) -> Any:
     """Replays, newest first."""
     from hookline.cli import listing
 
-    return listing(args, rt, "/v1/replays", {"tenant_id": args.tenant}, REPLAY_COLUMNS)
+    query = {"tenant_id": args.tenant, "state": args.state}
+    return listing(args, rt, "/v1/replays", query, REPLAY_COLUMNS)
 
 
 def cmd_replays_show(args: argparse.Namespace, rt: Runtime) -> Any:
@@ -251,6 +252,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_replay)
     p = replays.add_parser("list", parents=[*one, list_options()], help="newest replays first")
     p.add_argument("--tenant", metavar="ID")
+    p.add_argument("--state", choices=["accepted", "running", "succeeded", "failed"])
     p.set_defaults(func=cmd_replays_list)
     p = replays.add_parser("show", parents=one, help="one replay and how far it is")
     p.add_argument("id")

@@ -238,7 +238,7 @@ def cmd_event_types_add(args: argparse.Namespace, rt: Runtime) -> Any:
 def cmd_event_types_list(args: argparse.Namespace, rt: Runtime) -> Any:
     from hookline.cli import listing
 
-    query = {"tenant_id": args.tenant, "archived": args.archived or None}
+    query = {"tenant_id": args.tenant, "name": args.name, "archived": args.archived or None}
     return listing(args, rt, "/v1/event-types", query, EVENT_TYPE_COLUMNS)
 
 
@@ -393,6 +393,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_event_types_add)
     p = types.add_parser("list", parents=many, help="list event types")
     p.add_argument("--tenant", metavar="ID")
+    p.add_argument("--name", help="only this name")
     p.add_argument("--archived", action="store_true", help="archived types too")
     p.set_defaults(func=cmd_event_types_list)
     by_id(types, "show", "one event type with its schema", cmd_event_types_show)
