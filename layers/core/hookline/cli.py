@@ -76,7 +76,6 @@ class Runtime:
             self._client.close()
 
 
-@lru_cache(maxsize=1)
 def api_options() -> argparse.ArgumentParser:
     """`--api URL` and `--key`: the options of every command that is an API request."""
     options = argparse.ArgumentParser(add_help=False)
