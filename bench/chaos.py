@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,7 +65,7 @@ def main() -> int:
     print(f"chaos run: {args.events} events, {args.endpoints} endpoints, seed {args.seed}")
     print(machine_facts())
     print(f"work folder (logs of every role): {workdir}")
-    outcome = ChaosRun(options).run()
+    outcome = ChaosRun(replace(options, log=lambda text: print(text, flush=True))).run()
     print(outcome.table())
     return 1 if outcome.violations else 0
 

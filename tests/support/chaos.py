@@ -136,6 +136,13 @@ class Hit:
     signed: bool  # the signature verified with the endpoint's secret
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Connections reset by a killed deliverer are expected here, not worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
 class ChaosSink:
     """One loopback server for every endpoint (`/ep/<index>`), answering by profile."""
 
@@ -161,7 +168,7 @@ class ChaosSink:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

@@ -85,8 +85,8 @@ def parse_roles(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:
             role = part.strip()
             if not role:
                 continue
-            base, _, group = role.partition(":")
-            if base not in ROLES or (group and base != "deliver"):
+            base, colon, group = role.partition(":")
+            if base not in ROLES or (colon and (base != "deliver" or not group)):
                 raise ValueError(
                     f"unknown role {role!r}; roles: front, fanout, reconcile, deliver, "
                     "deliver:<group>"
