@@ -104,3 +104,27 @@ def test_a_bad_replay_request_exits_1_with_the_reason(cli, failed_twice):
     assert code == 1 and "since" in err and err.startswith("error: ")
     code, _, err = cli("replay", "--since", "1h")
     assert code == 1 and "reason" in err
+
+
+def test_the_same_replay_through_a_loopback_http_api(cli, failed_twice, pipeline, monkeypatch):
+    from hookline.db import reset_database
+    from hookline.local.front import LocalFront
+
+    # Given the API behind a real HTTP server (as `hookline dev` serves it), called with a key
+    monkeypatch.setenv("HOOKLINE_LOCAL_MODE", "1")
+    monkeypatch.setenv("HOOKLINE_API_KEY", "k")
+    reset_database()
+    from functions.api.handler import lambda_handler
+
+    front = LocalFront(lambda_handler, port=0)
+    front.start()
+    try:
+        code, replay, _ = cli(
+            "replay", "--endpoint", failed_twice["id"], "--since", "1h", "--reason", "over http",
+            "--api", front.url, "--key", "k", "--json",
+        )  # fmt: skip
+    finally:
+        front.stop()
+    # Then it ran to the end, requested by the key's caller
+    assert code == 0 and replay["state"] == "succeeded"
+    assert replay["result"]["enqueued"] == 2 and replay["requested_by"] == "local-operator-key"
