@@ -46,6 +46,10 @@ def main() -> int:
     parser.add_argument("--delete-fraction", type=float, default=0.01)
     parser.add_argument("--drain-timeout", type=float, default=900.0, help="seconds")
     parser.add_argument("--deadline", type=int, default=600, help="delivery deadline, seconds")
+    parser.add_argument(
+        "--queued-lease", type=int, default=45,
+        help="seconds a queued delivery waits for its message before reconcile re-enqueues it",
+    )  # fmt: skip
     parser.add_argument("--workdir", type=Path, help="default: a temporary folder")
     args = parser.parse_args()
     quiet_environment()
@@ -61,6 +65,7 @@ def main() -> int:
         delete_fraction=args.delete_fraction,
         drain_timeout=args.drain_timeout,
         deadline_seconds=args.deadline,
+        queued_lease_seconds=args.queued_lease,
     )
     print(f"chaos run: {args.events} events, {args.endpoints} endpoints, seed {args.seed}")
     print(machine_facts())
