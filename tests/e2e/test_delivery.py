@@ -241,7 +241,7 @@ def test_a_delivery_redriven_from_the_dlq_is_delivered(stack: Stack, sink: Sink)
     result = stack.cli(
         "replay", "--redrive-dlq", "standard", "--requested-by", "e2e", "--reason", "bug fixed"
     )
-    assert result["enqueued"] == 1, result
+    assert result["result"]["enqueued"] == 1, result
     # Then the delivery is made, once, signed, and the replay is audited
     wait_until(lambda: delivered_once(stack, event_id), what="delivered after the redrive")
     request = sink.requests("/redriven")[-1]

@@ -405,8 +405,8 @@ def test_the_cli_replays_with_the_same_fields_as_the_console_event(pipeline, db,
         "reason": "retry after fix",
     }
     assert main(["replay", *flags]) == 0
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["enqueued"] == 1
+    replay = json.loads(capsys.readouterr().out)
+    assert replay["state"] == "succeeded" and replay["result"]["enqueued"] == 1
     drain(pipeline, lambda: pipeline.states() == {"delivered": 1})
     assert main(["replay", "--endpoint", ep["id"], "--since", "1h", "--json"]) == 1
-    assert "requested_by and reason missing" in capsys.readouterr().err
+    assert "reason: required" in capsys.readouterr().err
