@@ -408,3 +408,41 @@ def test_a_cookie_set_by_one_endpoint_is_never_sent_to_another(pipeline, db, sin
     # Then no later request carries the cookie
     assert all("cookie" not in r.headers for r in sink.requests())
     assert len(sink.requests()) == 2
+
+
+def test_a_worker_whose_claim_ran_out_cannot_overwrite_the_run_that_took_over(pipeline, db, sink):
+    from datetime import timedelta
+
+    from hookline.repositories import deliveries as repo
+    from hookline.repositories.deliveries import Finish
+
+    # Given a delivery claimed by worker A, whose lease then ran out (A is slow, not dead)
+    t = tenant(db)
+    endpoint(db, t, sink.url("/late"), max_concurrency=1)
+    publish(db, t)
+    pipeline.fanout()
+    queued = pipeline.delivery()
+    with db.connection() as conn, conn.transaction():
+        a = repo.claim(conn, queued["id"], queued["enqueue_seq"], timedelta(milliseconds=1))
+        assert a is not None and repo.take_slot(conn, a, 0.001) == 0
+    time.sleep(0.05)
+    # And worker B took it over from the redelivered message, and holds the endpoint's slot
+    with db.connection() as conn, conn.transaction():
+        b = repo.claim(conn, queued["id"], queued["enqueue_seq"], timedelta(minutes=1))
+        assert b is not None and repo.take_slot(conn, b, 60) == 0
+    # When A finishes late and says "delivered"
+    with db.connection() as conn, conn.transaction():
+        repo.release_slot(conn, a)
+        assert repo.finish(conn, a, Finish("delivered", True, 200, None)) is None
+    # Then B's run stands: still delivering, its slot still held (the cap of 1 holds)
+    assert pipeline.delivery()["state"] == "delivering"
+    with db.connection() as conn:
+        slots = conn.execute("SELECT delivery_id FROM endpoint_slots").fetchall()
+    assert [s["delivery_id"] for s in slots] == [queued["id"]]
+    # And B's outcome is the one that counts
+    with db.connection() as conn, conn.transaction():
+        repo.release_slot(conn, b)
+        assert repo.finish(conn, b, Finish("failed", True, 400, "HTTP 400")) is not None
+    assert pipeline.delivery()["state"] == "failed"
+    with db.connection() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM endpoint_slots").fetchone()["n"] == 0

@@ -42,6 +42,7 @@ class Job:
     headers: dict[str, str]
     retry_on_4xx: bool
     endpoint_enabled: bool
+    claimed_until: datetime  # this claim's lease: it identifies the claim when finishing
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ def claim(conn: Connection, delivery_id: str, seq: int, lease: timedelta) -> Job
         headers=dict(r["headers"]),
         retry_on_4xx=r["retry_on_4xx"],
         endpoint_enabled=r["enabled"],
+        claimed_until=r["claimed_until"],
     )
 
 
@@ -130,7 +132,10 @@ def take_slot(conn: Connection, job: Job, lease_seconds: float) -> float:
 
 def defer(conn: Connection, job: Job, lease: timedelta) -> None:
     """Give a claimed delivery back to the queue without counting an attempt."""
-    conn.execute(query("defer_delivery"), {"id": job.id, "lease": lease})
+    conn.execute(
+        query("defer_delivery"),
+        {"id": job.id, "lease": lease, "seq": job.seq, "claimed_until": job.claimed_until},
+    )
 
 
 def record_attempt(
@@ -159,15 +164,26 @@ def record_attempt(
 
 def release_slot(conn: Connection, job: Job) -> None:
     """Free the endpoint slot this delivery held."""
-    conn.execute(query("release_endpoint_slot"), {"endpoint_id": job.endpoint_id, "id": job.id})
+    conn.execute(
+        query("release_endpoint_slot"),
+        {
+            "endpoint_id": job.endpoint_id,
+            "id": job.id,
+            "seq": job.seq,
+            "claimed_until": job.claimed_until,
+        },
+    )
 
 
 def finish(conn: Connection, job: Job, outcome: Finish) -> int | None:
-    """Move the delivery to its state after an attempt; returns its generation."""
+    """Move the delivery to its state after an attempt; returns its generation, or None if
+    this claim no longer stands (its lease ran out and another run took the delivery over)."""
     row = conn.execute(
         query("finish_attempt"),
         {
             "id": job.id,
+            "seq": job.seq,
+            "claimed_until": job.claimed_until,
             "state": outcome.state,
             "attempted": 1 if outcome.attempted else 0,
             "next_attempt_at": outcome.next_attempt_at,

@@ -68,7 +68,8 @@ WHERE d.id = %(id)s AND d.enqueue_seq = %(seq)s
   AND p.id = d.endpoint_id AND e.id = d.event_id
   AND (d.state = 'queued' OR (d.state = 'delivering' AND d.lease_expires_at < now()))
 RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
-          d.tenant_group, d.enqueue_seq, p.id AS endpoint_id, p.url, p.headers,
+          d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
+          p.id AS endpoint_id, p.url, p.headers,
           p.retry_on_4xx, p.enabled, e.type AS event_type, e.payload, e.content_type
 
 -- take_endpoint_slot --
@@ -76,9 +77,11 @@ SELECT hookline_take_slot(%(endpoint_id)s, %(id)s, %(lease_seconds)s) AS wait_se
 
 -- defer_delivery --
 -- No slot: back to queued, with a lease covering the delay, and no attempt counted.
+-- Only this claim's (see finish_attempt).
 UPDATE deliveries
 SET state = 'queued', lease_expires_at = now() + %(lease)s, updated_at = now()
 WHERE id = %(id)s AND state = 'delivering'
+  AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
 
 -- insert_attempt --
 INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt,
@@ -86,11 +89,18 @@ INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, respo
 VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s)
 
 -- release_endpoint_slot --
-DELETE FROM endpoint_slots WHERE endpoint_id = %(endpoint_id)s AND delivery_id = %(id)s
+-- Only while this worker's claim stands: a run that took the delivery over holds the slot now.
+DELETE FROM endpoint_slots s
+WHERE s.endpoint_id = %(endpoint_id)s AND s.delivery_id = %(id)s
+  AND EXISTS (SELECT 1 FROM deliveries d
+              WHERE d.id = s.delivery_id AND d.state = 'delivering'
+                AND d.enqueue_seq = %(seq)s AND d.lease_expires_at = %(claimed_until)s)
 
 -- finish_attempt --
 -- The delivery after an attempt: finished, queued again (short retry on an SQS delay, new
--- generation), or pending until a later due time.
+-- generation), or pending until a later due time. Only while this worker's claim stands
+-- (same generation, same lease): a worker whose lease ran out and whose delivery was taken
+-- over — requeued by reconcile, or claimed again from a redelivered message — changes nothing.
 UPDATE deliveries
 SET state = %(state)s,
     attempt_count = attempt_count + %(attempted)s,
@@ -102,6 +112,7 @@ SET state = %(state)s,
     finished_at = CASE WHEN %(state)s IN ('delivered', 'failed', 'dead') THEN now() END,
     updated_at = now()
 WHERE id = %(id)s AND state = 'delivering'
+  AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
 RETURNING id, enqueue_seq, state
 
 -- get_delivery --
