@@ -15,6 +15,8 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
+from hookline.local.emulator import make_sqs_thread_safe
+
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
 
@@ -31,6 +33,7 @@ def moto_endpoint() -> Iterator[str]:
     """The endpoint URL of a moto server on a free local port, for the whole session."""
     # werkzeug logs every request at INFO: thousands of lines of long polls otherwise.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    make_sqs_thread_safe()  # as the dev stack's emulator: moto alone can drop a message
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -136,6 +136,62 @@ def _cache_backend_lookups() -> None:
     DomainDispatcherApplication.get_backend_for_host = lambda app, host: cached(app, host)  # type: ignore[method-assign,assignment]
 
 
+def make_sqs_thread_safe() -> None:
+    """Serialise moto's SQS queue changes, as SQS itself would never lose a message.
+
+    moto 5's queue model is not thread-safe, and its server answers each connection on its own
+    thread: DeleteMessage rebuilds a queue's message list and assigns it back, so a message
+    sent meanwhile is silently dropped (the load bench lost a few per run; the reconciler
+    re-sent them 15 minutes later), and ReceiveMessage can trip over a set another thread is
+    changing. Here every send, delete and receive pass takes one lock; a long poll waits on
+    a condition of that lock (released while it waits), so a waiting receiver blocks no one.
+    Idempotent.
+    """
+    from moto.sqs import models
+
+    if getattr(models.Queue, "_hookline_serialised", False):
+        return
+    lock = threading.RLock()
+    arrived = threading.Condition(lock)
+    add_message = models.Queue.add_message
+    delete_message = models.Queue.delete_message
+    receive_message = models.SQSBackend.receive_message
+
+    def add(self: Any, message: Any) -> None:
+        with arrived:
+            add_message(self, message)
+            arrived.notify_all()
+
+    def delete(self: Any, receipt_handle: str) -> None:
+        with lock:
+            delete_message(self, receipt_handle)
+
+    def receive(
+        self: Any,
+        queue_name: str,
+        count: int,
+        wait_seconds_timeout: int,
+        visibility_timeout: int,
+        message_attribute_names: list[str] | None = None,
+    ) -> Any:
+        until = time.monotonic() + wait_seconds_timeout
+        with arrived:
+            while True:  # one pass of moto's own receive per wake-up, never its own wait
+                found = receive_message(
+                    self, queue_name, count, 0, visibility_timeout, message_attribute_names
+                )
+                left = until - time.monotonic()
+                if found or left <= 0:
+                    return found
+                # Woken by a send; at least twice a second for delays and visibility ending.
+                arrived.wait(min(left, 0.5))
+
+    models.Queue.add_message = add  # type: ignore[method-assign]
+    models.Queue.delete_message = delete  # type: ignore[method-assign]
+    models.SQSBackend.receive_message = receive  # type: ignore[method-assign]
+    models.Queue._hookline_serialised = True  # type: ignore[attr-defined]
+
+
 class KeepAliveWSGIServer(ThreadingHTTPServer):
     """A threaded HTTP/1.1 server with keep-alive for a WSGI app (moto's).
 
@@ -231,6 +287,7 @@ def main(argv: list[str] | None = None) -> None:
 
     threading.Thread(target=_watch_parent, args=(args.parent,), daemon=True).start()
     _cache_backend_lookups()
+    make_sqs_thread_safe()
     server = KeepAliveWSGIServer(
         ("127.0.0.1", args.port), DomainDispatcherApplication(create_backend_app)
     )
