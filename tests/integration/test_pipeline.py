@@ -446,3 +446,18 @@ def test_a_worker_whose_claim_ran_out_cannot_overwrite_the_run_that_took_over(pi
     assert pipeline.delivery()["state"] == "failed"
     with db.connection() as conn:
         assert conn.execute("SELECT count(*) AS n FROM endpoint_slots").fetchone()["n"] == 0
+
+
+def test_an_endpoint_url_httpx_cannot_parse_is_a_failed_attempt_not_a_crash(pipeline, db, sink):
+    # Given an endpoint whose stored URL httpx refuses to parse (saved before today's checks)
+    t = tenant(db)
+    ep = endpoint(db, t, sink.url("/fine"))
+    with db.connection() as conn:
+        conn.execute("UPDATE endpoints SET url = 'http://0177.0.0.1/x' WHERE id = %s", (ep["id"],))
+    publish(db, t)
+    # When it is delivered
+    pipeline.run_until(lambda: bool(pipeline.states()) and pipeline.delivery()["attempt_count"])
+    # Then the attempt is recorded with the reason, and the delivery waits for a retry
+    delivery = pipeline.delivery()
+    assert [a["error_class"] for a in pipeline.attempts(delivery["id"])] == ["invalid_url"]
+    assert delivery["state"] in ("queued", "pending") and delivery["last_error"] == "invalid_url"

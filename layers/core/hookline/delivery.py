@@ -174,6 +174,8 @@ class Deliverer:
             error = "timeout"
         except UnsafeURL:
             error = "unsafe_address"
+        except httpx.InvalidURL:  # not an HTTPError; only a URL stored before today's checks
+            error = "invalid_url"
         except httpx.HTTPError as err:
             error = _error_class(err)
         except TimeoutError:
