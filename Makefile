@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: install test test-unit test-integration test-infra test-e2e lint typecheck bench clean
+.PHONY: install test test-unit test-integration test-infra test-e2e lint typecheck bench bench-load bench-chaos clean
 
 install: $(VENV)/.installed
 
@@ -36,6 +36,13 @@ bench: install
 	$(BIN)/python bench/receiver.py
 	$(BIN)/python bench/fanout.py
 	$(BIN)/python bench/deliver.py
+
+# Minutes each, whole stacks of processes: see docs/reliability.md. The load run needs wrk.
+bench-load: install
+	$(BIN)/python bench/load.py
+
+bench-chaos: install
+	$(BIN)/python bench/chaos.py --events 10000
 
 clean:
 	rm -rf $(VENV) .hookline cdk.out
