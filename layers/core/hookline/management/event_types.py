@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from hookline.db import Database
-from hookline.errors import BadRequest
 from hookline.event_catalogue import check_schema, validate_name
 from hookline.ids import new_id
 from hookline.management.access import Caller
-from hookline.management.service import MAX_PAGE, audit, decode_cursor, paged
+from hookline.management.service import audit, page_of, paged
 from hookline.repositories import api as api_repo
 from hookline.repositories import event_types as repo
 
@@ -65,10 +64,7 @@ def list_event_types(
     limit: int,
 ) -> dict[str, Any]:
     """Types in scope, newest first; archived ones only with `archived`."""
-    after = decode_cursor(cursor)
-    if after is not None and not isinstance(after, str):
-        raise BadRequest("cursor is not valid: pass next_cursor from the previous page")
-    bounded = min(max(limit, 1), MAX_PAGE)
+    page = page_of(cursor, limit)
     with db.connection() as conn:
         rows = repo.list_event_types(
             conn,
@@ -76,8 +72,8 @@ def list_event_types(
             tenant_id=tenant_id,
             name=name,
             archived=archived,
-            after=after,
-            limit=bounded + 1,
+            after=page.after,
+            limit=page.limit,
         )
     return paged([_out(r) for r in rows], limit)
 

@@ -21,10 +21,10 @@ from datetime import timedelta
 from typing import Any
 
 from hookline.db import Database
-from hookline.errors import BadRequest, DatabaseUnavailable, HooklineError, NotFound
+from hookline.errors import DatabaseUnavailable, HooklineError, NotFound
 from hookline.ids import new_id
 from hookline.management.access import Caller
-from hookline.management.service import MAX_PAGE, decode_cursor, paged
+from hookline.management.service import page_of, paged
 from hookline.queues import DeliveryQueues
 from hookline.replay import Replayer, ReplayOptions, ReplayRequest, ReplayResult, parse_request
 from hookline.repositories import api as api_repo
@@ -154,14 +154,16 @@ def list_replays(
     limit: int,
 ) -> dict[str, Any]:
     """Replays in scope, newest first."""
-    after = decode_cursor(cursor)
-    if after is not None and not isinstance(after, str):
-        raise BadRequest("cursor is not valid: pass next_cursor from the previous page")
-    bounded = min(max(limit, 1), MAX_PAGE)
+    page = page_of(cursor, limit)
     with db.connection() as conn:
         fail_stale(conn)
         rows = repo.list_replays(
-            conn, caller.tenant, tenant_id=tenant_id, state=state, after=after, limit=bounded + 1
+            conn,
+            caller.tenant,
+            tenant_id=tenant_id,
+            state=state,
+            after=page.after,
+            limit=page.limit,
         )
     return paged([_out(r) for r in rows], limit)
 
