@@ -220,6 +220,25 @@ def build_app() -> APIGatewayRestResolver:
         )
         return m.SourceRotated(**rotated)
 
+    @app.patch(
+        "/v1/sources/<source_id>",
+        responses=ok(m.Source),
+        tags=["sources"],
+        summary="Update a source's name, tolerance or scheme options",
+    )
+    def update_source(source_id: IdPath, body: Annotated[m.SourceUpdate, Body()]) -> m.Source:
+        changes = body.model_dump(exclude_unset=True)
+        return m.Source(**service.update_source(get_database(), caller(), source_id, changes))
+
+    @app.delete(
+        "/v1/sources/<source_id>",
+        responses=ok(m.SourceDeleted),
+        tags=["sources"],
+        summary="Delete a source (it stops receiving; its events stay readable)",
+    )
+    def delete_source(source_id: IdPath) -> m.SourceDeleted:
+        return m.SourceDeleted(**service.delete_source(get_database(), caller(), source_id))
+
     # -- endpoints ----------------------------------------------------------------------
 
     @app.post(
@@ -320,6 +339,15 @@ def build_app() -> APIGatewayRestResolver:
             get_database(), get_settings(), caller(), endpoint_id
         )
         return m.EndpointRotated(**rotated)
+
+    @app.delete(
+        "/v1/endpoints/<endpoint_id>",
+        responses=ok(m.EndpointDeleted),
+        tags=["endpoints"],
+        summary="Delete an endpoint (disabled for good; its deliveries stay readable)",
+    )
+    def delete_endpoint(endpoint_id: IdPath) -> m.EndpointDeleted:
+        return m.EndpointDeleted(**service.delete_endpoint(get_database(), caller(), endpoint_id))
 
     @app.post(
         "/v1/endpoints/<endpoint_id>/test",

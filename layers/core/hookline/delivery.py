@@ -120,7 +120,9 @@ class Deliverer:
             if job is None:
                 return Handled(Result.SKIPPED)
             if not job.endpoint_enabled:
-                repo.finish(conn, job, Finish("failed", False, None, "endpoint disabled"))
+                deleted = endpoint_repo.is_deleted(conn, job.endpoint_id)
+                reason = "endpoint deleted" if deleted else "endpoint disabled"
+                repo.finish(conn, job, Finish("failed", False, None, reason))
                 return Handled(Result.FAILED)
             if self.clock() >= job.deadline_at:
                 repo.finish(conn, job, Finish("dead", False, None, "deadline passed"))

@@ -92,6 +92,23 @@ class SourceCreated(Source):
     secret: str | None = None
 
 
+class SourceUpdate(Input):
+    """The fields to change; absent (or null) fields keep their value. Not the secret (rotate
+    it) nor the scheme (create a new source): `options` replaces the scheme options whole and
+    is checked against the scheme as on create."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    tolerance_seconds: int | None = Field(default=None, ge=1, le=86_400)
+    options: dict[str, Any] | None = None
+
+
+class SourceDeleted(Source):
+    """A deleted source: it no longer receives (404 to providers) and keeps no secret; the
+    events it received stay readable."""
+
+    deleted_at: datetime
+
+
 class SourcePage(Page):
     """Sources, newest first."""
 
@@ -165,6 +182,13 @@ class EndpointCreated(Endpoint):
     """A created endpoint with its signing secret, shown this once."""
 
     secret: str
+
+
+class EndpointDeleted(Endpoint):
+    """A deleted endpoint: disabled for good, its signing secrets wiped; its deliveries stay
+    readable."""
+
+    deleted_at: datetime
 
 
 class EndpointPage(Page):

@@ -2,7 +2,9 @@
 
 An object of another tenant is answered exactly like one that does not exist (NotFound), so
 nothing about other tenants leaks; an action no tenant may take (creating a tenant) is 403.
-Changes to endpoints and secret rotations are audited with the caller's principal.
+Changes to sources and endpoints (deletes too) and secret rotations are audited with the
+caller's principal. A deleted source or endpoint is NotFound like a missing one; what refers to
+it (events, deliveries) stays readable (docs/decisions/0019-soft-delete.md).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from hookline.management.access import Caller
 from hookline.repositories import api as repo
 from hookline.repositories import audit as audit_repo
 from hookline.repositories import endpoints as endpoint_repo
-from hookline.secretbox import seal
+from hookline.repositories import sources as source_repo
 from hookline.settings import Settings
 from hookline.signing import generate_secret
 from hookline.ssrf import check_url
@@ -134,7 +136,7 @@ def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[st
 def get_source(db: Database, caller: Caller, source_id: str) -> dict[str, Any]:
     """One source in scope, without secrets."""
     with db.connection() as conn:
-        return _source_out(repo.get_source(conn, caller.tenant, source_id))
+        return _source_out(source_repo.get_in_scope(conn, caller.tenant, source_id))
 
 
 def list_sources(
@@ -142,7 +144,9 @@ def list_sources(
 ) -> dict[str, Any]:
     """Sources in scope, without secrets."""
     with db.connection() as conn:
-        rows = repo.list_sources(conn, caller.tenant, page_of(cursor, limit), tenant_id=tenant_id)
+        rows = source_repo.list_in_scope(
+            conn, caller.tenant, page_of(cursor, limit), tenant_id=tenant_id
+        )
     return paged([_source_out(r) for r in rows], limit)
 
 
@@ -151,7 +155,7 @@ def set_source_enabled(
 ) -> dict[str, Any]:
     """Enable or disable a source (a disabled source answers 404 to providers)."""
     with db.connection() as conn:
-        repo.set_source_enabled(conn, caller.tenant, source_id, enabled)
+        source_repo.set_enabled_in_scope(conn, caller.tenant, source_id, enabled)
         audit(conn, caller, "enable" if enabled else "disable", "source", source_id, {})
     return get_source(db, caller, source_id)
 
@@ -160,27 +164,67 @@ def rotate_source_secret(
     db: Database, caller: Caller, source_id: str, *, secret: str | None, keep_previous: bool
 ) -> dict[str, Any]:
     """A new secret for a source; the previous one keeps verifying unless told otherwise."""
-    from hookline.secretbox import reveal
-
     new_secret = secret or generate_secret()
     with db.connection() as conn, conn.transaction():
-        source = repo.get_source(conn, caller.tenant, source_id)
-        stored = repo.source_secrets(conn, caller.tenant, source_id)
-        secrets = [new_secret] + ([reveal(conn, stored[0])] if keep_previous and stored else [])
-        try:
-            verifier_for(
-                source["scheme"],
-                SourceConfig(tuple(secrets), source["tolerance_seconds"], source["options"]),
-            )
-        except ValueError as err:
-            raise BadRequest(str(err)) from err
-        repo.set_source_secrets(conn, caller.tenant, source_id, [seal(conn, s) for s in secrets])
+        source = source_repo.lock_in_scope(conn, caller.tenant, source_id)
+        stored = source.secrets
+        secrets = [new_secret] + ([stored[0]] if keep_previous and stored else [])
+        _check_source(source.scheme, secrets, source.tolerance_seconds, source.options)
+        source_repo.set_secrets_in_scope(conn, caller.tenant, source_id, secrets)
         audit(conn, caller, "rotate_secret", "source", source_id, {"keep_previous": keep_previous})
     return {
         "id": source_id,
         "secret": None if secret else new_secret,
         "previous_kept": keep_previous and len(secrets) == 2,
     }
+
+
+def update_source(
+    db: Database, caller: Caller, source_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Change a source's name, timestamp tolerance or scheme options, checked as on create.
+    Never its secret (rotate it) nor its scheme (that is a new source)."""
+    changes: dict[str, Any] = {k: v for k, v in body.items() if v is not None}
+    if "name" in changes:
+        changes["name"] = changes["name"].strip()
+        if not changes["name"]:
+            raise BadRequest("a source's name cannot be blank")
+    with db.connection() as conn, conn.transaction():
+        source = source_repo.lock_in_scope(conn, caller.tenant, source_id)
+        _check_source(
+            source.scheme,
+            list(source.secrets),
+            changes.get("tolerance_seconds", source.tolerance_seconds),
+            changes.get("options", source.options),
+        )
+        source_repo.update_in_scope(conn, caller.tenant, source_id, changes)
+        audit(conn, caller, "update", "source", source_id, _option_names(changes))
+    return get_source(db, caller, source_id)
+
+
+def delete_source(db: Database, caller: Caller, source_id: str) -> dict[str, Any]:
+    """Soft-delete a source: providers posting to it get 404 as for an unknown source, its
+    secrets are wiped, and the events it received stay readable."""
+    with db.connection() as conn, conn.transaction():
+        deleted = source_repo.delete_in_scope(conn, caller.tenant, source_id)
+        audit(conn, caller, "delete", "source", source_id, {})
+    return _source_out(deleted)
+
+
+def _check_source(scheme: str, secrets: list[str], tolerance_seconds: int, options: Any) -> None:
+    if tolerance_seconds <= 0:
+        raise BadRequest("tolerance must be a positive number of seconds")
+    try:
+        verifier_for(scheme, SourceConfig(tuple(secrets), tolerance_seconds, options))
+    except ValueError as err:
+        raise BadRequest(str(err)) from err
+
+
+def _option_names(changes: dict[str, Any]) -> dict[str, Any]:
+    # Option values may hold credentials (a catch-up API key): the audit keeps their names.
+    if "options" not in changes:
+        return changes
+    return {**changes, "options": sorted(changes["options"])}
 
 
 # -- endpoints --------------------------------------------------------------------------------
@@ -218,7 +262,7 @@ def create_endpoint(
 def get_endpoint(db: Database, caller: Caller, endpoint_id: str) -> dict[str, Any]:
     """One endpoint in scope, without secrets."""
     with db.connection() as conn:
-        return repo.get_endpoint(conn, caller.tenant, endpoint_id)
+        return endpoint_repo.get_in_scope(conn, caller.tenant, endpoint_id)
 
 
 def list_endpoints(
@@ -232,7 +276,7 @@ def list_endpoints(
 ) -> dict[str, Any]:
     """Endpoints in scope, without secrets."""
     with db.connection() as conn:
-        rows = repo.list_endpoints(
+        rows = endpoint_repo.list_in_scope(
             conn, caller.tenant, page_of(cursor, limit), tenant_id=tenant_id, enabled=enabled
         )
     return paged(rows, limit)
@@ -256,7 +300,7 @@ def update_endpoint(
     if changes.get("clear_rate_limit") and "rate_limit_per_second" in changes:
         raise BadRequest("give rate_limit_per_second or clear_rate_limit, not both")
     with db.connection() as conn, conn.transaction():
-        repo.update_endpoint(conn, caller.tenant, endpoint_id, changes)
+        endpoint_repo.update_in_scope(conn, caller.tenant, endpoint_id, changes)
         audited = {k: v for k, v in changes.items() if k != "headers"}
         if "headers" in changes:
             audited["headers"] = sorted(changes["headers"])  # names only: values may be tokens
@@ -269,7 +313,7 @@ def set_endpoint_enabled(
 ) -> dict[str, Any]:
     """Enable (clearing its failure streak) or disable an endpoint."""
     with db.connection() as conn:
-        repo.set_endpoint_enabled(conn, caller.tenant, endpoint_id, enabled, reason)
+        endpoint_repo.set_enabled_in_scope(conn, caller.tenant, endpoint_id, enabled, reason)
         params = {} if enabled else {"reason": reason}
         audit(conn, caller, "enable" if enabled else "disable", "endpoint", endpoint_id, params)
     return get_endpoint(db, caller, endpoint_id)
@@ -281,12 +325,21 @@ def rotate_endpoint_secret(
     """A new signing secret; the earlier ones keep signing for the configured overlap."""
     overlap = timedelta(hours=settings.config.secret_rotation_overlap_hours)
     secret = generate_secret()
-    with db.connection() as conn:
-        repo.get_endpoint(conn, caller.tenant, endpoint_id)
+    with db.connection() as conn, conn.transaction():
+        endpoint_repo.lock_in_scope(conn, caller.tenant, endpoint_id)  # a delete waits, or won
         endpoint_repo.rotate_secret(conn, endpoint_id, secret, overlap)
         expire_at = repo.previous_secrets_expire_at(conn, endpoint_id)
         audit(conn, caller, "rotate_secret", "endpoint", endpoint_id, {"overlap": str(overlap)})
     return {"id": endpoint_id, "secret": secret, "previous_secrets_expire_at": expire_at}
+
+
+def delete_endpoint(db: Database, caller: Caller, endpoint_id: str) -> dict[str, Any]:
+    """Soft-delete an endpoint: disabled for good (no new deliveries; queued ones fail with
+    "endpoint deleted" when claimed), its signing secrets wiped, its deliveries readable."""
+    with db.connection() as conn, conn.transaction():
+        deleted = endpoint_repo.delete_in_scope(conn, caller.tenant, endpoint_id)
+        audit(conn, caller, "delete", "endpoint", endpoint_id, {"url": deleted["url"]})
+    return deleted
 
 
 def send_test_event(
@@ -314,7 +367,7 @@ def send_test_event(
     )
     event_id, delivery_id = new_id("evt"), new_id("dlv")
     with db.connection() as conn, conn.transaction():
-        endpoint = repo.get_endpoint(conn, caller.tenant, endpoint_id)
+        endpoint = endpoint_repo.lock_in_scope(conn, caller.tenant, endpoint_id)
         repo.insert_test_event(
             conn,
             event_id=event_id,

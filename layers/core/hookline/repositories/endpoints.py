@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import NotFound
 from hookline.ids import new_id
+from hookline.repositories.api import Page
 from hookline.secretbox import reveal, seal
 from hookline.sqlfiles import query
 
@@ -119,3 +120,89 @@ def record_failure(conn: Connection, endpoint_id: str) -> dict[str, Any] | None:
     """An attempt failed: start (or continue) the failure streak; returns it."""
     row = conn.execute(query("endpoint_failed"), {"id": endpoint_id}).fetchone()
     return dict(row) if row else None
+
+
+def is_deleted(conn: Connection, endpoint_id: str) -> bool:
+    """Whether the endpoint was deleted (False for one that never existed)."""
+    row = conn.execute(query("endpoint_deleted"), {"id": endpoint_id}).fetchone()
+    return bool(row and row["deleted"])
+
+
+# -- the management API: scoped to the caller's tenant, deleted endpoints not found ------------
+# `tenant` is the caller's scope: None for an operator, else its tenant id. Another tenant's
+# endpoint, and a deleted one, is NotFound — the same answer as one that never existed.
+
+
+def _scoped(conn: Connection, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    row = conn.execute(query(name), params).fetchone()
+    if row is None:
+        raise NotFound(f"no endpoint {params['id']}")
+    return dict(row)
+
+
+def get_in_scope(conn: Connection, tenant: str | None, endpoint_id: str) -> dict[str, Any]:
+    """One live endpoint in scope (without secrets), or NotFound."""
+    return _scoped(conn, "scoped_get_endpoint", {"id": endpoint_id, "tenant": tenant})
+
+
+def lock_in_scope(conn: Connection, tenant: str | None, endpoint_id: str) -> dict[str, Any]:
+    """A live endpoint in scope (id, tenant_id), locked until the transaction ends, so a
+    concurrent delete waits or wins; NotFound otherwise."""
+    return _scoped(conn, "scoped_lock_endpoint", {"id": endpoint_id, "tenant": tenant})
+
+
+def list_in_scope(
+    conn: Connection,
+    tenant: str | None,
+    page: Page,
+    *,
+    tenant_id: str | None = None,
+    enabled: bool | None = None,
+) -> list[dict[str, Any]]:
+    """Live endpoints in scope (without secrets), newest first."""
+    params = {
+        "tenant": tenant,
+        "tenant_id": tenant_id,
+        "enabled": enabled,
+        "after": page.after,
+        "limit": page.limit,
+    }
+    return [dict(r) for r in conn.execute(query("scoped_list_endpoints"), params)]
+
+
+def update_in_scope(
+    conn: Connection, tenant: str | None, endpoint_id: str, changes: dict[str, Any]
+) -> None:
+    """Change the given fields of a live endpoint in scope (None keeps a field)."""
+    params: dict[str, Any] = {
+        "id": endpoint_id,
+        "tenant": tenant,
+        "url": changes.get("url"),
+        "description": changes.get("description"),
+        "event_types": changes.get("event_types"),
+        "max_concurrency": changes.get("max_concurrency"),
+        "rate_limit_per_second": changes.get("rate_limit_per_second"),
+        "clear_rate_limit": bool(changes.get("clear_rate_limit")),
+        "headers": Jsonb(changes["headers"]) if changes.get("headers") is not None else None,
+        "retry_on_4xx": changes.get("retry_on_4xx"),
+    }
+    _scoped(conn, "scoped_update_endpoint", params)
+
+
+def set_enabled_in_scope(
+    conn: Connection, tenant: str | None, endpoint_id: str, enabled: bool, reason: str | None
+) -> None:
+    """Enable (clearing the failure streak) or disable a live endpoint in scope."""
+    params = {
+        "id": endpoint_id,
+        "tenant": tenant,
+        "enabled": enabled,
+        "reason": None if enabled else reason,
+    }
+    _scoped(conn, "scoped_set_endpoint_enabled", params)
+
+
+def delete_in_scope(conn: Connection, tenant: str | None, endpoint_id: str) -> dict[str, Any]:
+    """Soft-delete a live endpoint in scope: disabled for good, its signing secrets wiped;
+    returns it as it now stands."""
+    return _scoped(conn, "scoped_delete_endpoint", {"id": endpoint_id, "tenant": tenant})

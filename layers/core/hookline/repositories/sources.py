@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import NotFound
 from hookline.ids import new_id
+from hookline.repositories.api import Page
 from hookline.secretbox import reveal, seal
 from hookline.sqlfiles import query
 
@@ -63,6 +64,10 @@ def get_source(conn: Connection, source_id: str) -> Source:
     row = conn.execute(query("get_source"), {"id": source_id}).fetchone()
     if row is None:
         raise NotFound("unknown source")
+    return _source(conn, row)
+
+
+def _source(conn: Connection, row: Any) -> Source:
     return Source(
         id=row["id"],
         tenant_id=row["tenant_id"],
@@ -87,3 +92,73 @@ def set_source_enabled(conn: Connection, source_id: str, enabled: bool) -> None:
         is None
     ):
         raise NotFound(f"no source {source_id}")
+
+
+# -- the management API: scoped to the caller's tenant, deleted sources not found --------------
+# `tenant` is the caller's scope: None for an operator, else its tenant id. Another tenant's
+# source, and a deleted one, is NotFound — the same answer as one that never existed.
+
+
+def _scoped(conn: Connection, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    row = conn.execute(query(name), params).fetchone()
+    if row is None:
+        raise NotFound(f"no source {params['id']}")
+    return dict(row)
+
+
+def get_in_scope(conn: Connection, tenant: str | None, source_id: str) -> dict[str, Any]:
+    """One live source in scope (without its secrets), or NotFound."""
+    return _scoped(conn, "scoped_get_source", {"id": source_id, "tenant": tenant})
+
+
+def list_in_scope(
+    conn: Connection, tenant: str | None, page: Page, *, tenant_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Live sources in scope (without secrets), newest first."""
+    params = {"tenant": tenant, "tenant_id": tenant_id, "after": page.after, "limit": page.limit}
+    return [dict(r) for r in conn.execute(query("scoped_list_sources"), params)]
+
+
+def set_enabled_in_scope(
+    conn: Connection, tenant: str | None, source_id: str, enabled: bool
+) -> None:
+    """Enable or disable a live source in scope; NotFound otherwise."""
+    params = {"id": source_id, "tenant": tenant, "enabled": enabled}
+    _scoped(conn, "scoped_set_source_enabled", params)
+
+
+def lock_in_scope(conn: Connection, tenant: str | None, source_id: str) -> Source:
+    """A live source in scope with its secrets (decrypted), locked until the transaction
+    ends; NotFound otherwise."""
+    row = _scoped(conn, "scoped_lock_source", {"id": source_id, "tenant": tenant})
+    return _source(conn, row)
+
+
+def set_secrets_in_scope(
+    conn: Connection, tenant: str | None, source_id: str, secrets: Sequence[str]
+) -> None:
+    """Replace a live source's secrets (sealed here)."""
+    sealed = [seal(conn, s) for s in secrets]
+    _scoped(
+        conn, "scoped_set_source_secrets", {"id": source_id, "tenant": tenant, "secrets": sealed}
+    )
+
+
+def update_in_scope(
+    conn: Connection, tenant: str | None, source_id: str, changes: dict[str, Any]
+) -> None:
+    """Change a live source's name, tolerance or options (absent: kept); NotFound otherwise."""
+    options = changes.get("options")
+    params = {
+        "id": source_id,
+        "tenant": tenant,
+        "name": changes.get("name"),
+        "tolerance_seconds": changes.get("tolerance_seconds"),
+        "options": Jsonb(options) if options is not None else None,
+    }
+    _scoped(conn, "scoped_update_source", params)
+
+
+def delete_in_scope(conn: Connection, tenant: str | None, source_id: str) -> dict[str, Any]:
+    """Soft-delete a live source in scope: disabled for good, secrets wiped; returns it."""
+    return _scoped(conn, "scoped_delete_source", {"id": source_id, "tenant": tenant})

@@ -18,20 +18,20 @@ WHERE endpoint_id = %(endpoint_id)s AND (expires_at IS NULL OR expires_at > now(
 -- get_endpoint --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
        headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
-FROM endpoints WHERE id = %(id)s
+FROM endpoints WHERE id = %(id)s AND deleted_at IS NULL
 
 -- list_endpoints --
 SELECT id, tenant_id, url, event_types, max_concurrency, rate_limit_per_second, enabled,
        disabled_reason, created_at
 FROM endpoints
-WHERE (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+WHERE (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s) AND deleted_at IS NULL
 ORDER BY id
 
 -- set_endpoint_enabled --
 UPDATE endpoints
 SET enabled = %(enabled)s, disabled_reason = %(reason)s, updated_at = now(),
     failing_since = CASE WHEN %(enabled)s THEN NULL ELSE failing_since END
-WHERE id = %(id)s
+WHERE id = %(id)s AND deleted_at IS NULL
 RETURNING id, tenant_id, url, enabled, disabled_reason
 
 -- disable_endpoint_if_enabled --
@@ -50,3 +50,76 @@ RETURNING failing_since, enabled
 SELECT secret FROM endpoint_secrets
 WHERE endpoint_id = %(endpoint_id)s AND (expires_at IS NULL OR expires_at > now())
 ORDER BY created_at DESC
+
+-- endpoint_deleted --
+SELECT deleted_at IS NOT NULL AS deleted FROM endpoints WHERE id = %(id)s
+
+-- The management API's endpoint queries. `%(tenant)s` is the caller's scope: NULL for an
+-- operator, else its tenant, so another tenant's endpoint is simply not found; so is a deleted
+-- one (docs/decisions/0019-soft-delete.md). Lists are newest first, paged by id.
+
+-- scoped_get_endpoint --
+SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
+       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
+FROM endpoints
+WHERE id = %(id)s AND deleted_at IS NULL
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+
+-- scoped_lock_endpoint --
+SELECT id, tenant_id FROM endpoints
+WHERE id = %(id)s AND deleted_at IS NULL
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+FOR UPDATE
+
+-- scoped_list_endpoints --
+SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
+       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
+FROM endpoints
+WHERE deleted_at IS NULL
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+  AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+  AND (%(enabled)s::boolean IS NULL OR enabled = %(enabled)s)
+  AND (%(after)s::text IS NULL OR id < %(after)s)
+ORDER BY id DESC LIMIT %(limit)s
+
+-- scoped_update_endpoint --
+-- NULL parameters keep the current value (the API's PATCH); rate_limit is cleared with
+-- clear_rate_limit.
+UPDATE endpoints SET
+    url = coalesce(%(url)s, url),
+    description = coalesce(%(description)s, description),
+    event_types = coalesce(%(event_types)s, event_types),
+    max_concurrency = coalesce(%(max_concurrency)s, max_concurrency),
+    rate_limit_per_second = CASE WHEN %(clear_rate_limit)s THEN NULL
+                                 ELSE coalesce(%(rate_limit_per_second)s, rate_limit_per_second)
+                            END,
+    headers = coalesce(%(headers)s, headers),
+    retry_on_4xx = coalesce(%(retry_on_4xx)s, retry_on_4xx),
+    updated_at = now()
+WHERE id = %(id)s AND deleted_at IS NULL
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+RETURNING id
+
+-- scoped_set_endpoint_enabled --
+UPDATE endpoints
+SET enabled = %(enabled)s, disabled_reason = %(reason)s, updated_at = now(),
+    failing_since = CASE WHEN %(enabled)s THEN NULL ELSE failing_since END
+WHERE id = %(id)s AND deleted_at IS NULL
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+RETURNING id
+
+-- scoped_delete_endpoint --
+-- Soft delete: disabled for good (fan-out never matches it; the deliverer fails what is
+-- still queued for it), its signing secrets wiped; deliveries keep referring to the row.
+WITH deleted AS (
+    UPDATE endpoints
+    SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', updated_at = now()
+    WHERE id = %(id)s AND deleted_at IS NULL
+      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+    RETURNING id, tenant_id, url, description, event_types, max_concurrency,
+              rate_limit_per_second, headers, retry_on_4xx, enabled, disabled_reason,
+              failing_since, created_at, updated_at, deleted_at
+), wiped AS (
+    DELETE FROM endpoint_secrets WHERE endpoint_id IN (SELECT id FROM deleted)
+)
+SELECT * FROM deleted
