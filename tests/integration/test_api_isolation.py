@@ -55,6 +55,9 @@ def writes(ids):
         ("POST", f"/v1/endpoints/{ids['endpoint']}/rotate-secret", None),
         ("POST", f"/v1/endpoints/{ids['endpoint']}/test", None),
         ("POST", f"/v1/deliveries/{ids['delivery']}/resend", None),
+        ("PATCH", f"/v1/sources/{ids['source']}", {"name": "mine now"}),
+        ("DELETE", f"/v1/sources/{ids['source']}", None),
+        ("DELETE", f"/v1/endpoints/{ids['endpoint']}", None),
     ]
 
 

@@ -54,20 +54,23 @@ def cmd_tenants_show(args: argparse.Namespace, rt: Runtime) -> Any:
 # -- sources --------------------------------------------------------------------------------
 
 
+def _hmac_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The hmac scheme options the flags set."""
+    return _drop_none(
+        {
+            "header": args.header,
+            "algorithm": args.algorithm,
+            "encoding": args.encoding,
+            "prefix": args.prefix,
+            "id_header": args.id_header,
+            "type_header": args.type_header,
+            "type_field": args.type_field,
+        }
+    )
+
+
 def cmd_sources_add(args: argparse.Namespace, rt: Runtime) -> Any:
-    options: dict[str, Any] = {}
-    if args.scheme == "hmac":
-        options = _drop_none(
-            {
-                "header": args.header,
-                "algorithm": args.algorithm,
-                "encoding": args.encoding,
-                "prefix": args.prefix,
-                "id_header": args.id_header,
-                "type_header": args.type_header,
-                "type_field": args.type_field,
-            }
-        )
+    options = _hmac_options(args) if args.scheme == "hmac" else {}
     body = _drop_none(
         {
             "tenant_id": args.tenant,
@@ -96,6 +99,22 @@ def cmd_sources_show(args: argparse.Namespace, rt: Runtime) -> Any:
 def cmd_sources_enable(args: argparse.Namespace, rt: Runtime) -> Any:
     verb = "enable" if args.enabled else "disable"
     return rt.client(args).request("POST", f"/v1/sources/{args.id}/{verb}")
+
+
+def cmd_sources_update(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.cli import json_argument
+
+    options = json_argument(args.options, "--options")
+    if options is not None and not isinstance(options, dict):
+        raise BadRequest("--options must be a JSON object")
+    body = _drop_none({"name": args.name, "tolerance_seconds": args.tolerance, "options": options})
+    if not body:
+        raise BadRequest("nothing to change: give --name, --tolerance or --options")
+    return rt.client(args).request("PATCH", f"/v1/sources/{args.id}", data=body)
+
+
+def cmd_sources_delete(args: argparse.Namespace, rt: Runtime) -> Any:
+    return rt.client(args).request("DELETE", f"/v1/sources/{args.id}")
 
 
 def cmd_sources_rotate(args: argparse.Namespace, rt: Runtime) -> Any:
@@ -155,6 +174,10 @@ def cmd_endpoints_enable(args: argparse.Namespace, rt: Runtime) -> Any:
         return rt.client(args).request("POST", f"/v1/endpoints/{args.id}/enable")
     body = _drop_none({"reason": args.reason})
     return rt.client(args).request("POST", f"/v1/endpoints/{args.id}/disable", data=body)
+
+
+def cmd_endpoints_delete(args: argparse.Namespace, rt: Runtime) -> Any:
+    return rt.client(args).request("DELETE", f"/v1/endpoints/{args.id}")
 
 
 def cmd_endpoints_rotate(args: argparse.Namespace, rt: Runtime) -> Any:
@@ -316,6 +339,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     by_id(sources, "show", "one source (never its secrets)", cmd_sources_show)
     by_id(sources, "enable", "enable a source", cmd_sources_enable, enabled=True)
     by_id(sources, "disable", "disable a source", cmd_sources_enable, enabled=False)
+    p = by_id(sources, "update", "change a source's name, tolerance or options", cmd_sources_update)
+    p.add_argument("--name")
+    p.add_argument("--tolerance", type=int, help="timestamp tolerance, seconds")
+    p.add_argument(
+        "--options", metavar="JSON", help="the scheme options, a JSON object (replaces them whole)"
+    )
+    by_id(
+        sources, "delete", "delete a source (it stops receiving; events stay)", cmd_sources_delete
+    )
     p = by_id(sources, "rotate-secret", "a new secret (printed once)", cmd_sources_rotate)
     p.add_argument("--secret", help="the provider's new secret (default: Hookline makes one)")
     p.add_argument(
@@ -356,6 +388,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = by_id(endpoints, "disable", "disable an endpoint", cmd_endpoints_enable, enabled=False)
     p.add_argument("--reason", default="disabled by an operator")
     by_id(endpoints, "rotate-secret", "new signing secret (printed once)", cmd_endpoints_rotate)
+    by_id(
+        endpoints,
+        "delete",
+        "delete an endpoint (disabled for good; deliveries stay)",
+        cmd_endpoints_delete,
+    )
     p = by_id(endpoints, "test", "send a test event to this endpoint only", cmd_endpoints_test)
     p.add_argument("--type", help="event type (default hookline.test)")
     p.add_argument("--data", metavar="JSON", help="the payload, a JSON object")

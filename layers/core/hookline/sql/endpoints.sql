@@ -54,9 +54,10 @@ ORDER BY created_at DESC
 -- endpoint_deleted --
 SELECT deleted_at IS NOT NULL AS deleted FROM endpoints WHERE id = %(id)s
 
--- The management API's endpoint queries. `%(tenant)s` is the caller's scope: NULL for an
--- operator, else its tenant, so another tenant's endpoint is simply not found; so is a deleted
--- one (docs/decisions/0019-soft-delete.md). Lists are newest first, paged by id.
+-- The management API's endpoint queries (scoped_*). Their `tenant` parameter is the caller's
+-- scope: NULL for an operator, else its tenant, so another tenant's endpoint is simply not
+-- found; so is a deleted one (docs/decisions/0019-soft-delete.md). Lists are newest first,
+-- paged by id.
 
 -- scoped_get_endpoint --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,

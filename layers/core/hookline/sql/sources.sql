@@ -19,9 +19,10 @@ UPDATE sources SET enabled = %(enabled)s, updated_at = now()
 WHERE id = %(id)s AND deleted_at IS NULL
 RETURNING id, enabled
 
--- The management API's source queries. `%(tenant)s` is the caller's scope: NULL for an
--- operator, else its tenant, so another tenant's source is simply not found; so is a deleted
--- one (docs/decisions/0019-soft-delete.md). Lists are newest first, paged by id.
+-- The management API's source queries (scoped_*). Their `tenant` parameter is the caller's
+-- scope: NULL for an operator, else its tenant, so another tenant's source is simply not
+-- found; so is a deleted one (docs/decisions/0019-soft-delete.md). Lists are newest first,
+-- paged by id.
 
 -- scoped_get_source --
 SELECT id, tenant_id, name, scheme, tolerance_seconds, options, enabled, created_at, updated_at
