@@ -219,6 +219,26 @@ def test_a_deleted_endpoint_cannot_be_read_enabled_changed_or_tested(mgmt, db):
     assert "delete" in audit_actions(db, "endpoint")
 
 
+def test_a_deleted_endpoint_leaves_the_status_and_cannot_be_replayed(mgmt):
+    # Given two disabled endpoints, one of them then deleted
+    tenant = make_tenant(mgmt)
+    kept, gone = (
+        mgmt.post("/v1/endpoints", {"tenant_id": tenant, "url": PUBLIC_URL}).json()
+        for _ in range(2)
+    )
+    for endpoint in (kept, gone):
+        assert mgmt.post(f"/v1/endpoints/{endpoint['id']}/disable", {}).status == 200
+    assert mgmt.delete(f"/v1/endpoints/{gone['id']}").status == 200
+    # When the status is read, Then only the one that still exists counts as disabled
+    status = mgmt.get("/v1/status").json()
+    assert status["endpoints_disabled"] == 1, status
+    # And a replay of the deleted one is refused up front, as for an unknown endpoint
+    replay = {"endpoint_id": gone["id"], "since": "1h", "reason": "retry"}
+    answer = mgmt.post("/v1/replays", replay)
+    assert answer.status == 404, answer.body
+    assert gone["id"] in answer.json()["detail"]
+
+
 def test_another_tenant_cannot_delete_or_patch(mgmt, db):
     from tests.support.management import as_tenant
 

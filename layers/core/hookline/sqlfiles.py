@@ -1,7 +1,9 @@
 """Named SQL queries kept in `.sql` files, parsed once.
 
 A file holds blocks that start with a marker line `-- query_name --`; the statement
-follows and uses `%(param)s` placeholders. Only repositories use these.
+follows and uses `%(param)s` placeholders. Whole-line `--` comments are documentation for the
+reader and are not sent: psycopg would read a placeholder-like text in one as a parameter.
+Only repositories use these.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ def parse_queries(text: str) -> dict[str, str]:
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
         if name in queries:
             raise ValueError(f"query {name!r} is defined twice")
-        queries[name] = body.strip().rstrip(";")
+        statement = "\n".join(
+            line for line in body.splitlines() if not line.lstrip().startswith("--")
+        )
+        queries[name] = statement.strip().rstrip(";")
     return queries
 
 

@@ -28,6 +28,7 @@ from hookline.management.service import page_of, paged
 from hookline.queues import DeliveryQueues
 from hookline.replay import Replayer, ReplayOptions, ReplayRequest, ReplayResult, parse_request
 from hookline.repositories import api as api_repo
+from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories import replays as repo
 from hookline.repositories.replay import Window
 
@@ -112,7 +113,7 @@ def _confine(conn: Any, caller: Caller, request: ReplayRequest) -> tuple[ReplayR
         return request, (tenants.pop() if len(tenants) == 1 else None)
     if request.selector == "endpoint":
         assert request.endpoint_id is not None
-        endpoint = api_repo.get_endpoint(conn, scope, request.endpoint_id)
+        endpoint = endpoint_repo.get_in_scope(conn, scope, request.endpoint_id)
         return request, str(endpoint["tenant_id"])
     if request.selector == "window":
         assert request.window is not None

@@ -72,74 +72,6 @@ WHERE (%(tenant)s::text IS NULL OR id = %(tenant)s)
   AND (%(after)s::text IS NULL OR id < %(after)s)
 ORDER BY id DESC LIMIT %(limit)s
 
--- api_get_source --
-SELECT id, tenant_id, name, scheme, tolerance_seconds, options, enabled, created_at, updated_at
-FROM sources
-WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-
--- api_list_sources --
-SELECT id, tenant_id, name, scheme, tolerance_seconds, options, enabled, created_at, updated_at
-FROM sources
-WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-  AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
-  AND (%(after)s::text IS NULL OR id < %(after)s)
-ORDER BY id DESC LIMIT %(limit)s
-
--- api_set_source_enabled --
-UPDATE sources SET enabled = %(enabled)s, updated_at = now()
-WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-RETURNING id
-
--- api_set_source_secrets --
-UPDATE sources SET secrets = %(secrets)s, updated_at = now()
-WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-RETURNING id
-
--- api_source_secrets --
-SELECT secrets FROM sources
-WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-FOR UPDATE
-
--- api_get_endpoint --
-SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
-       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
-FROM endpoints
-WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-
--- api_list_endpoints --
-SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
-       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
-FROM endpoints
-WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-  AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
-  AND (%(enabled)s::boolean IS NULL OR enabled = %(enabled)s)
-  AND (%(after)s::text IS NULL OR id < %(after)s)
-ORDER BY id DESC LIMIT %(limit)s
-
--- api_update_endpoint --
--- NULL parameters keep the current value (the API's PATCH); rate_limit is cleared with
--- clear_rate_limit.
-UPDATE endpoints SET
-    url = coalesce(%(url)s, url),
-    description = coalesce(%(description)s, description),
-    event_types = coalesce(%(event_types)s, event_types),
-    max_concurrency = coalesce(%(max_concurrency)s, max_concurrency),
-    rate_limit_per_second = CASE WHEN %(clear_rate_limit)s THEN NULL
-                                 ELSE coalesce(%(rate_limit_per_second)s, rate_limit_per_second)
-                            END,
-    headers = coalesce(%(headers)s, headers),
-    retry_on_4xx = coalesce(%(retry_on_4xx)s, retry_on_4xx),
-    updated_at = now()
-WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-RETURNING id
-
--- api_set_endpoint_enabled --
-UPDATE endpoints
-SET enabled = %(enabled)s, disabled_reason = %(reason)s, updated_at = now(),
-    failing_since = CASE WHEN %(enabled)s THEN NULL ELSE failing_since END
-WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-RETURNING id
-
 -- api_endpoint_secret_expiry --
 SELECT max(expires_at) AS previous_expire_at FROM endpoint_secrets
 WHERE endpoint_id = %(id)s AND expires_at IS NOT NULL AND expires_at > now()
@@ -230,5 +162,6 @@ SELECT
     (SELECT count(*) FROM endpoints
      WHERE enabled AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)) AS endpoints_enabled,
     (SELECT count(*) FROM endpoints
-     WHERE NOT enabled AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s))
+     WHERE NOT enabled AND deleted_at IS NULL
+       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s))
         AS endpoints_disabled
