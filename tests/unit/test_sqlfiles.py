@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hookline.sqlfiles import parse_queries, queries
+from hookline.sqlfiles import parse_queries
 
 pytestmark = pytest.mark.unit
 
