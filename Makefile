@@ -13,7 +13,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,infra]'
+	$(BIN)/pip install -q -e '.[dev,infra,cli]'
 	touch $@
 
 # The whole suite. pytest exits 5 when it collected nothing: that is a broken run here.
