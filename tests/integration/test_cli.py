@@ -222,6 +222,19 @@ def test_a_database_that_is_down_exits_3(
     assert time.monotonic() - started < 10
 
 
+def test_without_a_database_or_an_api_the_cli_says_how_to_point_it_somewhere(
+    management_env: None, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    # Given a terminal with no DATABASE_URL and no --api
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("HOOKLINE_DATABASE_SECRET_ARN", raising=False)
+    monkeypatch.delenv("HOOKLINE_API_URL", raising=False)
+    # When a resource command runs, Then it exits 1 with what to set, and no traceback
+    assert main(["tenants", "list"]) == 1
+    err = capsys.readouterr().err
+    assert "set DATABASE_URL" in err and "--api URL" in err and "Traceback" not in err
+
+
 def test_an_api_that_cannot_be_reached_exits_3(management_env: None, capsys) -> None:
     from hookline.localpg import free_port
 
@@ -284,3 +297,15 @@ def test_an_operator_keeps_an_event_type_catalogue(
     assert json.loads(out) == mgmt.get(f"/v1/event-types/{created['id']}").json()
     code, _, err = cli("event-types", "add", "x.y", "--tenant", tenant["id"], "--schema", "{")
     assert code == 1 and "--schema must be valid JSON" in err
+
+
+def test_json_may_come_before_or_after_the_command(cli: Cli) -> None:
+    # Given a tenant
+    assert cli("tenants", "add", "acme")[0] == 0
+    # When the list is asked for with --json before the command, after it, or not at all
+    before = json.loads(cli("--json", "tenants", "list")[1])
+    after = json.loads(cli("tenants", "list", "--json")[1])
+    table = cli("tenants", "list")[1]
+    # Then both JSON forms print the API's page, and without it a table
+    assert before == after and [t["name"] for t in before["items"]] == ["acme"]
+    assert table.splitlines()[0].split()[0] == "ID" and "acme" in table

@@ -75,6 +75,18 @@ class InProcessApi:
 
         ensure_functions_importable()
         from functions.api import handler
+        from hookline.db import resolve_conninfo
+        from hookline.errors import BadRequest
+        from hookline.settings import get_settings
+
+        try:
+            resolve_conninfo(get_settings())
+        except RuntimeError as err:
+            raise BadRequest(
+                "no database to run the API against: set DATABASE_URL (for the dev stack: "
+                'eval "$(hookline dev --print-env)"), or send the command to a deployed API with '
+                "--api URL"
+            ) from err
 
         self._handler = handler
         self.caller = Caller(principal or cli_principal(), OPERATOR)

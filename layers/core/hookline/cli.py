@@ -148,10 +148,15 @@ def cmd_migrate(args: argparse.Namespace, rt: Runtime) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command tree."""
+    # `--json` before or after the command: a subcommand's own default would otherwise
+    # overwrite the value given before it (argparse), so only the top level has a default.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON, not a table"
+    )
 
-    parser = argparse.ArgumentParser(prog="hookline", description=__doc__, parents=[common])
+    parser = argparse.ArgumentParser(prog="hookline", description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("migrate", parents=[common], help="apply database migrations").set_defaults(
