@@ -80,7 +80,7 @@ from bench.e2e import (  # noqa: E402
     set_up,
     standard_headers,
 )
-from bench.sink import running_sink  # noqa: E402
+from bench.sink import running_sink, server_process  # noqa: E402
 
 WRK_DIR = Path(__file__).resolve().parent / "wrk"
 WRK_THREADS = 2
@@ -310,23 +310,8 @@ def reconcile_resent(log_file: str | None) -> int:
 @contextmanager
 def ok_server() -> Iterator[str]:
     """The baseline server's URL, for the duration of the block."""
-    process = subprocess.Popen(
-        [sys.executable, str(WRK_DIR / "ok_server.py")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        yield f"http://127.0.0.1:{int(process.stdout.readline())}"
-    finally:
-        if process.stdin is not None:
-            process.stdin.close()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with server_process(WRK_DIR / "ok_server.py") as (_, port):
+        yield f"http://127.0.0.1:{port}"
 
 
 def main() -> int:

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 OK_BODY = b'{"ok": true}'
 OK_RESPONSE = (
@@ -111,14 +112,15 @@ class Sink:
 
 
 @contextmanager
-def running_sink() -> Iterator[Sink]:
-    """A sink process for the duration of the block."""
+def server_process(script: str | Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """Run `script`, a loopback server that prints its port on its first line and stops when
+    its stdin closes; (the process, its port) for the duration of the block."""
     process = subprocess.Popen(
-        [sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout is not None
-        yield Sink(process, int(process.stdout.readline()))
+        yield process, int(process.stdout.readline())
     finally:
         if process.stdin is not None:
             process.stdin.close()
@@ -127,6 +129,13 @@ def running_sink() -> Iterator[Sink]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def running_sink() -> Iterator[Sink]:
+    """A sink process for the duration of the block."""
+    with server_process(__file__) as (process, port):
+        yield Sink(process, port)
 
 
 if __name__ == "__main__":

@@ -9,21 +9,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from hookline.cli import main
 from tests.support.management import principal_of
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def cli(management_env, capsys):
-    def run(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = main(list(argv))
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    return run
 
 
 def test_principals_scope_api_callers(cli, mgmt):

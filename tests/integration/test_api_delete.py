@@ -261,19 +261,6 @@ def test_another_tenant_cannot_delete_or_patch(mgmt, db):
 # -- the CLI --------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cli(management_env, capsys):
-    from hookline.cli import main
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = main(list(argv))
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    return run
-
-
 def test_the_cli_updates_and_deletes_sources_and_endpoints(cli, mgmt):
     # Given a source and an endpoint
     tenant = make_tenant(mgmt)

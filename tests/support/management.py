@@ -102,6 +102,20 @@ def mgmt(management_env: None) -> ManagementClient:
     return ManagementClient(lambda_handler)
 
 
+@pytest.fixture
+def cli(management_env: None, capsys: pytest.CaptureFixture[str]) -> Any:
+    """`hookline …` in this process, as an operator: (exit code, stdout, stderr)."""
+    from hookline.cli import main
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()  # drop what earlier steps printed
+        code = main(list(argv))
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
+
+
 def scope_principal(db: Database, principal: str, scope: str) -> None:
     """Map an IAM principal to a tenant (or `*`)."""
     with db.connection() as conn:

@@ -27,7 +27,11 @@ class Page:
     limit: int = 50
 
 
-def _one(conn: Connection, name: str, params: dict[str, Any], what: str) -> dict[str, Any]:
+def one_or_not_found(
+    conn: Connection, name: str, params: dict[str, Any], what: str
+) -> dict[str, Any]:
+    """The one row query `name` returns, or NotFound("no <what> <id>"): how the API's scoped
+    reads answer an id that is unknown, deleted or another tenant's alike."""
     row = conn.execute(query(name), params).fetchone()
     if row is None:
         raise NotFound(f"no {what} {params.get('id')}")
@@ -112,7 +116,7 @@ def release_idempotency_key(conn: Connection, scope: str, key: str) -> None:
 
 def get_tenant(conn: Connection, tenant: str | None, tenant_id: str) -> dict[str, Any]:
     """One tenant in scope, or NotFound."""
-    return _one(conn, "api_get_tenant", {"id": tenant_id, "tenant": tenant}, "tenant")
+    return one_or_not_found(conn, "api_get_tenant", {"id": tenant_id, "tenant": tenant}, "tenant")
 
 
 def list_tenants(conn: Connection, tenant: str | None, page: Page) -> list[dict[str, Any]]:
@@ -159,7 +163,7 @@ def insert_test_event(
 
 def get_event(conn: Connection, tenant: str | None, event_id: str) -> dict[str, Any]:
     """One event in scope with its payload, or NotFound."""
-    return _one(conn, "api_get_event", {"id": event_id, "tenant": tenant}, "event")
+    return one_or_not_found(conn, "api_get_event", {"id": event_id, "tenant": tenant}, "event")
 
 
 def list_events(
@@ -177,7 +181,9 @@ def list_events(
 
 def get_delivery(conn: Connection, tenant: str | None, delivery_id: str) -> dict[str, Any]:
     """One delivery in scope, or NotFound."""
-    return _one(conn, "api_get_delivery", {"id": delivery_id, "tenant": tenant}, "delivery")
+    return one_or_not_found(
+        conn, "api_get_delivery", {"id": delivery_id, "tenant": tenant}, "delivery"
+    )
 
 
 def list_deliveries(

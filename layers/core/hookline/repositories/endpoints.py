@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import NotFound
 from hookline.ids import new_id
-from hookline.repositories.api import Page
+from hookline.repositories.api import Page, one_or_not_found
 from hookline.secretbox import reveal, seal
 from hookline.sqlfiles import query
 
@@ -133,22 +133,19 @@ def is_deleted(conn: Connection, endpoint_id: str) -> bool:
 # endpoint, and a deleted one, is NotFound — the same answer as one that never existed.
 
 
-def _scoped(conn: Connection, name: str, params: dict[str, Any]) -> dict[str, Any]:
-    row = conn.execute(query(name), params).fetchone()
-    if row is None:
-        raise NotFound(f"no endpoint {params['id']}")
-    return dict(row)
-
-
 def get_in_scope(conn: Connection, tenant: str | None, endpoint_id: str) -> dict[str, Any]:
     """One live endpoint in scope (without secrets), or NotFound."""
-    return _scoped(conn, "scoped_get_endpoint", {"id": endpoint_id, "tenant": tenant})
+    return one_or_not_found(
+        conn, "scoped_get_endpoint", {"id": endpoint_id, "tenant": tenant}, "endpoint"
+    )
 
 
 def lock_in_scope(conn: Connection, tenant: str | None, endpoint_id: str) -> dict[str, Any]:
     """A live endpoint in scope (id, tenant_id), locked until the transaction ends, so a
     concurrent delete waits or wins; NotFound otherwise."""
-    return _scoped(conn, "scoped_lock_endpoint", {"id": endpoint_id, "tenant": tenant})
+    return one_or_not_found(
+        conn, "scoped_lock_endpoint", {"id": endpoint_id, "tenant": tenant}, "endpoint"
+    )
 
 
 def list_in_scope(
@@ -186,7 +183,7 @@ def update_in_scope(
         "headers": Jsonb(changes["headers"]) if changes.get("headers") is not None else None,
         "retry_on_4xx": changes.get("retry_on_4xx"),
     }
-    _scoped(conn, "scoped_update_endpoint", params)
+    one_or_not_found(conn, "scoped_update_endpoint", params, "endpoint")
 
 
 def set_enabled_in_scope(
@@ -199,10 +196,12 @@ def set_enabled_in_scope(
         "enabled": enabled,
         "reason": None if enabled else reason,
     }
-    _scoped(conn, "scoped_set_endpoint_enabled", params)
+    one_or_not_found(conn, "scoped_set_endpoint_enabled", params, "endpoint")
 
 
 def delete_in_scope(conn: Connection, tenant: str | None, endpoint_id: str) -> dict[str, Any]:
     """Soft-delete a live endpoint in scope: disabled for good, its signing secrets wiped;
     returns it as it now stands."""
-    return _scoped(conn, "scoped_delete_endpoint", {"id": endpoint_id, "tenant": tenant})
+    return one_or_not_found(
+        conn, "scoped_delete_endpoint", {"id": endpoint_id, "tenant": tenant}, "endpoint"
+    )

@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import NotFound
 from hookline.ids import new_id
-from hookline.repositories.api import Page
+from hookline.repositories.api import Page, one_or_not_found
 from hookline.secretbox import reveal, seal
 from hookline.sqlfiles import query
 
@@ -99,16 +99,11 @@ def set_source_enabled(conn: Connection, source_id: str, enabled: bool) -> None:
 # source, and a deleted one, is NotFound — the same answer as one that never existed.
 
 
-def _scoped(conn: Connection, name: str, params: dict[str, Any]) -> dict[str, Any]:
-    row = conn.execute(query(name), params).fetchone()
-    if row is None:
-        raise NotFound(f"no source {params['id']}")
-    return dict(row)
-
-
 def get_in_scope(conn: Connection, tenant: str | None, source_id: str) -> dict[str, Any]:
     """One live source in scope (without its secrets), or NotFound."""
-    return _scoped(conn, "scoped_get_source", {"id": source_id, "tenant": tenant})
+    return one_or_not_found(
+        conn, "scoped_get_source", {"id": source_id, "tenant": tenant}, "source"
+    )
 
 
 def list_in_scope(
@@ -124,13 +119,15 @@ def set_enabled_in_scope(
 ) -> None:
     """Enable or disable a live source in scope; NotFound otherwise."""
     params = {"id": source_id, "tenant": tenant, "enabled": enabled}
-    _scoped(conn, "scoped_set_source_enabled", params)
+    one_or_not_found(conn, "scoped_set_source_enabled", params, "source")
 
 
 def lock_in_scope(conn: Connection, tenant: str | None, source_id: str) -> Source:
     """A live source in scope with its secrets (decrypted), locked until the transaction
     ends; NotFound otherwise."""
-    row = _scoped(conn, "scoped_lock_source", {"id": source_id, "tenant": tenant})
+    row = one_or_not_found(
+        conn, "scoped_lock_source", {"id": source_id, "tenant": tenant}, "source"
+    )
     return _source(conn, row)
 
 
@@ -139,8 +136,11 @@ def set_secrets_in_scope(
 ) -> None:
     """Replace a live source's secrets (sealed here)."""
     sealed = [seal(conn, s) for s in secrets]
-    _scoped(
-        conn, "scoped_set_source_secrets", {"id": source_id, "tenant": tenant, "secrets": sealed}
+    one_or_not_found(
+        conn,
+        "scoped_set_source_secrets",
+        {"id": source_id, "tenant": tenant, "secrets": sealed},
+        "source",
     )
 
 
@@ -156,9 +156,11 @@ def update_in_scope(
         "tolerance_seconds": changes.get("tolerance_seconds"),
         "options": Jsonb(options) if options is not None else None,
     }
-    _scoped(conn, "scoped_update_source", params)
+    one_or_not_found(conn, "scoped_update_source", params, "source")
 
 
 def delete_in_scope(conn: Connection, tenant: str | None, source_id: str) -> dict[str, Any]:
     """Soft-delete a live source in scope: disabled for good, secrets wiped; returns it."""
-    return _scoped(conn, "scoped_delete_source", {"id": source_id, "tenant": tenant})
+    return one_or_not_found(
+        conn, "scoped_delete_source", {"id": source_id, "tenant": tenant}, "source"
+    )
