@@ -1,7 +1,17 @@
 """Wake the fan-out right after an accept, so delivery does not wait for the schedule.
 
-A nudge is best effort: the EventBridge schedule is the safety net, so a failed nudge is
-logged and never fails the request that triggered it.
+A nudge is best effort: the schedule is the safety net, so a failed nudge is logged and never
+fails the request that triggered it. Who is nudged, and how:
+
+* the process runs the fan-out itself (the dev stack, all in one or `--role fanout`): an
+  in-process call (`set_local_nudger`);
+* on AWS (`HOOKLINE_FANOUT_FUNCTION` set): an asynchronous Lambda invoke;
+* locally, any other process (`HOOKLINE_LOCAL_MODE` on, no fan-out function: the CLI, the
+  `front` role, a producer pointed at the dev stack by `hookline dev --print-env`):
+  `NOTIFY hookline_fanout`, which the dev stack's fan-out process LISTENs for
+  (`hookline.local.listener`). Never on AWS: there every NOTIFY takes a global lock at commit.
+
+See docs/decisions/0022-local-nudge-over-listen-notify.md.
 """
 
 from __future__ import annotations
@@ -9,8 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hookline.aws import client
+from hookline.db import get_database
 from hookline.observability import logger
 from hookline.settings import Settings
+
+LOCAL_NUDGE_CHANNEL = "hookline_fanout"
 
 _local_nudger: Callable[[], None] | None = None
 
@@ -22,7 +35,8 @@ def set_local_nudger(nudger: Callable[[], None] | None) -> None:
 
 
 def nudge_fanout(settings: Settings) -> None:
-    """Ask the fan-out function to run now (asynchronously)."""
+    """Ask the fan-out function to run now (asynchronously). Call it after the accepting
+    transaction committed: the fan-out must find what it is woken for."""
     try:
         if _local_nudger is not None:
             _local_nudger()
@@ -32,5 +46,14 @@ def nudge_fanout(settings: Settings) -> None:
                 InvocationType="Event",
                 Payload=b'{"source":"hookline.nudge"}',
             )
+        elif settings.local_mode:
+            _notify_local_fanout()
     except Exception:  # a nudge must never fail an accepted request
         logger.warning("fan-out nudge failed", exc_info=True)
+
+
+def _notify_local_fanout() -> None:
+    """NOTIFY the dev stack's fan-out process, on a pooled (autocommit) connection: the
+    notification is delivered when this one-statement transaction commits."""
+    with get_database().connection() as conn:
+        conn.execute("SELECT pg_notify(%s, '')", (LOCAL_NUDGE_CHANNEL,))

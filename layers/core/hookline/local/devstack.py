@@ -8,7 +8,8 @@ handlers, and the handlers are the very functions deployed to Lambda:
 | RDS Postgres                          | DATABASE_URL, else embedded (.hookline/pg)     |
 | SQS queues + DLQs, redrive            | moto server child process, or AWS_ENDPOINT_URL |
 | API Gateway REST -> receiver λ        | `LocalFront` on 127.0.0.1:PORT -> the handler  |
-| EventBridge rule -> fanout λ, nudges  | `ScheduledRunner` thread, woken by the nudge   |
+| EventBridge rule -> fanout λ, nudges  | `ScheduledRunner` thread, woken by the nudge:  |
+|                                       | in-process, or NOTIFY from other processes     |
 | EventBridge rule -> reconcile λ       | `ScheduledRunner` thread (once it exists)      |
 | SQS event source mapping -> deliver λ | one `SqsEventSource` per tenant group, capped  |
 | CloudWatch Logs (Powertools, EMF)     | the same JSON lines in .hookline/dev.log       |
@@ -53,6 +54,7 @@ from hookline.local.apigw import LocalContext
 from hookline.local.devstate import DevState, find_running, remove_state, write_state
 from hookline.local.emulator import MotoProcess, wait_until_answering
 from hookline.local.front import LocalFront
+from hookline.local.listener import FanoutListener
 from hookline.local.poller import SqsEventSource
 from hookline.local.powertools import isolate_resolver_state, serialize_metrics
 from hookline.local.queues import GroupQueues, ensure_queues
@@ -133,6 +135,7 @@ class _Parts:
     lock_conn: psycopg.Connection[Any] | None = None
     front: LocalFront | None = None
     fanout: ScheduledRunner | None = None
+    fanout_listener: FanoutListener | None = None  # nudges from other processes
     reconcile: ScheduledRunner | None = None
     sources: dict[str, SqsEventSource] = field(default_factory=dict)
     log_stream: IO[str] | None = None
@@ -220,7 +223,7 @@ class DevStack:
             )
         handlers = load_handlers()
         self._start_event_sources(handlers["deliver"], config)
-        self._start_schedules(handlers, config, settings.aws_region)
+        self._start_schedules(handlers, config, settings.aws_region, database_url)
         if self.options.runs("front"):
             self._start_front(handlers, config)
         front = self.parts.front
@@ -370,7 +373,11 @@ class DevStack:
             self.parts.sources[group.name] = source
 
     def _start_schedules(
-        self, handlers: dict[str, Callable[..., Any]], config: HooklineConfig, region: str
+        self,
+        handlers: dict[str, Callable[..., Any]],
+        config: HooklineConfig,
+        region: str,
+        database_url: str,
     ) -> None:
         from hookline.nudge import set_local_nudger
 
@@ -390,8 +397,11 @@ class DevStack:
         if self.options.runs("fanout"):
             every = self.options.fanout_every or config.schedules.fanout_minutes * 60
             self.parts.fanout = ScheduledRunner("fanout", run_fanout, every)
-            # A front in another process cannot nudge this one: the schedule catches up.
+            # Accepts in this process nudge in-process; other processes (the CLI, a front
+            # role) NOTIFY, and this listener wakes the runner (decision 0022).
             set_local_nudger(self.parts.fanout.nudge)
+            self.parts.fanout_listener = FanoutListener(database_url, self.parts.fanout.nudge)
+            self.parts.fanout_listener.start()
             self.parts.fanout.start(run_now=True)  # catch up with what arrived while stopped
         reconcile = handlers.get("reconcile")
         if reconcile is not None and self.options.runs("reconcile"):
@@ -486,6 +496,8 @@ class DevStack:
         from hookline.nudge import set_local_nudger
 
         set_local_nudger(None)
+        if parts.fanout_listener is not None:
+            parts.fanout_listener.stop(timeout=5)
         config = self.config
         for runner in (parts.fanout, parts.reconcile):
             if runner is not None:
@@ -507,6 +519,8 @@ class DevStack:
         for runner in (parts.fanout, parts.reconcile):
             if runner is not None:
                 logger.info("%s schedule stopped: %s", runner.name, runner.stats)
+        if parts.fanout_listener is not None:
+            logger.info("fan-out listener stopped: %s", parts.fanout_listener.stats)
         if parts.moto is not None:
             parts.moto.stop()
         with contextlib.suppress(Exception):
@@ -568,7 +582,7 @@ class DevStack:
             f"  AWS (SQS + DLQs)        {s.aws_endpoint_url}  ({aws})",
             f"  Deliver per group       {groups}",
             f"  Fan-out                 every {_period(self.parts.fanout.every)} "
-            "and right after each accepted event",
+            "and right after each accepted event (from any process)",
             f"  Reconcile               {reconcile}",
             f"  Logs (JSON, as in CloudWatch)  {s.log_file}",
             '  Other terminals:        eval "$(.venv/bin/hookline dev --print-env)"   '
