@@ -1,5 +1,6 @@
-"""Secrets at rest: endpoint signing secrets and source secrets, sealed with AES-GCM under a
-data key (envelope encryption, docs/decisions/0013-secrets-encrypted-with-a-kms-data-key.md).
+"""Secrets at rest: endpoint signing secrets, source secrets and sources' inline catch-up API
+keys, sealed with AES-GCM under a data key (envelope encryption,
+docs/decisions/0013-secrets-encrypted-with-a-kms-data-key.md and 0020).
 
 The data key is made once per database by KMS (`GenerateDataKey`) and stored only wrapped
 (KMS-encrypted) in `secret_keys`; in development a local master key file under `.hookline/`
@@ -231,8 +232,9 @@ def reveal(conn: Connection, stored: str) -> str:
 
 
 def encrypt_existing_secrets(db: Database, box: SecretBox | None = None) -> int:
-    """Seal every secret still stored in plaintext (rows written before 0006); how many rows
-    changed. Safe to run again: sealed values are left alone."""
+    """Seal every secret still stored in plaintext (rows written before 0006, and catch-up API
+    keys in source options written before decision 0020); how many values changed. Safe to run
+    again: sealed values are left alone."""
     box = box or get_secret_box()
     changed = 0
     with db.connection() as conn, conn.transaction():
@@ -249,5 +251,11 @@ def encrypt_existing_secrets(db: Database, box: SecretBox | None = None) -> int:
         for row in conn.execute(query("plaintext_source_secrets"), {}).fetchall():
             sealed = [box.seal(conn, s) if not s.startswith(PREFIX) else s for s in row["secrets"]]
             conn.execute(query("seal_source_secrets"), {"id": row["id"], "secrets": sealed})
+            changed += 1
+        for row in conn.execute(query("plaintext_catchup_keys"), {}).fetchall():
+            conn.execute(
+                query("seal_catchup_key"),
+                {"id": row["id"], "api_key": box.seal(conn, row["api_key"])},
+            )
             changed += 1
     return changed

@@ -20,7 +20,7 @@ from hookline.catchup.base import (
 from hookline.errors import DatabaseUnavailable, HooklineError
 from hookline.observability import logger
 from hookline.repositories import reconcile as repo
-from hookline.repositories.sources import Source, get_source
+from hookline.repositories.sources import Source, get_source, reveal_catchup_key
 
 
 class CatchUp(Protocol):
@@ -78,11 +78,13 @@ def catch_up_source(
     try:
         with ctx.db.connection() as conn:
             source = get_source(conn, source_id)
+            # The inline API key is stored sealed; only the provider call sees it open.
+            options = reveal_catchup_key(conn, source.options)
         result.provider = source.scheme
         provider = PROVIDERS.get(source.scheme)
         if provider is None:
             raise CatchupError(f"no catch-up for the {source.scheme} scheme")
-        settings = CatchupSettings.from_options(source.options)
+        settings = CatchupSettings.from_options(options)
         return result, provider(ctx, source, settings, position, result)
     except DatabaseUnavailable:
         raise

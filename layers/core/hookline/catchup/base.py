@@ -7,12 +7,17 @@ docs/decisions/0007-reconcile-and-provider-catch-up.md):
     {"catchup": {"enabled": true,
                  "api_base": "https://api.stripe.com",        # default per provider
                  "api_key": "..." | "api_key_secret_arn": "arn:aws:secretsmanager:...",
+                                            # api_key: stored sealed, shown as "<redacted>"
                  "lookback_hours": 24,      # how far back the first run looks
                  "overlap_seconds": 300,    # each run re-reads this far behind the last one
                  "max_pages": 10,           # pages per run; a longer walk resumes next run
                  "page_size": 100,          # items per page (the providers' maximum)
                  ...provider keys: Stripe "types", "account"; GitHub "owner"+"repo" or "org",
                  "hook_id", "max_redeliveries", "redelivery_interval_seconds"}}
+
+An inline `api_key` is a secret: the sources repository stores it sealed and answers it as
+"<redacted>" (docs/decisions/0020-catch-up-credentials-sealed.md); the catch-up reads the
+options through `repositories.sources.reveal_catchup_key` before they reach `CatchupSettings`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 import httpx
 
 from hookline.db import Database
+from hookline.secretbox import PREFIX as SEALED_PREFIX
 
 DEFAULT_LOOKBACK = timedelta(hours=24)
 DEFAULT_OVERLAP = timedelta(minutes=5)
@@ -82,7 +88,7 @@ class CatchupSettings:
 
     enabled: bool
     api_base: str | None
-    api_key: str | None
+    api_key: str | None = field(repr=False)  # a credential: never in a log line
     api_key_secret_arn: str | None
     lookback: timedelta
     overlap: timedelta
@@ -121,6 +127,8 @@ class CatchupSettings:
         """The API key or token: inline, or from Secrets Manager (the secret's string, or its
         `api_key` / `token` field when the string is a JSON object)."""
         if self.api_key:
+            if self.api_key.startswith(SEALED_PREFIX):  # read without reveal_catchup_key
+                raise CatchupError("options.catchup.api_key is still sealed")
             return self.api_key
         if not self.api_key_secret_arn:
             raise CatchupError("options.catchup needs api_key or api_key_secret_arn")

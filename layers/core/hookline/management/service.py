@@ -197,7 +197,9 @@ def update_source(
             changes.get("tolerance_seconds", source.tolerance_seconds),
             changes.get("options", source.options),
         )
-        source_repo.update_in_scope(conn, caller.tenant, source_id, changes)
+        source_repo.update_in_scope(
+            conn, caller.tenant, source_id, changes, stored_options=source.options
+        )
         audit(conn, caller, "update", "source", source_id, _option_names(changes))
     return get_source(db, caller, source_id)
 

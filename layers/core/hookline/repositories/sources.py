@@ -1,8 +1,15 @@
-"""Inbound sources: a provider configuration of a tenant."""
+"""Inbound sources: a provider configuration of a tenant.
+
+Two things of a source are secrets and are stored sealed (`hookline.secretbox`): its
+verification secrets, and an inline catch-up API key in `options.catchup.api_key`
+(docs/decisions/0020-catch-up-credentials-sealed.md). Whatever this module returns without
+secrets shows that key as `REDACTED`; `Source.options` keeps it sealed, and only the catch-up
+opens it (`reveal_catchup_key`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,11 +17,14 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
-from hookline.errors import NotFound
+from hookline.errors import BadRequest, NotFound
 from hookline.ids import new_id
 from hookline.repositories.api import Page, one_or_not_found
-from hookline.secretbox import reveal, seal
+from hookline.secretbox import PREFIX, reveal, seal
 from hookline.sqlfiles import query
+
+REDACTED = "<redacted>"
+"""What callers see for a stored catch-up API key; sent back in a PATCH, it keeps the key."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +38,7 @@ class Source:
     secrets: tuple[str, ...]
     tolerance_seconds: int
     enabled: bool
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)  # a catch-up API key stays sealed
 
 
 def create_source(
@@ -41,7 +51,8 @@ def create_source(
     tolerance_seconds: int,
     options: dict[str, Any],
 ) -> dict[str, Any]:
-    """Insert a source and return it (without its secrets, which are stored encrypted)."""
+    """Insert a source and return it (without its secrets, which are stored encrypted, and
+    with a catch-up API key redacted)."""
     params = {
         "id": new_id("src"),
         "tenant_id": tenant_id,
@@ -49,14 +60,14 @@ def create_source(
         "scheme": scheme,
         "secrets": [seal(conn, s) for s in secrets],
         "tolerance_seconds": tolerance_seconds,
-        "options": Jsonb(options),
+        "options": Jsonb(seal_catchup_key(conn, options, stored=None)),
     }
     try:
         row = conn.execute(query("insert_source"), params).fetchone()
     except psycopg.errors.ForeignKeyViolation as err:
         raise NotFound(f"no tenant {tenant_id}") from err
     assert row is not None
-    return dict(row)
+    return _redacted(row)
 
 
 def get_source(conn: Connection, source_id: str) -> Source:
@@ -82,7 +93,7 @@ def _source(conn: Connection, row: Any) -> Source:
 
 def list_sources(conn: Connection, *, tenant_id: str | None = None) -> list[dict[str, Any]]:
     """Sources (without secrets), optionally of one tenant."""
-    return [dict(r) for r in conn.execute(query("list_sources"), {"tenant_id": tenant_id})]
+    return [_redacted(r) for r in conn.execute(query("list_sources"), {"tenant_id": tenant_id})]
 
 
 def set_source_enabled(conn: Connection, source_id: str, enabled: bool) -> None:
@@ -101,8 +112,8 @@ def set_source_enabled(conn: Connection, source_id: str, enabled: bool) -> None:
 
 def get_in_scope(conn: Connection, tenant: str | None, source_id: str) -> dict[str, Any]:
     """One live source in scope (without its secrets), or NotFound."""
-    return one_or_not_found(
-        conn, "scoped_get_source", {"id": source_id, "tenant": tenant}, "source"
+    return _redacted(
+        one_or_not_found(conn, "scoped_get_source", {"id": source_id, "tenant": tenant}, "source")
     )
 
 
@@ -111,7 +122,7 @@ def list_in_scope(
 ) -> list[dict[str, Any]]:
     """Live sources in scope (without secrets), newest first."""
     params = {"tenant": tenant, "tenant_id": tenant_id, "after": page.after, "limit": page.limit}
-    return [dict(r) for r in conn.execute(query("scoped_list_sources"), params)]
+    return [_redacted(r) for r in conn.execute(query("scoped_list_sources"), params)]
 
 
 def set_enabled_in_scope(
@@ -123,8 +134,8 @@ def set_enabled_in_scope(
 
 
 def lock_in_scope(conn: Connection, tenant: str | None, source_id: str) -> Source:
-    """A live source in scope with its secrets (decrypted), locked until the transaction
-    ends; NotFound otherwise."""
+    """A live source in scope with its secrets (decrypted; a catch-up key stays sealed),
+    locked until the transaction ends; NotFound otherwise."""
     row = one_or_not_found(
         conn, "scoped_lock_source", {"id": source_id, "tenant": tenant}, "source"
     )
@@ -145,10 +156,19 @@ def set_secrets_in_scope(
 
 
 def update_in_scope(
-    conn: Connection, tenant: str | None, source_id: str, changes: dict[str, Any]
+    conn: Connection,
+    tenant: str | None,
+    source_id: str,
+    changes: dict[str, Any],
+    *,
+    stored_options: Mapping[str, Any],
 ) -> None:
-    """Change a live source's name, tolerance or options (absent: kept); NotFound otherwise."""
+    """Change a live source's name, tolerance or options (absent: kept); NotFound otherwise.
+    New options replace the old whole; their catch-up API key is sealed, and `REDACTED` in its
+    place keeps the key of `stored_options` (the source's options as stored)."""
     options = changes.get("options")
+    if options is not None:
+        options = seal_catchup_key(conn, options, stored=stored_options)
     params = {
         "id": source_id,
         "tenant": tenant,
@@ -160,7 +180,72 @@ def update_in_scope(
 
 
 def delete_in_scope(conn: Connection, tenant: str | None, source_id: str) -> dict[str, Any]:
-    """Soft-delete a live source in scope: disabled for good, secrets wiped; returns it."""
-    return one_or_not_found(
+    """Soft-delete a live source in scope: disabled for good, secrets (a catch-up API key
+    too) wiped; returns it."""
+    deleted = one_or_not_found(
         conn, "scoped_delete_source", {"id": source_id, "tenant": tenant}, "source"
     )
+    wiped = conn.execute(query("wipe_catchup_key"), {"id": source_id}).fetchone()
+    if wiped is not None:
+        deleted["options"] = wiped["options"]
+    return _redacted(deleted)
+
+
+# -- the catch-up API key in options: sealed at rest, redacted on the way out ------------------
+
+
+def _catchup_key(options: Mapping[str, Any] | None) -> Any:
+    catchup = options.get("catchup") if isinstance(options, Mapping) else None
+    return catchup.get("api_key") if isinstance(catchup, Mapping) else None
+
+
+def _with_catchup_key(options: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {**options, "catchup": {**options["catchup"], "api_key": key}}
+
+
+def seal_catchup_key(
+    conn: Connection, options: Mapping[str, Any], *, stored: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """`options` to store: an inline catch-up API key sealed; `REDACTED` in its place keeps the
+    key of `stored` (a client's GET, modify, PATCH), BadRequest when there is none. Anything
+    else a client sends is a key, sealed as given (even text that looks sealed)."""
+    key = _catchup_key(options)
+    if key is None or key == "":
+        return dict(options)
+    if isinstance(key, bool) or not isinstance(key, (str, int)):
+        raise BadRequest("options.catchup.api_key must be a string")
+    if key == REDACTED:
+        kept = _catchup_key(stored)
+        if kept is None or kept == "":
+            raise BadRequest(
+                f'options.catchup.api_key is "{REDACTED}" but the source has no key to keep: '
+                "send the key itself"
+            )
+        sealed = str(kept) if str(kept).startswith(PREFIX) else seal(conn, str(kept))
+    else:
+        sealed = seal(conn, str(key))
+    return _with_catchup_key(options, sealed)
+
+
+def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """`options` as callers see them: an inline catch-up API key shown as `REDACTED`."""
+    key = _catchup_key(options)
+    if key is None or key == "":
+        return dict(options)
+    return _with_catchup_key(options, REDACTED)
+
+
+def reveal_catchup_key(conn: Connection, options: Mapping[str, Any]) -> dict[str, Any]:
+    """`options` with the inline catch-up API key opened (a legacy plaintext one as it is),
+    for the catch-up that calls the provider with it."""
+    key = _catchup_key(options)
+    if not isinstance(key, str) or not key:
+        return dict(options)
+    return _with_catchup_key(options, reveal(conn, key))
+
+
+def _redacted(row: Any) -> dict[str, Any]:
+    out = dict(row)
+    if isinstance(out.get("options"), Mapping):
+        out["options"] = redact_options(out["options"])
+    return out
