@@ -101,7 +101,7 @@ def test_the_listener_comes_back_after_its_connection_is_terminated(
 ) -> None:
     # Given a listening listener
     listener, wakes = listening
-    dbname = psycopg.conninfo.conninfo_to_dict(database_url)["dbname"]
+    dbname = str(psycopg.conninfo.conninfo_to_dict(database_url)["dbname"])
     [first] = listener_pids(pg_admin_url, dbname)
     # When an operator (or a Postgres restart) ends its connection
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
@@ -124,7 +124,7 @@ def test_an_outage_is_logged_once_and_never_stops_the_listener(
 ) -> None:
     # Given a listening listener
     listener, wakes = listening
-    dbname = psycopg.conninfo.conninfo_to_dict(database_url)["dbname"]
+    dbname = str(psycopg.conninfo.conninfo_to_dict(database_url)["dbname"])
     ident = sql.Identifier(dbname)
     caplog.set_level(logging.INFO, logger="hookline.local")
     # When its database refuses every connection for a while (many reconnection attempts)
