@@ -69,7 +69,12 @@ class SourceCreate(Input):
     name: str | None = Field(default=None, max_length=200)
     secret: str | None = Field(default=None, min_length=1, max_length=1000)
     tolerance_seconds: int = Field(default=300, ge=1, le=86_400)
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Scheme options, and `catchup` (provider catch-up). An inline "
+        "`catchup.api_key` is stored encrypted and never shown again, not even in this "
+        'answer: every answer carries `"<redacted>"` in its place.',
+    )
 
 
 class Source(BaseModel):
@@ -80,7 +85,9 @@ class Source(BaseModel):
     name: str
     scheme: str
     tolerance_seconds: int
-    options: dict[str, Any]
+    options: dict[str, Any] = Field(
+        description='An inline `catchup.api_key` is shown as `"<redacted>"`.'
+    )
     enabled: bool
     path: str
     created_at: datetime
@@ -99,7 +106,11 @@ class SourceUpdate(Input):
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     tolerance_seconds: int | None = Field(default=None, ge=1, le=86_400)
-    options: dict[str, Any] | None = None
+    options: dict[str, Any] | None = Field(
+        default=None,
+        description='Replaces the options whole. `catchup.api_key: "<redacted>"` (as read) '
+        "keeps the stored key; any other value replaces it; leaving it out removes it.",
+    )
 
 
 class SourceDeleted(Source):
@@ -420,7 +431,8 @@ class ReplayCreate(Input):
 
 class Replay(BaseModel):
     """A replay and how far it is. `result` is the replay summary once it has finished
-    (`error` says why when it failed)."""
+    (`error` says why when it failed). A replay larger than one run of the replay function
+    continues in the next; `runs` counts them, `done`/`total` count across them."""
 
     id: str
     state: REPLAY_STATES
@@ -430,6 +442,7 @@ class Replay(BaseModel):
     request: dict[str, Any]
     total: int | None
     done: int
+    runs: int = Field(description="runs of the replay function so far (0: not started)")
     result: dict[str, Any] | None
     audit_id: int | None
     created_at: datetime
