@@ -53,6 +53,14 @@ def test_the_key_comes_inline_or_from_a_secret_string_or_its_json_field():
         settings().credential(lambda arn: "x")
 
 
+def test_an_inline_key_is_kept_out_of_repr_and_a_still_sealed_one_is_never_sent():
+    # A settings object in a log line or a traceback does not show the key
+    assert "sk_inline_secret" not in repr(settings(api_key="sk_inline_secret"))
+    # A key read without opening it first is refused rather than sent to the provider
+    with pytest.raises(CatchupError, match="api_key is still sealed"):
+        settings(api_key="hlenc1:key_1:AAAA").credential(lambda arn: "unused")
+
+
 def test_a_secret_that_cannot_be_read_never_shows_its_value_or_the_cause_text():
     def boom(arn: str) -> str:
         raise RuntimeError("AccessDenied for sk_live_very_secret")
