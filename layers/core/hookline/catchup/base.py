@@ -94,7 +94,7 @@ class CatchupSettings:
     overlap: timedelta
     max_pages: int
     page_size: int = MAX_PAGE_SIZE
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict, repr=False)  # holds api_key too
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> CatchupSettings:
