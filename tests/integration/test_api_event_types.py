@@ -5,6 +5,10 @@ nothing; a type outside the catalogue, or archived, publishes as before."""
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from hookline.errors import BadRequest
@@ -41,6 +45,26 @@ def add_type(client, tenant_id=None, name="invoice.paid", schema=INVOICE_SCHEMA,
     result = client.post("/v1/event-types", body)
     assert result.status == 201, result.body
     return result.json()
+
+
+@contextmanager
+def completes_within(seconds: float) -> Iterator[None]:
+    """Fail the block if it runs longer than `seconds`. A backtracking regex holds the GIL,
+    so a watchdog thread could not even wake: SIGALRM interrupts it (`re` checks signals)."""
+
+    class Stalled(Exception):
+        pass
+
+    def stalled(*_):
+        raise Stalled(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stalled)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def events_of(db, tenant_id):
@@ -320,3 +344,140 @@ def test_an_updated_schema_applies_to_the_next_publish(mgmt):
         {"schema": {"type": "object", "required": ["amount"]}},
     )
     assert mgmt.post("/v1/events", event).status == 200
+
+
+# -- patterns: RE2, linear time (docs/decisions/0023) ----------------------------------------
+
+REDOS_SCHEMA = {
+    "type": "object",
+    "properties": {"code": {"type": "string", "pattern": "^(a+)+$"}},
+    "patternProperties": {"^(b+)+$": {"type": "integer"}},
+    "additionalProperties": False,
+}
+
+
+def test_a_pathological_pattern_cannot_stall_publishing(mgmt, db):
+    # Given a type whose patterns make a backtracking engine take exponential time
+    # (Python's re needs hours for these 64-character strings)
+    tenant = make_tenant(mgmt)
+    add_type(mgmt, tenant["id"], schema=REDOS_SCHEMA)
+
+    def publish_payload(payload):
+        body = {"tenant_id": tenant["id"], "type": "invoice.paid", "payload": payload}
+        return mgmt.post("/v1/events", body)
+
+    with completes_within(10):
+        # When a long string that almost matches is published
+        refused = publish_payload({"code": "a" * 63 + "!"})
+        # and a property name that almost matches the patternProperties key
+        odd_key = publish_payload({"b" * 63 + "!": 1})
+        # and payloads that do match
+        matching = publish_payload({"code": "a" * 64, "b" * 64: 7})
+    # Then each is answered at once: the mismatches are refused naming path and rule
+    assert refused.status == 422, refused.body
+    assert refused.json()["errors"][0]["path"] == "payload.code"
+    assert refused.json()["errors"][0]["rule"] == "pattern"
+    assert odd_key.status == 422, odd_key.body
+    assert odd_key.json()["errors"][0]["rule"] == "additionalProperties"
+    assert matching.status == 200, matching.body
+    assert len(events_of(db, tenant["id"])) == 1
+
+
+def test_ordinary_patterns_validate_as_json_schema_means_them(mgmt, db):
+    # Given a type using pattern and patternProperties, with a Unicode property class
+    # (JSON Schema's ECMA-262 regexes have \p{..}; Python's re refused it)
+    tenant = make_tenant(mgmt)
+    schema = {
+        "type": "object",
+        "properties": {"currency": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+        "patternProperties": {"^x-\\p{L}+$": {"type": "string"}},
+    }
+    add_type(mgmt, tenant["id"], schema=schema)
+
+    def publish_payload(payload):
+        body = {"tenant_id": tenant["id"], "type": "invoice.paid", "payload": payload}
+        return mgmt.post("/v1/events", body)
+
+    # When payloads match, they are stored
+    assert publish_payload({"currency": "EUR", "x-zürich": "yes"}).status == 200
+    # When a string breaks the pattern (`$` is the end of the string, as in ECMA-262: Python's
+    # re also let a trailing newline through), it is refused naming path and rule
+    refused = publish_payload({"currency": "EUR\n"})
+    assert refused.status == 422, refused.body
+    error = refused.json()["errors"][0]
+    assert (error["path"], error["rule"]) == ("payload.currency", "pattern")
+    assert error["message"] == "'EUR\\n' does not match '^[A-Z]{3}$'"
+    # and a property matched by patternProperties breaks its subschema
+    wrong = publish_payload({"currency": "USD", "x-zürich": 1})
+    assert wrong.status == 422, wrong.body
+    assert wrong.json()["errors"][0]["path"] == "payload.x-zürich"
+    assert wrong.json()["errors"][0]["rule"] == "type"
+    assert len(events_of(db, tenant["id"])) == 1
+
+
+def test_a_pattern_re2_cannot_run_is_refused_at_save_naming_where_and_why(mgmt):
+    tenant = make_tenant(mgmt)
+    # When a schema's pattern uses lookbehind (ECMA-262 and Python have it, RE2 does not)
+    lookbehind = mgmt.post(
+        "/v1/event-types",
+        {
+            "tenant_id": tenant["id"],
+            "name": "invoice.paid",
+            "schema": {"properties": {"code": {"type": "string", "pattern": "(?<=INV-)\\d+"}}},
+        },
+    )
+    # Then it is a 422 that names the pattern's path and why
+    assert lookbehind.status == 422, lookbehind.body
+    detail = lookbehind.json()["detail"]
+    assert "schema.properties.code.pattern" in detail
+    assert "invalid perl operator" in detail and "lookaround" in detail
+    error = lookbehind.json()["errors"][0]
+    assert (error["path"], error["rule"]) == ("schema.properties.code.pattern", "pattern")
+    assert error["message"] == "invalid perl operator: (?<="
+    # The same on update, for a patternProperties key with a backreference; nothing changes
+    created = add_type(mgmt, tenant["id"])
+    backreference = mgmt.patch(
+        f"/v1/event-types/{created['id']}",
+        {"schema": {"patternProperties": {"^(a)\\1$": {"type": "string"}}}},
+    )
+    assert backreference.status == 422, backreference.body
+    assert 'schema.patternProperties["^(a)\\\\1$"]' in backreference.json()["detail"]
+    assert "backreferences" in backreference.json()["detail"]
+    assert mgmt.get(f"/v1/event-types/{created['id']}").json()["schema"] == INVOICE_SCHEMA
+    # and unevaluatedProperties beside patternProperties (jsonschema would run those with re)
+    unevaluated = mgmt.patch(
+        f"/v1/event-types/{created['id']}",
+        {
+            "schema": {
+                "allOf": [{"patternProperties": {"^x-": {}}}],
+                "unevaluatedProperties": False,
+            }
+        },
+    )
+    assert unevaluated.status == 422, unevaluated.body
+    assert (
+        "schema.unevaluatedProperties cannot be combined with patternProperties"
+        in (unevaluated.json()["detail"])
+    )
+
+
+def test_a_stored_schema_re2_cannot_run_is_refused_at_publish_not_run(mgmt, db):
+    # Given a schema stored before patterns were checked, with a lookahead RE2 cannot run
+    tenant = make_tenant(mgmt)
+    created = add_type(mgmt, tenant["id"], schema={"type": "object"})
+    with db.connection() as conn:
+        conn.execute(
+            "UPDATE event_types SET schema = %s, updated_at = now() WHERE id = %s",
+            ('{"properties": {"code": {"pattern": "^(?=INV)"}}}', created["id"]),
+        )
+    # When a payload is published (one the lookahead would have let through)
+    refused = mgmt.post(
+        "/v1/events",
+        {"tenant_id": tenant["id"], "type": "invoice.paid", "payload": {"code": "INV-1"}},
+    )
+    # Then it is refused, saying the schema must be fixed and where, and nothing is stored
+    assert refused.status == 422, refused.body
+    detail = refused.json()["detail"]
+    assert "the schema of event type invoice.paid cannot be used" in detail
+    assert "schema.properties.code.pattern" in detail and "fix it" in detail
+    assert events_of(db, tenant["id"]) == []
