@@ -322,12 +322,13 @@ def _check_patterns(schema: Any) -> None:
         if keyword not in ("unevaluatedProperties", "patternProperties"):
             continue
         found.setdefault(keyword, where)
-        # Drafts 3 and 4 have no propertyNames, so their metaschema never checks these keys.
-        for pattern in value if keyword == "patternProperties" and isinstance(value, dict) else ():
-            try:
-                _re2_program(pattern)
-            except re2.error as err:
-                raise _refusal(pattern, f"{where}[{json.dumps(pattern)}]", err) from None
+        if keyword == "patternProperties" and isinstance(value, dict):
+            # Drafts 3 and 4 have no propertyNames: their metaschema never checks these keys.
+            for pattern in value:
+                try:
+                    _re2_program(pattern)
+                except re2.error as err:
+                    raise _refusal(pattern, f"{where}[{json.dumps(pattern)}]", err) from None
     # jsonschema's unevaluatedProperties runs patternProperties keys with `re` deep in its
     # own recursion, which cannot be given another engine: the combination is refused.
     if len(found) == 2:
