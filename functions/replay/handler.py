@@ -4,7 +4,10 @@ answer is its summary, or a clear JSON error — never a stack trace.
 
 The management API invokes it asynchronously with `{"replay_id": "rpl_..."}` for a replay it
 recorded (docs/decisions/0016): the function runs that row's request, with progress and the
-result written on the row."""
+result written on the row. A recorded replay larger than one invocation hands off near the
+time limit and invokes this function again, asynchronously, with `{"replay_id": ..., "run":
+n}` (docs/decisions/0021); only the run it was handed off to claims it. The console's
+synchronous requests cannot continue: they answer `stopped_early` with `not_reached`."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.db import get_database
 from hookline.errors import DatabaseUnavailable, HooklineError, NotFound
-from hookline.management.replays import run_recorded_replay
+from hookline.management.replays import invoker, run_recorded_replay
 from hookline.observability import logger, metrics, tracer
 from hookline.replay import run_replay
 from hookline.runtime import delivery_queues, replay_options
@@ -50,8 +53,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     """Validate the request, replay, and answer with the summary."""
     settings = get_settings()
     keep_going = lambda: context.get_remaining_time_in_millis() > RESERVE_MS  # noqa: E731
-    if set(event) == {"replay_id"}:
-        return run_recorded(event["replay_id"], keep_going, context.aws_request_id)
+    if "replay_id" in event and set(event) <= {"replay_id", "run"}:
+        return run_recorded(event, keep_going, context)
     try:
         summary = run_replay(
             get_database(),
@@ -71,26 +74,36 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     return {"ok": True, **summary}
 
 
-def run_recorded(replay_id: Any, keep_going: Callable[[], bool], request_id: str) -> dict[str, Any]:
-    """Run a replay the API recorded; its row holds the request, progress and result."""
+def run_recorded(
+    event: dict[str, Any], keep_going: Callable[[], bool], context: LambdaContext
+) -> dict[str, Any]:
+    """Run (one run of) a replay the API recorded; its row holds the request, where the
+    previous run stopped, progress and result. Near the time limit it invokes this function
+    (by its own name) for the next run."""
+    request_id = context.aws_request_id
+    replay_id, run = event["replay_id"], event.get("run", 1)
     if not isinstance(replay_id, str) or not replay_id.startswith("rpl_"):
         return error_answer(HooklineError("replay_id must be a replay id (rpl_...)"), request_id)
+    if isinstance(run, bool) or not isinstance(run, int) or run < 1:
+        return error_answer(HooklineError("run must be a whole number from 1"), request_id)
     settings = get_settings()
-    logger.append_keys(replay_id=replay_id)
+    logger.append_keys(replay_id=replay_id, run=run)
     try:
         summary = run_recorded_replay(
             get_database(),
             delivery_queues(settings),
             replay_options(settings),
             replay_id,
+            run=run,
             keep_going=keep_going,
+            continue_elsewhere=invoker(settings, context.function_name),
         )
     except Exception as err:  # the row turns failed when its heartbeat stops
         logger.exception("recorded replay failed")
         return error_answer(err, request_id)
     if summary is None:
-        return {"ok": True, "replay_id": replay_id, "ran": False}
-    if "error" not in summary:
+        return {"ok": True, "replay_id": replay_id, "run": run, "ran": False}
+    if "error" not in summary and not summary.get("continued"):  # counted once, at the end
         metrics.add_metric(name="ReplayEnqueued", unit=MetricUnit.Count, value=summary["enqueued"])
     logger.info("recorded replay done", extra={"summary": summary})
     return {"ok": "error" not in summary, "replay_id": replay_id, "ran": True, **summary}

@@ -95,7 +95,7 @@ def test_replay_reaches_every_queue_and_redrives_every_dlq(variant: StackView) -
     assert _targets(variant, "Replay", "sqs:StartMessageMoveTask") == dlqs
 
 
-def test_only_the_receiver_and_the_api_may_invoke_fanout_and_only_the_api_replay(
+def test_only_the_receiver_and_the_api_may_invoke_fanout_and_the_api_reconcile_and_replay_replay(
     variant: StackView,
 ) -> None:
     fanout, _ = variant.function("Fanout")
@@ -104,6 +104,8 @@ def test_only_the_receiver_and_the_api_may_invoke_fanout_and_only_the_api_replay
         allowed = _targets(variant, name, "lambda:InvokeFunction")
         if "Management" in name:
             assert allowed == {fanout, replay}, name
+        elif "Reconcile" in name or name == replay:  # a lost continuation; the next run
+            assert allowed == {replay}, name
         elif "Receiver" in name:
             assert allowed == {fanout}, name
         else:

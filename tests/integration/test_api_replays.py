@@ -315,7 +315,10 @@ def test_a_replay_whose_runner_died_is_marked_failed(api, db, monkeypatch, sink)
             "UPDATE replays SET created_at = now() - %s WHERE id = %s",
             (replay_service.ACCEPTED_QUIET + timedelta(seconds=1), never),
         )
-    # Then reading them shows both failed, saying why
+    # Then reconcile's sweep (decision 0021; reads no longer sweep) marks both failed
+    assert api.get(f"/v1/replays/{running}").json()["state"] == "running"
+    assert replay_service.sweep(db) == {"replays_failed": 2, "replays_continued": 0}
+    # and reading them shows why
     died = api.get(f"/v1/replays/{running}").json()
     lost = api.get(f"/v1/replays/{never}").json()
     assert died["state"] == "failed" and "stopped reporting" in died["result"]["error"]

@@ -14,6 +14,8 @@ A run, in order:
 4. fanned-out events of the recent window missing a delivery to an endpoint that matched
    when they arrived get it;
 5. provider catch-up (Stripe events, GitHub redeliveries) for sources that enable it;
+5b. replays: a lost continuation is invoked again, a dead runner's replay marked failed
+    (`hookline.management.replays.sweep`);
 6. the ordinary fan-out and enqueue, which sends everything repaired;
 7. checks: deliveries per state, deliveries never attempted, DLQ depth per tenant group,
    what is still late or expired;
@@ -32,6 +34,7 @@ from hookline.catchup import CatchupContext, run_catchup
 from hookline.db import Database
 from hookline.fanout import FanoutOptions, run_fanout
 from hookline.ids import new_id
+from hookline.management.replays import sweep as replay_sweep
 from hookline.queues import DeliveryQueues
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import reconcile as repo
@@ -150,6 +153,7 @@ class Reconciler:
             incomplete.append("missing_deliveries")
 
         catchup_unreconciled = self._catch_up(report, keep_going)
+        repairs.update(replay_sweep(self.db))
 
         fanout = run_fanout(self.db, self.queues, self.options.fanout, keep_going=keep_going)
         repairs["enqueued"] = fanout.enqueued

@@ -20,6 +20,13 @@ Every replay, dry runs and failures included, writes one audit entry.
 A caller that shows progress (the API's replay runs, docs/decisions/0016) passes `progress`:
 it is called with the live ReplayResult when the run starts, once the selection is known
 (`selected` is then the total) and after every batch; it must be quick (throttle there).
+
+A run that `keep_going` stops (its function's time is running out) sets `result.resume`:
+where a later run carries on. Selections are walked in a stable order, so that is the last
+id dealt with (docs/decisions/0021). A caller that continues (`continues=True`, the API's
+recorded replays) stores it with the summary so far and starts the next run with both; the
+audit entry is written once, by the run that finishes. A caller that does not (the console's
+and `--function`'s synchronous runs) gets `stopped_early` and `not_reached` instead.
 """
 
 from __future__ import annotations
@@ -349,6 +356,24 @@ class ReplayOptions:
     redrive_visibility_seconds: int = 60  # a crashed redrive's messages reappear in the DLQ
 
 
+@dataclass(frozen=True)
+class Resume:
+    """Where a replay stopped by its time limit carries on in its next run."""
+
+    after: str | None = None  # the last delivery (refanout: event) id dealt with; None: none yet
+    pending: tuple[str, ...] = ()  # refanout: deliveries created for events up to `after`, unsent
+    remaining: int = 0  # deliveries (refanout: events) of the selection after `after`
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"after": self.after, "pending": list(self.pending), "remaining": self.remaining}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Resume:
+        """The inverse of `as_dict`."""
+        return cls(doc.get("after"), tuple(doc.get("pending") or ()), int(doc.get("remaining", 0)))
+
+
 @dataclass
 class ReplayResult:
     """What a replay did (or, in a dry run, would do).
@@ -373,6 +398,27 @@ class ReplayResult:
     error: str | None = None
     audit_id: int | None = None
     seconds: float = 0.0
+    resume: Resume | None = None  # set when stopped early: where a next run would carry on
+
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, Any]) -> ReplayResult:
+        """The result a summary (`as_dict`) describes: a continued replay's counts so far."""
+        return cls(
+            selector=summary["selector"],
+            dry_run=bool(summary["dry_run"]),
+            selected=int(summary["selected"]),
+            enqueued=int(summary["enqueued"]),
+            would_enqueue=summary.get("would_enqueue"),
+            events=summary.get("events"),
+            created=summary.get("created"),
+            skipped=dict(summary.get("skipped") or {}),
+            sample_ids=list(summary.get("sample_ids") or []),
+            sample_event_ids=list(summary.get("sample_event_ids") or []),
+            truncated=bool(summary.get("truncated")),
+            notes=list(summary.get("notes") or []),
+            audit_id=summary.get("audit_id"),
+            seconds=float(summary.get("seconds") or 0.0),
+        )
 
     @property
     def processed(self) -> int:
@@ -486,28 +532,52 @@ class Replayer:
         *,
         keep_going: Callable[[], bool] = lambda: True,
         progress: Progress | None = None,
+        continues: bool = False,
+        carried: ReplayResult | None = None,
+        resume: Resume | None = None,
     ) -> ReplayResult:
         """Carry out a request and audit it. A failure part-way is audited with what was
-        done so far (`progress` has seen that result, with its audit id), then raised."""
-        result = ReplayResult(request.selector, request.dry_run)
+        done so far (`progress` has seen that result, with its audit id), then raised.
+
+        With `continues`, a run stopped by `keep_going` is not audited: it returns with
+        `resume` set, and the caller runs the rest later with `carried` (this result) and
+        `resume`; counts go on from the carried result, and the run that finishes audits the
+        whole replay once."""
+        if carried is not None and resume is not None:
+            result = replace(carried, stopped_early=False, not_reached=0, resume=None)
+        else:
+            result, resume = ReplayResult(request.selector, request.dry_run), None
 
         def report() -> None:
             if progress is not None:
                 progress(result)
 
-        began = self.monotonic()
+        began, before = self.monotonic(), result.seconds
         report()
         try:
-            self._dispatch(request, result, keep_going, report)
+            self._dispatch(request, result, keep_going, report, resume)
         except BaseException as err:
             result.error = str(err) if isinstance(err, HooklineError) else type(err).__name__
-            result.seconds = self.monotonic() - began
+            result.seconds = before + self.monotonic() - began
             try:
                 self._audit(request, result)
             except Exception:  # the original error matters more; the log keeps this one
                 log.exception("could not write the audit entry of a failed replay")
             raise
-        result.seconds = self.monotonic() - began
+        result.seconds = before + self.monotonic() - began
+        if result.stopped_early:
+            if continues and result.resume is not None:
+                return result  # the next run carries on; it audits the whole replay
+            result.not_reached = result.selected - result.processed
+            left = (
+                f": {result.not_reached} not reached were left as they were"
+                if result.not_reached
+                else ""
+            )
+            result.notes.append(
+                f"stopped before the time ran out{left}; run the same replay again to continue"
+            )
+        result.resume = None
         self._audit(request, result)
         return result
 
@@ -517,18 +587,33 @@ class Replayer:
         result: ReplayResult,
         keep_going: Callable[[], bool],
         report: Callable[[], None],
+        resume: Resume | None,
     ) -> None:
         if request.selector == "redrive_dlq":
+            # The DLQ shrinks as it is moved: a next run just carries on (up to the limit).
             assert request.redrive_group is not None
             self._redrive(request, request.redrive_group, result, keep_going, report)
+            if result.stopped_early:
+                result.resume = Resume()
         elif request.refanout:
-            events = self._select_events(request, result)
-            self._refanout(request, events, result, keep_going, report)
+            if resume is None:
+                events = self._select_events(request, result)
+            else:
+                events = self._rest_of_events(request, resume)
+            self._refanout(request, events, result, keep_going, report, resume)
         else:
-            ids = self._select_deliveries(request, result)
-            result.selected += len(ids)
+            if resume is None:
+                ids = self._select_deliveries(request, result)
+                result.selected += len(ids)
+            else:
+                ids = self._rest_of_deliveries(request, resume)
+                # Changed meanwhile (no longer in the selected states): nothing to do for them.
+                result.skip("no_longer_selected", resume.remaining - len(ids))
             report()
-            self._replay(request, ids, result, keep_going, report)
+            stopped = self._replay(request, ids, result, keep_going, report)
+            if stopped is not None:
+                after = ids[stopped - 1] if stopped else (resume.after if resume else None)
+                result.resume = Resume(after=after, remaining=len(ids) - stopped)
 
     def _audit(self, request: ReplayRequest, result: ReplayResult) -> None:
         """File the run under its requester; the entry's id lands in `result.audit_id`."""
@@ -583,6 +668,49 @@ class Replayer:
             )
         return ids
 
+    def _rest_of_deliveries(self, request: ReplayRequest, resume: Resume) -> list[str]:
+        """The selection after `resume.after`, at most what was left of it."""
+        limit, after = resume.remaining, resume.after
+        if limit <= 0:
+            return []
+        with self.db.connection() as conn:
+            if request.selector == "delivery_ids":
+                return repo.deliveries_by_ids(conn, request.delivery_ids, limit=limit, after=after)
+            if request.selector == "event_ids":
+                return repo.deliveries_by_events(
+                    conn, request.event_ids, request.states, limit=limit, after=after
+                )
+            assert request.window is not None
+            if request.selector == "endpoint":
+                assert request.endpoint_id is not None
+                return repo.deliveries_by_endpoint(
+                    conn, request.endpoint_id, request.window, request.states, limit=limit,
+                    after=after,
+                )  # fmt: skip
+            return repo.deliveries_by_window(
+                conn, request.window, request.states, limit=limit, after=after
+            )
+
+    def _rest_of_events(self, request: ReplayRequest, resume: Resume) -> list[str]:
+        """The refanout's events after `resume.after`, at most what was left of them."""
+        limit, after = resume.remaining, resume.after
+        if limit <= 0:
+            return []
+        with self.db.connection() as conn:
+            if request.selector == "event_ids":
+                known = repo.known_events(conn, request.event_ids)
+                events = [e for e in request.event_ids if e in known]
+                if after in events:
+                    events = events[events.index(after) + 1 :]
+                return events[:limit]
+            assert request.window is not None
+            if request.selector == "endpoint":
+                assert request.endpoint_id is not None
+                return repo.events_for_endpoint(
+                    conn, request.endpoint_id, request.window, limit=limit, after=after
+                )
+            return repo.events_by_window(conn, request.window, limit=limit, after=after)
+
     def _select_events(self, request: ReplayRequest, result: ReplayResult) -> list[str]:
         limit = request.limit + 1
         with self.db.connection() as conn:
@@ -632,7 +760,8 @@ class Replayer:
         result: ReplayResult,
         keep_going: Callable[[], bool],
         report: Callable[[], None],
-    ) -> None:
+    ) -> int | None:
+        """Replay (or judge) `ids`; where it stopped, as in `_send_paced`."""
         if request.dry_run:
             result.would_enqueue = would = 0
             for chunk in _chunks(ids, 1000):
@@ -647,8 +776,8 @@ class Replayer:
                         result.skip(reason)
                 result.would_enqueue = would
                 report()
-            return
-        self._send_paced(request, ids, result, keep_going, report)
+            return None
+        return self._send_paced(request, ids, result, keep_going, report)
 
     def _send_paced(
         self,
@@ -657,20 +786,16 @@ class Replayer:
         result: ReplayResult,
         keep_going: Callable[[], bool],
         report: Callable[[], None],
-    ) -> None:
+    ) -> int | None:
         """Reset and send `ids`, a batch at a time, no faster than asked. Each batch is reset
-        just before it is sent, so its lease starts when it goes out."""
+        just before it is sent, so its lease starts when it goes out. Returns the index of the
+        first id not reached when `keep_going` stopped it (`stopped_early` is set), else None."""
         pacer = Pacer(request.max_per_second, sleep=self.sleep, monotonic=self.monotonic)
         step = pacer.batch(self.options.batch_size)
         for start in range(0, len(ids), step):
             if not keep_going():
                 result.stopped_early = True
-                result.not_reached = len(ids) - start
-                result.notes.append(
-                    f"stopped before the time ran out: {result.not_reached} not reached were "
-                    "left as they were; run the same replay again to continue"
-                )
-                return
+                return start
             chunk = ids[start : start + step]
             pacer.wait()
             with self.db.connection() as conn:
@@ -698,6 +823,7 @@ class Replayer:
             result.sample(sent)
             pacer.done(len(messages))
             report()
+        return None
 
     # -- refanout ----------------------------------------------------------------------------
 
@@ -708,38 +834,61 @@ class Replayer:
         result: ReplayResult,
         keep_going: Callable[[], bool],
         report: Callable[[], None],
+        resume: Resume | None,
     ) -> None:
+        """Re-create the events' missing deliveries and send them, a chunk of events at a
+        time: each chunk's deliveries are created, held back for the time this replay needs
+        to send them at its pace (if it dies first the fan-out sends them when the hold
+        ends), then sent. A stop between chunks resumes after the last chunk's last event,
+        one within a chunk also with that chunk's unsent deliveries (`pending`)."""
         endpoint_id = request.endpoint_id if request.selector == "endpoint" else None
-        pairs = missing = 0
-        for chunk in _chunks(events, self.options.event_batch):
+        if resume is None:
+            pairs = missing = 0
+            for chunk in _chunks(events, self.options.event_batch):
+                with self.db.connection() as conn:
+                    p, m = repo.count_missing(conn, chunk, endpoint_id)
+                pairs, missing = pairs + p, missing + m
+            result.selected = pairs  # the total to show; the count as created replaces it
+            if request.dry_run:
+                result.would_enqueue = missing
+                result.created = 0
+                result.skip("delivery_exists", pairs - missing)
+                report()
+                return
+            result.created = 0
+            report()
+        after = resume.after if resume is not None else None
+        pending = list(resume.pending) if resume is not None else []
+        if pending:
+            stopped = self._send_paced(request, pending, result, keep_going, report)
+            if stopped is not None:
+                result.resume = Resume(after, tuple(pending[stopped:]), len(events))
+                return
+        for index in range(0, len(events), self.options.event_batch):
+            chunk = events[index : index + self.options.event_batch]
+            if not keep_going():
+                result.stopped_early = True
+                result.resume = Resume(after, (), len(events) - index)
+                return
             with self.db.connection() as conn:
                 p, m = repo.count_missing(conn, chunk, endpoint_id)
-            pairs, missing = pairs + p, missing + m
-        if request.dry_run:
-            result.selected = pairs
-            result.would_enqueue = missing
-            result.created = 0
-            result.skip("delivery_exists", pairs - missing)
-            report()
-            return
-        # Held back long enough for this replay to send them at its pace.
-        hold = self.options.refanout_hold
-        if request.max_per_second:
-            hold += timedelta(seconds=missing / request.max_per_second)
-        created: list[str] = []
-        pairs = 0
-        for chunk in _chunks(events, self.options.event_batch):
+            # Held back long enough for this replay to send them at its pace.
+            hold = self.options.refanout_hold
+            if request.max_per_second:
+                hold += timedelta(seconds=m / request.max_per_second)
             with self.db.connection() as conn:
-                p, ids = repo.create_missing(
+                p, created = repo.create_missing(
                     conn, chunk, endpoint_id, deadline=self.options.deadline, hold=hold
                 )
-            pairs += p
-            created += ids
-        result.selected = pairs
-        result.created = len(created)
-        result.skip("delivery_exists", pairs - len(created))
-        report()
-        self._send_paced(request, created, result, keep_going, report)
+            result.created = (result.created or 0) + len(created)
+            result.skip("delivery_exists", p - len(created))
+            after = chunk[-1]
+            stopped = self._send_paced(request, created, result, keep_going, report)
+            if stopped is not None:
+                rest = len(events) - index - len(chunk)
+                result.resume = Resume(after, tuple(created[stopped:]), rest)
+                return
+        result.selected = result.processed  # what was there when each chunk was created
 
     # -- DLQ redrive -------------------------------------------------------------------------
 
@@ -768,7 +917,6 @@ class Replayer:
         while result.selected < request.limit:
             if not keep_going():
                 result.stopped_early = True
-                result.notes.append("stopped before the time ran out; run again to continue")
                 return
             want = min(BATCH, request.limit - result.selected, pacer.batch(BATCH))
             messages = sqs.receive_message(

@@ -4,9 +4,15 @@ invoked asynchronously on AWS, or by a background thread of this process locally
 paced replay outlives API Gateway's 29 seconds. The runner reports progress on the row and
 finishes it with the replay summary and the id of its audit entry.
 
-A runner that dies leaves its row `running`; `fail_stale` (run on every read and create)
-marks it failed once it has not reported for RUNNING_QUIET, and an `accepted` row nobody
-started for ACCEPTED_QUIET likewise.
+A replay larger than one run (docs/decisions/0021) continues: a run near its time limit
+hands off (where it got to and the summary so far, on the row) and starts the next run —
+the replay function invoked again asynchronously, or in this process when there is none —
+which claims the row only as the run it was handed off to. After MAX_RUNS runs it fails.
+
+`sweep` (a step of every reconcile run) re-invokes a hand-off nobody claimed for
+HANDOFF_QUIET (up to MAX_REINVOKES times; the claim makes a late original harmless), marks
+failed a runner that has not reported for RUNNING_QUIET, and an `accepted` row nobody
+started for ACCEPTED_QUIET.
 """
 
 from __future__ import annotations
@@ -26,22 +32,36 @@ from hookline.ids import new_id
 from hookline.management.access import Caller
 from hookline.management.service import page_of, paged
 from hookline.queues import DeliveryQueues
-from hookline.replay import Replayer, ReplayOptions, ReplayRequest, ReplayResult, parse_request
+from hookline.replay import (
+    Replayer,
+    ReplayOptions,
+    ReplayRequest,
+    ReplayResult,
+    Resume,
+    parse_request,
+)
 from hookline.repositories import api as api_repo
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories import replays as repo
 from hookline.repositories.replay import Window
+from hookline.settings import Settings
 
 log = logging.getLogger(__name__)
 
 RUNNING_QUIET = timedelta(minutes=5)  # no heartbeat for this long: the runner is gone
 ACCEPTED_QUIET = timedelta(minutes=15)  # never claimed for this long: it was never started
+HANDOFF_QUIET = timedelta(minutes=2)  # a next run not started by then: its invocation was lost
+MAX_REINVOKES = 3  # re-invocations of one lost hand-off before the replay fails
+MAX_RUNS = 1_000  # runs of one replay before it fails (a loop guard: ~83 h of 5-minute runs)
 PROGRESS_EVERY_SECONDS = 1.0  # at most one progress write per second
 SHOWN_MISSING = 5
 
 
 class ReplayNotStarted(DatabaseUnavailable):
     """The replay was recorded but its runner could not be started (503: try again)."""
+
+
+Continue = Callable[[str, int], None]  # start run `run` of replay `replay_id` elsewhere
 
 
 # -- creating ---------------------------------------------------------------------------------
@@ -134,14 +154,16 @@ def _stored_request(request: ReplayRequest) -> dict[str, Any]:
 # -- reading ----------------------------------------------------------------------------------
 
 
+_INTERNAL = ("scope", "resume", "handed_off_at", "reinvoked")
+
+
 def _out(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k != "scope"}
+    return {k: v for k, v in row.items() if k not in _INTERNAL}
 
 
 def get_replay(db: Database, caller: Caller, replay_id: str) -> dict[str, Any]:
     """One replay in scope (a tenant sees the replays confined to it)."""
     with db.connection() as conn:
-        fail_stale(conn)
         return _out(repo.get_replay(conn, caller.tenant, replay_id))
 
 
@@ -157,7 +179,6 @@ def list_replays(
     """Replays in scope, newest first."""
     page = page_of(cursor, limit)
     with db.connection() as conn:
-        fail_stale(conn)
         rows = repo.list_replays(
             conn,
             caller.tenant,
@@ -169,22 +190,90 @@ def list_replays(
     return paged([_out(r) for r in rows], limit)
 
 
-def fail_stale(conn: Any) -> list[str]:
-    """Mark failed the replays whose runner has gone quiet (see the module docstring)."""
-    failed = repo.fail_stale_replays(
-        conn, running_quiet=RUNNING_QUIET, accepted_quiet=ACCEPTED_QUIET
-    )
+def sweep(db: Database, start: Continue | None = None) -> dict[str, int]:
+    """Reconcile's step for replays (see the module docstring): re-invoke lost hand-offs,
+    fail dead runners. `start` defaults to `continuation_starter` of the settings."""
+    with db.connection() as conn:
+        lost = repo.lost_continuations(
+            conn, handoff_quiet=HANDOFF_QUIET, max_reinvokes=MAX_REINVOKES
+        )
+        failed = repo.fail_stale_replays(
+            conn,
+            running_quiet=RUNNING_QUIET,
+            accepted_quiet=ACCEPTED_QUIET,
+            handoff_quiet=HANDOFF_QUIET,
+            max_reinvokes=MAX_REINVOKES,
+        )
     if failed:
-        log.warning("replays whose runner stopped reporting marked failed: %s", failed)
-    return failed
+        log.warning("replays whose runner stopped marked failed: %s", failed)
+    if lost:
+        if start is None:
+            from hookline.settings import get_settings
+
+            start = continuation_starter(get_settings())
+        for replay_id, runs in lost:
+            log.warning(
+                "replay %s: run %d was never started; invoking it again", replay_id, runs + 1
+            )
+            try:
+                start(replay_id, runs + 1)
+            except Exception:  # the next sweep tries again, up to MAX_REINVOKES
+                log.exception("could not re-invoke replay %s", replay_id)
+    return {"replays_failed": len(failed), "replays_continued": len(lost)}
 
 
 # -- running ----------------------------------------------------------------------------------
 
 
-def start_payload(replay_id: str) -> bytes:
-    """The asynchronous invocation of the replay function that runs a recorded replay."""
-    return json.dumps({"replay_id": replay_id}).encode()
+def start_payload(replay_id: str, run: int = 1) -> bytes:
+    """The asynchronous invocation of the replay function that runs a recorded replay (`run`:
+    which run of it; the first when left out)."""
+    doc: dict[str, Any] = {"replay_id": replay_id}
+    if run != 1:
+        doc["run"] = run
+    return json.dumps(doc).encode()
+
+
+def invoker(settings: Settings, function_name: str) -> Continue:
+    """Start a run of a recorded replay in the replay function, asynchronously."""
+
+    def invoke(replay_id: str, run: int) -> None:
+        from hookline.aws import client
+
+        client("lambda", settings).invoke(
+            FunctionName=function_name,
+            InvocationType="Event",
+            Payload=start_payload(replay_id, run),
+        )
+
+    return invoke
+
+
+def continuation_starter(settings: Settings) -> Continue:
+    """How reconcile starts a lost next run: the replay function when it is configured (AWS),
+    else a background thread of this process (local)."""
+    if settings.replay_function_name:
+        return invoker(settings, settings.replay_function_name)
+
+    def in_thread(replay_id: str, run: int) -> None:
+        from hookline.db import get_database
+        from hookline.runtime import delivery_queues, replay_options
+
+        def target() -> None:
+            try:
+                run_recorded_replay(
+                    get_database(),
+                    delivery_queues(settings),
+                    replay_options(settings),
+                    replay_id,
+                    run=run,
+                )
+            except Exception:  # the sweep fails it when its heartbeat stops
+                log.exception("local replay run %d of %s failed", run, replay_id)
+
+        start_in_thread(target, replay_id)
+
+    return in_thread
 
 
 def run_recorded_replay(
@@ -193,17 +282,58 @@ def run_recorded_replay(
     options: ReplayOptions,
     replay_id: str,
     *,
-    keep_going: Callable[[], bool] = lambda: True,
+    run: int = 1,
+    keep_going: Callable[[], bool] | None = None,
+    budget: Callable[[], Callable[[], bool]] = lambda: lambda: True,
+    continue_elsewhere: Continue | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any] | None:
-    """Run a recorded replay: claim it, replay with progress on its row, and finish it with
-    the summary (succeeded) or the error (failed). None when it was not waiting to run (a
-    second delivery of the same invocation, or a replay already marked failed)."""
-    with db.connection() as conn:
-        row = repo.claim_replay(conn, replay_id)
-    if row is None:
-        log.info("replay %s is not waiting to run; nothing to do", replay_id)
-        return None
+    """Run a recorded replay: claim it as run `run`, replay with progress on its row, and
+    finish it with the summary (succeeded) or the error (failed). None when it was not
+    waiting for this run (a second delivery of the same invocation, a late one, or a replay
+    already finished or failed).
+
+    A run stopped by its `keep_going` (default: a fresh `budget()`) hands off: with
+    `continue_elsewhere` that starts the next run (the replay function invoking itself) and
+    this returns the summary so far with `continued: true`; without, the next run is claimed
+    and run here, with a fresh `budget()`."""
+    while True:
+        with db.connection() as conn:
+            if run == 1:
+                row = repo.claim_replay(conn, replay_id)
+            else:
+                row = repo.claim_continuation(conn, replay_id, run)
+        if row is None:
+            log.info("replay %s is not waiting for run %d; nothing to do", replay_id, run)
+            return None
+        summary, handed_off = _run_once(
+            db, queues, options, row, run, keep_going or budget(), clock
+        )
+        if not handed_off:
+            return summary
+        if continue_elsewhere is not None:
+            try:
+                continue_elsewhere(replay_id, run + 1)
+            except Exception:  # reconcile re-invokes a hand-off nobody claimed
+                log.exception("could not start run %d of replay %s", run + 1, replay_id)
+            return {**summary, "continued": True, "run": run}
+        run, keep_going = run + 1, None
+
+
+def _run_once(
+    db: Database,
+    queues: DeliveryQueues,
+    options: ReplayOptions,
+    row: dict[str, Any],
+    run: int,
+    keep_going: Callable[[], bool],
+    clock: Callable[[], float],
+) -> tuple[dict[str, Any], bool]:
+    """One run of a claimed replay: (its summary, whether it handed off to a next run)."""
+    replay_id = row["id"]
+    stored = row["resume"] if run > 1 else None
+    carried = ReplayResult.from_summary(stored["result"]) if stored else None
+    resume = Resume.from_dict(stored) if stored else None
     latest: list[ReplayResult] = []
     last_write = [float("-inf")]
 
@@ -221,10 +351,15 @@ def run_recorded_replay(
     try:
         request = parse_request(doc, groups=queues.config.group_names)
         result = Replayer(db, queues, options).run(
-            request, keep_going=keep_going, progress=progress
+            request,
+            keep_going=keep_going,
+            progress=progress,
+            continues=run < MAX_RUNS,
+            carried=carried,
+            resume=resume,
         )
     except Exception as err:
-        partial = latest[0] if latest else None
+        partial = latest[0] if latest else carried
         summary = partial.as_dict() if partial is not None else {}
         summary["error"] = str(err) if isinstance(err, HooklineError) else type(err).__name__
         if not isinstance(err, HooklineError):
@@ -238,19 +373,40 @@ def run_recorded_replay(
                 audit_id=partial.audit_id if partial is not None else None,
                 done=partial.processed if partial is not None else None,
             )
-        return summary
+        return summary, False
     summary = result.as_dict()
+    if result.resume is not None:
+        with db.connection() as conn:
+            handed = repo.hand_off(
+                conn,
+                replay_id,
+                run=run,
+                resume={**result.resume.as_dict(), "result": summary},
+                done=result.processed,
+                total=result.selected or None,
+            )
+        if not handed:
+            log.warning("replay %s is no longer run %d's; not continued", replay_id, run)
+        return summary, handed
+    state, error = "succeeded", None
+    if result.stopped_early:  # the last run allowed: a loop guard
+        state = "failed"
+        error = (
+            f"stopped after {run} runs, the most one replay may take; "
+            f"{result.not_reached} not reached: create the same replay again to continue"
+        )
+        summary["error"] = error
     with db.connection() as conn:
         repo.finish_replay(
             conn,
             replay_id,
-            state="succeeded",
+            state=state,
             result=summary,
             audit_id=result.audit_id,
             done=result.processed,
             total=result.selected,
         )
-    return summary
+    return summary, False
 
 
 # Local runs: replays in threads of this process; tests and `hookline dev` may wait for them.

@@ -37,24 +37,40 @@ def _ids(rows: Iterable[Any]) -> list[str]:
     return [str(r["id"]) for r in rows]
 
 
-def deliveries_by_ids(conn: Connection, ids: Sequence[str], *, limit: int) -> list[str]:
-    """Those of `ids` that exist, oldest first."""
-    return _ids(conn.execute(query("replay_deliveries_by_ids"), {"ids": list(ids), "limit": limit}))
+def deliveries_by_ids(
+    conn: Connection, ids: Sequence[str], *, limit: int, after: str | None = None
+) -> list[str]:
+    """Those of `ids` that exist, oldest first (after the delivery `after`, if given: every
+    selection here resumes after the last id a previous run dealt with)."""
+    params = {"ids": list(ids), "limit": limit, "after": after}
+    return _ids(conn.execute(query("replay_deliveries_by_ids"), params))
 
 
 def deliveries_by_events(
-    conn: Connection, event_ids: Sequence[str], states: Sequence[str], *, limit: int
+    conn: Connection,
+    event_ids: Sequence[str],
+    states: Sequence[str],
+    *,
+    limit: int,
+    after: str | None = None,
 ) -> list[str]:
     """Deliveries of the events, in the given states, oldest first."""
-    params = {"event_ids": list(event_ids), "states": list(states), "limit": limit}
+    params = {"event_ids": list(event_ids), "states": list(states), "limit": limit, "after": after}
     return _ids(conn.execute(query("replay_deliveries_by_events"), params))
 
 
 def deliveries_by_endpoint(
-    conn: Connection, endpoint_id: str, window: Window, states: Sequence[str], *, limit: int
+    conn: Connection,
+    endpoint_id: str,
+    window: Window,
+    states: Sequence[str],
+    *,
+    limit: int,
+    after: str | None = None,
 ) -> list[str]:
     """Deliveries to one endpoint of events received in the window, oldest first."""
     params = {
+        "after": after,
         "endpoint_id": endpoint_id,
         "since": window.since,
         "until": window.until,
@@ -65,10 +81,16 @@ def deliveries_by_endpoint(
 
 
 def deliveries_by_window(
-    conn: Connection, window: Window, states: Sequence[str], *, limit: int
+    conn: Connection,
+    window: Window,
+    states: Sequence[str],
+    *,
+    limit: int,
+    after: str | None = None,
 ) -> list[str]:
     """Deliveries of events received in the window (of a tenant, of some types)."""
     params = {
+        "after": after,
         "tenant_id": window.tenant_id,
         "since": window.since,
         "until": window.until,
@@ -104,9 +126,12 @@ def known_events(conn: Connection, event_ids: Sequence[str]) -> set[str]:
     return {r["id"] for r in rows}
 
 
-def events_by_window(conn: Connection, window: Window, *, limit: int) -> list[str]:
+def events_by_window(
+    conn: Connection, window: Window, *, limit: int, after: str | None = None
+) -> list[str]:
     """Ledger events received in the window, oldest first."""
     params = {
+        "after": after,
         "tenant_id": window.tenant_id,
         "since": window.since,
         "until": window.until,
@@ -117,10 +142,11 @@ def events_by_window(conn: Connection, window: Window, *, limit: int) -> list[st
 
 
 def events_for_endpoint(
-    conn: Connection, endpoint_id: str, window: Window, *, limit: int
+    conn: Connection, endpoint_id: str, window: Window, *, limit: int, after: str | None = None
 ) -> list[str]:
     """The endpoint's tenant's events in the window that its filters match, oldest first."""
     params = {
+        "after": after,
         "endpoint_id": endpoint_id,
         "since": window.since,
         "until": window.until,

@@ -1,5 +1,6 @@
 """Replays requested through the API: the row each one is recorded as, its claim by a
-runner, progress, result, and the sweep that marks dead runs failed."""
+runner, the hand-off to the next run (docs/decisions/0021), progress, result, and the sweep
+that marks dead runs failed and finds lost hand-offs."""
 
 from __future__ import annotations
 
@@ -73,6 +74,31 @@ def claim_replay(conn: Connection, replay_id: str) -> dict[str, Any] | None:
     return None if row is None else dict(row)
 
 
+def claim_continuation(conn: Connection, replay_id: str, run: int) -> dict[str, Any] | None:
+    """Take a replay handed off by run `run - 1` to run it as run `run`; None when it is not
+    (any longer) waiting for that run."""
+    row = conn.execute(query("claim_continuation"), {"id": replay_id, "run": run}).fetchone()
+    return None if row is None else dict(row)
+
+
+def hand_off(
+    conn: Connection,
+    replay_id: str,
+    *,
+    run: int,
+    resume: dict[str, Any],
+    done: int,
+    total: int | None,
+) -> bool:
+    """Record where run `run` stopped, for the next run; False if the row is no longer this
+    run's (finished, failed by the sweep, or already handed off)."""
+    row = conn.execute(
+        query("hand_off_replay"),
+        {"id": replay_id, "run": run, "resume": Jsonb(resume), "done": done, "total": total},
+    ).fetchone()
+    return row is not None
+
+
 def record_progress(conn: Connection, replay_id: str, done: int, total: int | None) -> None:
     """How far a running replay is; also its heartbeat."""
     conn.execute(query("replay_progress"), {"id": replay_id, "done": done, "total": total})
@@ -104,14 +130,37 @@ def finish_replay(
 
 
 def fail_stale_replays(
-    conn: Connection, *, running_quiet: timedelta, accepted_quiet: timedelta
+    conn: Connection,
+    *,
+    running_quiet: timedelta,
+    accepted_quiet: timedelta,
+    handoff_quiet: timedelta,
+    max_reinvokes: int,
 ) -> list[str]:
-    """Mark failed the replays whose runner went quiet; their ids."""
+    """Mark failed the replays whose runner went quiet, and those handed off whose next run
+    never started although re-invoked `max_reinvokes` times; their ids."""
     rows = conn.execute(
         query("fail_stale_replays"),
-        {"running_quiet": running_quiet, "accepted_quiet": accepted_quiet},
+        {
+            "running_quiet": running_quiet,
+            "accepted_quiet": accepted_quiet,
+            "handoff_quiet": handoff_quiet,
+            "max_reinvokes": max_reinvokes,
+        },
     ).fetchall()
     return [str(r["id"]) for r in rows]
+
+
+def lost_continuations(
+    conn: Connection, *, handoff_quiet: timedelta, max_reinvokes: int
+) -> list[tuple[str, int]]:
+    """(id, runs so far) of the replays handed off and not claimed for `handoff_quiet`, each
+    counted as re-invoked now (so a concurrent sweep does not take it too)."""
+    rows = conn.execute(
+        query("lost_continuations"),
+        {"handoff_quiet": handoff_quiet, "max_reinvokes": max_reinvokes},
+    ).fetchall()
+    return [(str(r["id"]), int(r["runs"])) for r in rows]
 
 
 def visible_tenants(

@@ -1,16 +1,24 @@
 -- Replay: select deliveries (or ledger events) by an operator's selector, reset them for a
 -- new run that keeps their id (= webhook-id), re-create missing ones from the ledger, and
 -- write the audit entry. Windows are on when the event was received.
+--
+-- Selections are walked in a stable order (deliveries by created_at, id; events by
+-- received_at, id); the `after` parameter (NULL: from the start) resumes a replay that
+-- goes on in a new run after the last id the previous run dealt with.
 
 -- replay_deliveries_by_ids --
 SELECT d.id FROM deliveries d
 WHERE d.id = ANY(%(ids)s)
+  AND (%(after)s::text IS NULL
+       OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
 ORDER BY d.created_at, d.id
 LIMIT %(limit)s
 
 -- replay_deliveries_by_events --
 SELECT d.id FROM deliveries d
 WHERE d.event_id = ANY(%(event_ids)s) AND d.state = ANY(%(states)s)
+  AND (%(after)s::text IS NULL
+       OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
 ORDER BY d.created_at, d.id
 LIMIT %(limit)s
 
@@ -23,6 +31,8 @@ WHERE d.endpoint_id = %(endpoint_id)s
   AND d.created_at >= %(since)s
   AND e.received_at >= %(since)s AND e.received_at < %(until)s
   AND d.state = ANY(%(states)s)
+  AND (%(after)s::text IS NULL
+       OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
 ORDER BY d.created_at, d.id
 LIMIT %(limit)s
 
@@ -33,6 +43,8 @@ WHERE (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
   AND e.received_at >= %(since)s AND e.received_at < %(until)s
   AND hookline_type_matches(%(types)s::text[], e.type)
   AND d.state = ANY(%(states)s)
+  AND (%(after)s::text IS NULL
+       OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
 ORDER BY d.created_at, d.id
 LIMIT %(limit)s
 
@@ -84,6 +96,8 @@ SELECT e.id FROM events e
 WHERE (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
   AND e.received_at >= %(since)s AND e.received_at < %(until)s
   AND hookline_type_matches(%(types)s::text[], e.type)
+  AND (%(after)s::text IS NULL
+       OR (e.received_at, e.id) > (SELECT a.received_at, a.id FROM events a WHERE a.id = %(after)s))
 ORDER BY e.received_at, e.id
 LIMIT %(limit)s
 
@@ -94,6 +108,8 @@ JOIN events e ON e.tenant_id = p.tenant_id
 WHERE p.id = %(endpoint_id)s
   AND e.received_at >= %(since)s AND e.received_at < %(until)s
   AND hookline_type_matches(p.event_types, e.type)
+  AND (%(after)s::text IS NULL
+       OR (e.received_at, e.id) > (SELECT a.received_at, a.id FROM events a WHERE a.id = %(after)s))
 ORDER BY e.received_at, e.id
 LIMIT %(limit)s
 

@@ -21,9 +21,24 @@ ORDER BY id DESC LIMIT %(limit)s
 -- claim_replay --
 -- The runner takes an accepted replay; a second delivery of the same invocation finds it
 -- taken and does nothing.
-UPDATE replays SET state = 'running', started_at = now(), heartbeat_at = now()
+UPDATE replays SET state = 'running', started_at = now(), heartbeat_at = now(), runs = 1
 WHERE id = %(id)s AND state = 'accepted'
 RETURNING *
+
+-- claim_continuation --
+-- The next run takes a replay handed off by the run before it: only while it is still
+-- handed off from that run, so a duplicate or late invocation (or a re-invocation by
+-- reconcile racing the original) finds it taken, or finished, and does nothing.
+UPDATE replays SET runs = runs + 1, handed_off_at = NULL, reinvoked = 0, heartbeat_at = now()
+WHERE id = %(id)s AND state = 'running' AND handed_off_at IS NOT NULL AND runs = %(run)s - 1
+RETURNING *
+
+-- hand_off_replay --
+-- A run near its time limit records where the next one carries on and the summary so far.
+UPDATE replays SET resume = %(resume)s, handed_off_at = now(), heartbeat_at = now(),
+    done = %(done)s, total = coalesce(%(total)s, total)
+WHERE id = %(id)s AND state = 'running' AND runs = %(run)s AND handed_off_at IS NULL
+RETURNING id
 
 -- replay_progress --
 UPDATE replays SET done = %(done)s, total = coalesce(%(total)s, total), heartbeat_at = now()
@@ -32,22 +47,45 @@ WHERE id = %(id)s AND state = 'running'
 -- finish_replay --
 UPDATE replays SET state = %(state)s, done = coalesce(%(done)s, done),
     total = coalesce(%(total)s, total), result = %(result)s, audit_id = %(audit_id)s,
-    finished_at = now(), heartbeat_at = now()
+    finished_at = now(), heartbeat_at = now(), resume = NULL, handed_off_at = NULL
 WHERE id = %(id)s AND state IN ('accepted', 'running')
 RETURNING *
 
 -- fail_stale_replays --
 -- A runner that died leaves its replay running (or, if it never started, accepted): after
--- the given quiet time it is marked failed, with why, so it does not look alive forever.
-UPDATE replays SET state = 'failed', finished_at = now(),
-    result = jsonb_build_object('error', CASE state
-        WHEN 'running' THEN 'the replay stopped reporting progress (its runner ended); '
-                            || 'see the audit log and run it again for what was not reached'
-        ELSE 'the replay never started (its runner was not invoked or was lost); create it again'
+-- the given quiet time it is marked failed, with why, so it does not look alive forever. A
+-- replay handed off to its next run is not quiet but waiting (lost_continuations); it fails
+-- here only once reconcile has re-invoked it the given number of times in vain.
+UPDATE replays SET state = 'failed', finished_at = now(), resume = NULL,
+    result = coalesce(resume -> 'result', '{}'::jsonb) || jsonb_build_object('error', CASE
+        WHEN state = 'accepted'
+            THEN 'the replay never started (its runner was not invoked or was lost); create it again'
+        WHEN handed_off_at IS NOT NULL
+            THEN 'the replay''s next run never started (invoked ' || (reinvoked + 1)::text
+                 || ' times); see the audit log and create it again for what was not reached'
+        ELSE 'the replay stopped reporting progress (its runner ended); '
+             || 'see the audit log and run it again for what was not reached'
     END)
-WHERE (state = 'running' AND heartbeat_at < now() - %(running_quiet)s::interval)
+WHERE (state = 'running' AND handed_off_at IS NULL
+       AND heartbeat_at < now() - %(running_quiet)s::interval)
+   OR (state = 'running' AND handed_off_at < now() - %(handoff_quiet)s::interval
+       AND reinvoked >= %(max_reinvokes)s)
    OR (state = 'accepted' AND created_at < now() - %(accepted_quiet)s::interval)
 RETURNING id
+
+-- lost_continuations --
+-- Replays handed off whose next run has not claimed them for the given time: the
+-- invocation was lost (or is still coming). Counted and re-stamped here, in one statement,
+-- so two sweeps never re-invoke the same hand-off twice; the claim makes a late original
+-- and the re-invocation start one run between them.
+UPDATE replays SET reinvoked = reinvoked + 1, handed_off_at = now()
+WHERE id IN (
+    SELECT id FROM replays
+    WHERE state = 'running' AND handed_off_at < now() - %(handoff_quiet)s::interval
+      AND reinvoked < %(max_reinvokes)s
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING id, runs
 
 -- replay_visible_deliveries --
 -- Which of the ids a caller may replay, and their tenants (`%(tenant)s` NULL: an operator).
