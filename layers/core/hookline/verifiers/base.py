@@ -190,6 +190,16 @@ def require_header(headers: Headers, name: str) -> str:
     return value
 
 
+def signed_header_bytes(headers: Headers, name: str) -> bytes:
+    """A required header that is part of the signed message, as the UTF-8 bytes a sender
+    signed. Text no sender could have signed (a lone surrogate) is VerificationFailed, not a
+    crash."""
+    try:
+        return require_header(headers, name).encode()
+    except UnicodeEncodeError:
+        raise VerificationFailed(f"malformed {name} header") from None
+
+
 def header_value(headers: Headers, *names: str) -> str | None:
     """The first of the named headers that is present and not blank."""
     for name in names:

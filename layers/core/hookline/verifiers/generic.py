@@ -23,6 +23,7 @@ from hookline.verifiers.base import (
     keep_headers,
     parse_json,
     require_header,
+    signed_header_bytes,
     try_parse_json,
 )
 
@@ -165,7 +166,7 @@ class HmacVerifier(Verifier):
             self.check_timestamp(timestamp)
             values["timestamp"] = timestamp.encode()
         if opts.id_header and self.signs_id:
-            values["id"] = require_header(headers, opts.id_header).encode()
+            values["id"] = signed_header_bytes(headers, opts.id_header)
         self.require_signature(self.signed_content(values), [decoded], opts.algorithm)
 
     def signed_content(self, values: Mapping[str, bytes]) -> bytes:

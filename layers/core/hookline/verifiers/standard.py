@@ -11,6 +11,7 @@ from hookline.verifiers.base import (
     json_field,
     keep_headers,
     require_header,
+    signed_header_bytes,
 )
 
 WHSEC_PREFIX = "whsec_"
@@ -36,7 +37,7 @@ class StandardWebhooksVerifier(Verifier):
 
     def check_signature(self, headers: Headers, body: bytes) -> None:
         """Check the timestamp's tolerance, then the v1 signatures over id, timestamp, body."""
-        msg_id = require_header(headers, f"{self.header_prefix}-id")
+        msg_id = signed_header_bytes(headers, f"{self.header_prefix}-id")
         timestamp = require_header(headers, f"{self.header_prefix}-timestamp")
         header = require_header(headers, f"{self.header_prefix}-signature")
         self.check_timestamp(timestamp)
@@ -46,7 +47,7 @@ class StandardWebhooksVerifier(Verifier):
             decoded = decode_base64(encoded) if version == "v1" else None
             if decoded:
                 signatures.append(decoded)
-        message = f"{msg_id}.{timestamp}.".encode() + body
+        message = msg_id + f".{timestamp}.".encode() + body
         self.require_signature(message, signatures)
 
     def event_type(self, headers: Headers, payload: Any | None) -> str:
