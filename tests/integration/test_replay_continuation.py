@@ -295,3 +295,54 @@ def test_the_reconcile_function_runs_the_replay_sweep(api, db, sink, monkeypatch
     report = lambda_handler({"trigger": "test"}, LocalContext(function_name="reconcile"))
     assert report["repairs"]["replays_failed"] == 1
     assert row(db, dead)["state"] == "failed"
+
+
+def test_a_refanout_bigger_than_one_run_creates_and_sends_each_missing_delivery_once(
+    api, db, sqs, sink, monkeypatch
+):
+    import hookline
+
+    # Given 7 events of a tenant with two endpoints, none fanned out (14 deliveries missing)
+    tenant = api.post("/v1/tenants", {"name": "acme"}).json()
+    for path in ("/a", "/b"):
+        api.post("/v1/endpoints", {"tenant_id": tenant["id"], "url": PUBLIC_URL + path})
+    with db.connection() as conn, conn.transaction():
+        for n in range(7):
+            hookline.publish(conn, tenant_id=tenant["id"], type="order.created", payload={"n": n})
+    replay_id = record_replay(
+        api, sink, monkeypatch, {"since": "1h", "refanout": True, "reason": "restore"}
+    )
+    # When it runs three events at a time, with time for two steps per run
+    summary = replay_service.run_recorded_replay(
+        db, delivery_queues(get_settings()), ReplayOptions(batch_size=2, event_batch=3),
+        replay_id, budget=batches(2),
+    )  # fmt: skip
+    # Then it continued over several runs and each missing delivery was made and sent once
+    done = api.get(f"/v1/replays/{replay_id}").json()
+    assert done["state"] == "succeeded" and done["runs"] > 3
+    assert (done["total"], done["done"]) == (14, 14)
+    assert summary is not None
+    assert (summary["selected"], summary["created"], summary["enqueued"]) == (14, 14, 14)
+    with db.connection() as conn:
+        made = [r["id"] for r in conn.execute("SELECT id FROM deliveries").fetchall()]
+    assert len(made) == 14
+    assert sorted(queued_messages(sqs)) == sorted(made)
+    assert len(replay_audit(db)) == 1
+
+
+def test_the_consoles_synchronous_replay_stops_early_and_says_what_was_not_reached(api, db):
+    from hookline.replay import run_replay
+
+    # Given 5 dead deliveries, replayed through the function's console event (it answers
+    # synchronously, so it cannot continue)
+    ids = dead_deliveries(api, db, 5)
+    doc = {"delivery_ids": ids, "requested_by": "ana", "reason": "r"}
+    summary = run_replay(
+        db, delivery_queues(get_settings()), doc, ReplayOptions(batch_size=2),
+        keep_going=batches(1)(),
+    )  # fmt: skip
+    # Then it sent one batch and says the rest were not reached, and how to carry on
+    assert (summary["enqueued"], summary["stopped_early"], summary["not_reached"]) == (2, True, 3)
+    assert "run the same replay again" in summary["notes"][-1]
+    (entry,) = replay_audit(db)
+    assert entry["params"]["result"]["not_reached"] == 3

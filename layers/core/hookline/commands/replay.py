@@ -2,8 +2,10 @@
 re-fan-out or redrive, audited. A replay is a management API request (`POST /v1/replays`, in
 this process or to `--api URL`); the command then follows it (`GET /v1/replays/<id>`) with a
 progress bar until it has finished, unless `--no-wait`. `--function` runs it in the replay
-Lambda function instead, and `--print-event` prints that function's console test event.
-Flags mirror the console test event's fields."""
+Lambda function instead (synchronously, so it cannot continue past the function's time
+limit: `stopped_early`, unlike a replay through the API, docs/decisions/0021), and
+`--print-event` prints that function's console test event. Flags mirror the console test
+event's fields."""
 
 from __future__ import annotations
 
@@ -206,7 +208,8 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
         "--function",
         metavar="NAME",
         help="run it in the replay Lambda function (the stack's ReplayFunctionName "
-        "output) instead of here",
+        "output) instead of here, synchronously: it stops at the function's time limit "
+        "(stopped_early); through the API a big replay continues by itself",
     )
     o.add_argument("--idempotency-key", metavar="KEY", help="a retry starts no second replay")
     o.add_argument("--no-wait", action="store_true", help="return once the API accepted it")
