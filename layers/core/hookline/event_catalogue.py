@@ -215,7 +215,9 @@ _RE2_OPTIONS.never_capture = True  # only "does it match" is asked
 
 @functools.lru_cache(maxsize=PATTERN_CACHE_SIZE)
 def _re2_program(pattern: str) -> Any:
-    return re2.compile(pattern, _RE2_OPTIONS)
+    # Compiled and searched as UTF-8 bytes (RE2's own encoding): the same matches as str,
+    # without the wrapper's per-call character-offset bookkeeping (~3x faster).
+    return re2.compile(pattern.encode(), _RE2_OPTIONS)
 
 
 def _re2_compiles(pattern: object) -> bool:
@@ -238,12 +240,11 @@ def _matches(pattern: str, text: str) -> bool:
     except re2.error as err:
         raise UnusablePattern(f"pattern {pattern[:100]!r}: {_re2_reason(err)}") from None
     try:
-        return program.search(text) is not None
+        encoded = text.encode()
     except UnicodeEncodeError:
-        # A lone surrogate is valid in JSON text but not in UTF-8, which RE2 reads:
-        # match it as U+FFFD.
-        repaired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return program.search(repaired) is not None
+        # A lone surrogate is valid in JSON text but not in UTF-8: match it as U+FFFD.
+        encoded = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
+    return program.search(encoded) is not None
 
 
 def _pattern(
