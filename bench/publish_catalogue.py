@@ -6,6 +6,8 @@ One connection, each publish in its own committed transaction, as `POST /v1/even
 * ``not catalogued``     — `publish` of a type the tenant has not catalogued (the lookup
   finds nothing: the cost every tenant pays);
 * ``catalogued, schema`` — `publish` of a type with a schema (lookup + cached validator);
+* ``schema w/ patterns`` — the same with `pattern`, `patternProperties` and
+  `additionalProperties: false` (the regular-expression engine's cost, decision 0023);
 * ``lookup alone``       — the catalogue query by itself, no insert.
 
 Run: `.venv/bin/python bench/publish_catalogue.py [N]` (DATABASE_URL, or a local durable
@@ -29,6 +31,18 @@ SCHEMA = {
         "amount": {"type": "integer", "minimum": 0},
         "currency": {"type": "string", "enum": ["EUR", "USD"]},
     },
+    "required": ["amount", "currency"],
+}
+PATTERN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "amount": {"type": "integer", "minimum": 0},
+        "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+        "customer": {"type": "string", "pattern": "^cus_[A-Za-z0-9]+$"},
+        "lines": {"type": "array"},
+    },
+    "patternProperties": {"^x-": {"type": "string"}},
+    "additionalProperties": False,
     "required": ["amount", "currency"],
 }
 PAYLOAD = {"amount": 1200, "currency": "EUR", "customer": "cus_123", "lines": [{"sku": "a"}]}
@@ -64,6 +78,11 @@ def main() -> None:
             "VALUES ('ety_b', 'ten_b', 'invoice.paid', %s)",
             (psycopg.types.json.Jsonb(SCHEMA),),
         )
+        conn.execute(
+            "INSERT INTO event_types (id, tenant_id, name, schema) "
+            "VALUES ('ety_p', 'ten_b', 'invoice.sent', %s)",
+            (psycopg.types.json.Jsonb(PATTERN_SCHEMA),),
+        )
         body = encode_payload(PAYLOAD)
 
         def ledger_only() -> None:
@@ -87,6 +106,10 @@ def main() -> None:
             with conn.transaction():
                 publish(conn, tenant_id="ten_b", type="invoice.paid", payload=PAYLOAD)
 
+        def with_patterns() -> None:
+            with conn.transaction():
+                publish(conn, tenant_id="ten_b", type="invoice.sent", payload=PAYLOAD)
+
         def lookup() -> None:
             repo.schema_version(conn, "ten_b", "order.created")
 
@@ -94,6 +117,7 @@ def main() -> None:
             ("ledger only", ledger_only),
             ("not catalogued", uncatalogued),
             ("catalogued, schema", with_schema),
+            ("schema w/ patterns", with_patterns),
             ("lookup alone", lookup),
         ]
         for _, call in contenders:  # warm up: prepared statements, validator cache
