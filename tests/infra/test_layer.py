@@ -22,7 +22,9 @@ pytestmark = pytest.mark.infra
 def test_layer_ships_exactly_the_pinned_runtime_dependencies() -> None:
     deps = runtime_dependencies()
     names = {d.split("==")[0].split("[")[0] for d in deps}
-    assert {"aws-lambda-powertools", "psycopg", "psycopg-pool", "httpx", "python-ulid"} <= names
+    needed = {"aws-lambda-powertools", "psycopg", "psycopg-pool", "httpx", "python-ulid"}
+    # jsonschema validates event-type schemas; google-re2 runs their patterns (decision 0023).
+    assert needed | {"jsonschema", "google-re2", "cryptography"} <= names
     assert all("==" in d for d in deps), "layer dependencies must be pinned"
 
 
