@@ -25,7 +25,8 @@ def test_killing_every_component_and_postgres_loses_and_duplicates_nothing(tmp_p
     outcome = ChaosRun(options).run()
     # Then every accepted event is in the ledger, every delivery finished (delivered, or
     # failed/dead with a reason), none was created twice, each was sent under one webhook-id,
-    # the cap held, and a final reconcile found nothing to repair
+    # the cap held, a final reconcile found nothing to repair, and no secret or signature
+    # (the source's, any endpoint's, any MAC sent or received) is in any process's log
     assert outcome.violations == [], outcome.table()
     counts = outcome.counts
     assert counts["accepted"] == 1000 and counts["lost"] == 0
@@ -36,3 +37,5 @@ def test_killing_every_component_and_postgres_loses_and_duplicates_nothing(tmp_p
     assert counts["served 5xx"] > 0 and counts["served timeout"] > 0
     assert counts["served 429"] > 0 and counts["served 410"] >= 1
     assert counts["state delivered"] > 0 and counts["attempts"] > counts["deliveries"]
+    assert counts["secret_leaks"] == 0
+    assert counts["log_files_scanned"] >= len(KILLABLE) and counts["secrets_looked_for"] > 2000

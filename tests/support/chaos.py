@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -43,6 +44,7 @@ from tests.support.signers import standard_headers, verify_standard
 
 REPO = Path(__file__).resolve().parents[2]
 GROUPS = ("standard", "priority", "bulk")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{40,}")  # where a base64 MAC could be
 SOURCE_SECRET = "whsec_" + base64.b64encode(b"hookline-chaos-run-source-key-32").decode()
 TYPES = ("order.created", "order.paid")
 KILLABLE = ("front", "fanout", "reconcile", *(f"deliver:{g}" for g in GROUPS))
@@ -136,6 +138,7 @@ class Hit:
     n: int  # the event's number in the run (from the body); -1 if unreadable
     status: int  # what was answered (0: held past the client's timeout)
     signed: bool  # the signature verified with the endpoint's secret
+    signature: str  # the webhook-signature header, for the secret-leak scan
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -238,7 +241,9 @@ class ChaosSink:
             with self._lock:
                 self.in_flight[index] -= 1
                 self.served[kind] += 1
-                self.hits.append(Hit(index, webhook_id, n, status, signed))
+                self.hits.append(
+                    Hit(index, webhook_id, n, status, signed, headers.get("webhook-signature", ""))
+                )
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -338,6 +343,7 @@ class Sent:
     retries: Counter[str] = field(default_factory=Counter)  # why a send was repeated
     crosswired: list[int] = field(default_factory=list)  # one msg id, two event ids
     rejected: list[tuple[int, int]] = field(default_factory=list)  # (n, status) 4xx
+    signatures: set[str] = field(default_factory=set)  # webhook-signature values sent
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -358,6 +364,29 @@ class Outcome:
         else:
             lines.append("  no violations")
         return "\n".join(lines)
+
+
+def secret_leaks(
+    workdir: Path, secrets: list[str], signature_headers: list[str]
+) -> tuple[set[str], int, int, int]:
+    """Every secret (whole, or its key without `whsec_`) and every MAC of the signature
+    headers (`v1,<base64> v1,<base64>`) that appears in a `*.log` file under `workdir`:
+    (found, files, characters scanned, how many were looked for). Secrets are searched as
+    substrings; the many MACs as every window of their length inside each run of base64
+    characters, so a MAC is found whatever surrounds it."""
+    needles = {x for s in secrets for x in (s, s.removeprefix("whsec_"))}
+    macs = {e.partition(",")[2] for h in signature_headers for e in h.split()} - {""}
+    lengths = {len(m) for m in macs}
+    found: set[str] = set()
+    files = size = 0
+    for path in sorted(workdir.rglob("*.log")):
+        text = path.read_text(errors="replace")
+        files, size = files + 1, size + len(text)
+        found |= {x for x in needles if x in text}
+        for run in _BASE64_RUN.findall(text):
+            for n in lengths:
+                found |= {run[i : i + n] for i in range(len(run) - n + 1)} & macs
+    return found, files, size, len(needles) + len(macs)
 
 
 class ChaosRun:
@@ -530,12 +559,11 @@ class ChaosRun:
         msg_id = f"msg_chaos_{self.o.seed}_{n}"
         first_id: str | None = None
         for attempt in range(10_000):
+            headers = standard_headers(SOURCE_SECRET, body, msg_id)
+            with self.sent.lock:
+                self.sent.signatures.add(headers["webhook-signature"])
             try:
-                answer = http.post(
-                    front + tenant.path,
-                    content=body,
-                    headers=standard_headers(SOURCE_SECRET, body, msg_id),
-                )
+                answer = http.post(front + tenant.path, content=body, headers=headers)
             except httpx.TransportError as err:
                 self.sent.retries[type(err).__name__] += 1
                 time.sleep(min(0.1 * (attempt + 1), 1.0))
@@ -728,6 +756,12 @@ class ChaosRun:
         final = self._final_reconcile()
         return self._audit(drained, send_seconds, drain_seconds, final)
 
+    def _secret_leaks(self, hits: list[Hit]) -> tuple[set[str], int, int, int]:
+        with self.sent.lock:
+            headers = [*self.sent.signatures, *(h.signature for h in hits)]
+        secrets = [SOURCE_SECRET, *self.sink.secrets.values()]
+        return secret_leaks(self.workdir, secrets, headers)
+
     def _final_reconcile(self) -> dict[str, Any]:
         from hookline.db import Database
         from hookline.runtime import build_reconciler
@@ -842,6 +876,10 @@ class ChaosRun:
         if cap_seen > self.o.slow_cap:
             v.append(f"the slow endpoint saw {cap_seen} requests at once (cap {self.o.slow_cap})")
 
+        leaks, scanned, scanned_bytes, needles = self._secret_leaks(hits)
+        if leaks:
+            v.append(f"{len(leaks)} secrets or signatures appear in the logs: {sorted(leaks)[:3]}")
+
         repaired = {k: n for k, n in final["repairs"].items() if n}
         if repaired or final["unreconciled"]:
             v.append(
@@ -878,6 +916,9 @@ class ChaosRun:
             "attempts": attempts,
             "duplicates_at_sink": duplicates,
             "max_in_flight_slow": cap_seen,
+            "secret_leaks": len(leaks),
+            "log_files_scanned": scanned,
+            "secrets_looked_for": needles,
         }
         rows = out.rows
         rows += [
@@ -904,6 +945,8 @@ class ChaosRun:
             ("webhook-id mismatches", wrong_id + several),
             ("slow endpoint max in flight", f"{cap_seen} (cap {self.o.slow_cap})"),
             ("reconcile repairs during the run", repairs_during),
+            ("secrets/signatures in logs", f"{len(leaks)} of {needles} looked for, in {scanned}"
+             f" log files ({scanned_bytes / 1e6:.1f} MB)"),
             ("final reconcile", reconciled),
             ("time send / drain / total", timing),
         ]  # fmt: skip
