@@ -13,10 +13,11 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from hookline.db import reset_database
+import hookline
+from hookline.db import Database, reset_database
 from hookline.local.listener import APPLICATION_NAME, FanoutListener
 from hookline.nudge import LOCAL_NUDGE_CHANNEL, nudge_fanout, set_local_nudger
-from hookline.settings import Settings
+from hookline.settings import Settings, get_settings
 
 pytestmark = pytest.mark.integration
 
@@ -147,3 +148,65 @@ def test_an_outage_is_logged_once_and_never_stops_the_listener(
     back = [r for r in caplog.records if "listening on" in r.message and "again" in r.message]
     assert len(lost) == 1 and len(back) == 1, [r.message for r in caplog.records]
     assert listener.stats.outages == 1
+
+
+@pytest.fixture
+def local_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process as a local producer (the dev stack's `--print-env`): local mode, no
+    fan-out function, no fan-out of its own."""
+    monkeypatch.setenv("HOOKLINE_LOCAL_MODE", "1")
+    monkeypatch.delenv("HOOKLINE_FANOUT_FUNCTION", raising=False)
+    get_settings.cache_clear()
+    set_local_nudger(None)
+    yield
+    get_settings.cache_clear()
+
+
+def test_publishing_in_the_producers_transaction_wakes_the_fanout_when_it_commits(
+    db: Database, tenant: dict[str, str], listening: tuple[FanoutListener, Wakes], local_settings
+) -> None:
+    # Given a producer writing an event inside its own transaction (the outbox pattern)
+    _, wakes = listening
+    with db.connection() as conn:
+        with conn.transaction():
+            hookline.publish(conn, tenant_id=tenant["id"], type="order.paid", payload={"n": 1})
+            # Then nothing wakes the fan-out while the transaction is open (nothing to find)
+            time.sleep(0.5)
+            assert wakes.count == 0
+        # And it is woken once the transaction commits
+        assert wakes.wait_for(1, timeout=3), "the commit did not wake the fan-out"
+
+
+def test_a_rolled_back_publish_wakes_nothing(
+    db: Database, tenant: dict[str, str], listening: tuple[FanoutListener, Wakes], local_settings
+) -> None:
+    # Given a producer whose transaction publishes and then fails
+    _, wakes = listening
+    with pytest.raises(RuntimeError), db.connection() as conn, conn.transaction():
+        hookline.publish(conn, tenant_id=tenant["id"], type="order.paid", payload={"n": 1})
+        raise RuntimeError("the business write failed")
+    # Then the event never existed, and the fan-out was not woken for it
+    time.sleep(0.5)
+    assert wakes.count == 0
+    with db.connection() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM events").fetchone()["n"] == 0
+
+
+def test_hookline_nudge_fanout_wakes_the_fanout_from_a_producer(
+    database_url: str,
+    listening: tuple[FanoutListener, Wakes],
+    local_settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a producer process pointed at the dev stack's database
+    _, wakes = listening
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    get_settings.cache_clear()
+    reset_database()
+    try:
+        # When it calls the public nudge after its own commit
+        hookline.nudge_fanout()
+        # Then the fan-out is woken
+        assert wakes.wait_for(1, timeout=3)
+    finally:
+        reset_database()

@@ -19,4 +19,15 @@ def publish(
     )
 
 
-__all__ = ["publish"]
+def nudge_fanout() -> None:
+    """Wake the fan-out now, after a transaction that called `publish` committed: on AWS an
+    asynchronous invoke of the fan-out function (`HOOKLINE_FANOUT_FUNCTION`; the caller needs
+    `lambda:InvokeFunction` on it), locally a NOTIFY to the dev stack. Best effort: without
+    it the fan-out schedule picks the event up within its interval."""
+    from hookline.nudge import nudge_fanout as _nudge_fanout
+    from hookline.settings import get_settings
+
+    _nudge_fanout(get_settings())
+
+
+__all__ = ["nudge_fanout", "publish"]

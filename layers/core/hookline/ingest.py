@@ -13,8 +13,10 @@ from hookline.db import Connection, Database
 from hookline.errors import BadRequest, NotFound, PayloadTooLarge
 from hookline.event_catalogue import check_payload
 from hookline.ids import new_id
+from hookline.nudge import nudge_on_commit
 from hookline.repositories.ledger import NewEvent, Stored, store_event
 from hookline.repositories.sources import Source, get_source
+from hookline.settings import get_settings
 from hookline.verifiers import Headers, SourceConfig, verifier_for
 
 MAX_TYPE_LENGTH = 255
@@ -82,7 +84,9 @@ def publish(
     """Write a tenant's own event and its outbox row on `conn`, in the caller's transaction.
 
     This is the outbox pattern: call it inside your own `with conn.transaction():` next to
-    your business write; if that transaction rolls back, the event never existed.
+    your business write; if that transaction rolls back, the event never existed. Locally the
+    dev stack's fan-out is woken when it commits (decision 0022); on AWS call `hookline.nudge_fanout()`
+    after the commit to have it fanned out at once rather than on the next schedule.
 
     When the tenant's event-type catalogue gives `type` a schema, a payload that breaks it is
     refused (SchemaViolation, a BadRequest) before anything is written.
@@ -105,6 +109,8 @@ def publish(
             payload=body,
         ),
     )
+    if not stored.duplicate:
+        nudge_on_commit(conn, get_settings())
     return Accepted(stored.id, stored.duplicate, tenant_id)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hookline.aws import client
-from hookline.db import get_database
+from hookline.db import Connection, get_database
 from hookline.observability import logger
 from hookline.settings import Settings
 
@@ -50,6 +50,16 @@ def nudge_fanout(settings: Settings) -> None:
             _notify_local_fanout()
     except Exception:  # a nudge must never fail an accepted request
         logger.warning("fan-out nudge failed", exc_info=True)
+
+
+def nudge_on_commit(conn: Connection, settings: Settings) -> None:
+    """For an event written inside the caller's open transaction (`hookline.publish`): locally,
+    `NOTIFY` the dev stack's fan-out on that same connection — Postgres delivers it when, and
+    only if, the transaction commits, so the fan-out is woken exactly when there is something
+    to find. On AWS nothing here (the transaction is the producer's; call `hookline.nudge_fanout()`
+    after it commits, or the schedule picks the event up)."""
+    if settings.local_mode and not settings.fanout_function_name:
+        conn.execute("SELECT pg_notify(%s, '')", (LOCAL_NUDGE_CHANNEL,))
 
 
 def _notify_local_fanout() -> None:
