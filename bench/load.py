@@ -59,7 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +138,18 @@ class Pipeline:
     resent: int = 0  # re-sent by the reconciler during the run and the drain (whole stack)
 
 
+def signed_request(host: str, targets: list[Target], n: int, run: str) -> bytes:
+    """The `n`-th request of a run: a complete HTTP/1.1 POST to a source (round-robin over
+    the targets), webhook-id `msg_load_{run}_{n}`, signed now."""
+    target = targets[n % len(targets)]
+    body = json.dumps({"type": target.event_type, "n": n, "pad": PAYLOAD_PAD}).encode()
+    headers = standard_headers(SOURCE_SECRET, f"msg_load_{run}_{n}", body)
+    head = f"POST {target.path} HTTP/1.1\r\nHost: {host}\r\n" + "".join(
+        f"{k}: {v}\r\n" for k, v in headers.items()
+    )
+    return head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
 def build_requests(
     directory: Path, host: str, targets: list[Target], count: int, run: str, threads: int
 ) -> None:
@@ -145,13 +157,7 @@ def build_requests(
     length line, then the raw request)."""
     dealt: list[list[bytes]] = [[] for _ in range(threads)]
     for n in range(count):
-        target = targets[n % len(targets)]
-        body = json.dumps({"type": target.event_type, "n": n, "pad": PAYLOAD_PAD}).encode()
-        headers = standard_headers(SOURCE_SECRET, f"msg_load_{run}_{n}", body)
-        head = f"POST {target.path} HTTP/1.1\r\nHost: {host}\r\n" + "".join(
-            f"{k}: {v}\r\n" for k, v in headers.items()
-        )
-        raw = head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+        raw = signed_request(host, targets, n, run)
         dealt[n % threads].append(f"{len(raw)}\n".encode() + raw)
     for index, chunks in enumerate(dealt):
         (directory / f"requests-{index + 1}.bin").write_bytes(b"".join(chunks))
@@ -180,11 +186,12 @@ def run_wrk(target: str, url: str, directory: Path, connections: int, seconds: f
     return WrkResult(target, connections, json.loads(lines[-1]), accepted, duplicates)
 
 
-def drain(url: str, run: str, result: WrkResult, ended: float, timeout: float) -> Pipeline:
-    """Wait until every accepted event is delivered (or `timeout`), then count."""
+def drain(url: str, run: str, answered: Iterable[str], ended: float, timeout: float) -> Pipeline:
+    """Wait until every accepted event (`answered`: the event ids answered 200) is delivered
+    (or `timeout`), then count."""
     import psycopg
 
-    accepted = sorted(set(result.accepted))
+    accepted = sorted(set(answered))
     like = f"msg_load_{run}_%"
     start = time.monotonic()
     with psycopg.connect(url, autocommit=True) as conn:
@@ -264,7 +271,7 @@ def warm(host: str, state: Any, targets: list[Target], timeout: float) -> None:
         build_requests(Path(tmp), host, targets, 4000, f"warm_{os.getpid()}", 2)
         print("warming up: 5 s at 4 connections ...", file=sys.stderr, flush=True)
         result = run_wrk("warm-up", state.url, Path(tmp), 4, 5)
-        drain(state.database_url, f"warm_{os.getpid()}", result, time.time(), timeout)
+        drain(state.database_url, f"warm_{os.getpid()}", result.accepted, time.time(), timeout)
 
 
 @contextmanager
@@ -384,7 +391,7 @@ def main() -> int:
                 print(
                     f"  receiver {result.rate:.0f} req/s; draining ...", file=sys.stderr, flush=True
                 )
-                pipeline = drain(state.database_url, run, result, ended, args.drain)
+                pipeline = drain(state.database_url, run, result.accepted, ended, args.drain)
                 pipeline.resent = reconcile_resent(state.log_file) - resent_before
                 runs.append((baseline, result, pipeline, load, waited))
                 cpu.used["wrk"] = wrk_cpu
