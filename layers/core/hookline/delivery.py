@@ -20,6 +20,7 @@ from hookline.repositories import deliveries as repo
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories.deliveries import Finish, Job
 from hookline.retry import Outcome, RetryPolicy, parse_retry_after
+from hookline.secretbox import reveal
 from hookline.signing import sign
 
 USER_AGENT = "Hookline-Webhooks/0.1"
@@ -108,40 +109,46 @@ class Deliverer:
         """Handle one queue message. Raises (so SQS retries it) only when the message could
         not be handled at all: unparseable, database down, or a deferral not re-sent."""
         delivery_id, seq = DeliveryMessage.parse(body)
-        with self.db.connection() as conn, conn.transaction():
-            # The claim, the slot and a deferral commit without waiting for the disk: a
-            # database crash can only undo them, which leaves the delivery queued with a
-            # lease (SQS or the reconciler brings it back), while the attempt's record
-            # commits durably and flushes them with it. Nor does the endpoint row that
-            # take_slot locks stay locked through a WAL flush
-            # (docs/decisions/0014-delivery-claims-commit-asynchronously.md).
-            repo.commit_without_flush(conn)
-            job = repo.claim(conn, delivery_id, seq, self.options.claim_lease)
-            if job is None:
+        now = self.clock()
+        with self.db.connection() as conn:
+            # One statement, committed without waiting for the disk: the claim, then (for an
+            # enabled endpoint before the deadline) the active secrets and a slot. A database
+            # crash can only undo it, which leaves the delivery queued with a lease (SQS or
+            # the reconciler brings it back), while the attempt's record commits durably and
+            # flushes it with it; the endpoint row the slot locks is released at that commit
+            # (docs/decisions/0014-delivery-claims-commit-asynchronously.md, 0025).
+            claim = repo.claim_to_send(conn, delivery_id, seq, self.options.claim_lease, now)
+            if claim is None:
                 return Handled(Result.SKIPPED)
+            job = claim.job
             if not job.endpoint_enabled:
-                deleted = endpoint_repo.is_deleted(conn, job.endpoint_id)
-                reason = "endpoint deleted" if deleted else "endpoint disabled"
+                reason = "endpoint deleted" if claim.endpoint_deleted else "endpoint disabled"
                 repo.finish(conn, job, Finish("failed", False, None, reason))
                 return Handled(Result.FAILED)
-            if self.clock() >= job.deadline_at:
+            if claim.wait_seconds is None:  # enabled, so past its deadline
                 repo.finish(conn, job, Finish("dead", False, None, "deadline passed"))
                 return Handled(Result.DEAD)
-            secrets = endpoint_repo.active_secrets(conn, job.endpoint_id)
-            # Last before the commit: the endpoint row stays locked until then.
-            wait = repo.take_slot(conn, job, self.options.claim_lease.total_seconds())
-            delay = self._defer(conn, job, wait) if wait > 0 else 0.0
-        if wait > 0:
-            # Sent once the transaction has committed (and released the endpoint row).
-            return self._requeue_deferred(job, delay)
+            if claim.wait_seconds > 0:
+                # Jitter spreads the deferred messages of a busy endpoint over the next seconds.
+                delay = max(claim.wait_seconds, self.options.busy_retry_seconds)
+                delay *= 1 + random.random()
+                lease = self.options.queued_lease + timedelta(seconds=delay)
+                repo.defer_without_flush(conn, job, lease)
+                return self._requeue_deferred(job, delay)
+            try:
+                secrets = [reveal(conn, sealed) for sealed in claim.sealed_secrets]
+            except Exception:
+                # As the claim's rollback used to: the slot freed, the delivery queued again
+                # (this message is retried), both only while this claim stands.
+                self._give_back(conn, job)
+                raise
         attempt = self.send(job, secrets)
         return Handled(self.conclude(job, attempt), attempt)
 
-    def _defer(self, conn: Connection, job: Job, wait: float) -> float:
-        # Jitter spreads the deferred messages of a busy endpoint over the next seconds.
-        delay = max(wait, self.options.busy_retry_seconds) * (1 + random.random())
-        repo.defer(conn, job, self.options.queued_lease + timedelta(seconds=delay))
-        return delay
+    def _give_back(self, conn: Connection, job: Job) -> None:
+        with conn.transaction():
+            repo.release_slot(conn, job)
+            repo.defer(conn, job, self.options.queued_lease)
 
     def _requeue_deferred(self, job: Job, delay: float) -> Handled:
         failed = self.queues.send([self._message(job, job.seq)], delay_seconds=delay)
@@ -208,6 +215,20 @@ class Deliverer:
         )
         requeue_at: datetime | None = None
         seq: int | None = None
+        if outcome == Outcome.DELIVERED:
+            with self.db.connection() as conn:
+                # One statement, committed durably (decision 0025); finishes and frees the
+                # slot only while this claim stands.
+                repo.record_delivered(
+                    conn,
+                    job,
+                    attempted_at=attempt.started_at,
+                    duration_ms=attempt.duration_ms,
+                    status=attempt.status,
+                    excerpt=attempt.excerpt,
+                    error=attempt.error,
+                )
+            return Result.DELIVERED
         with self.db.connection() as conn, conn.transaction():
             repo.record_attempt(
                 conn,
@@ -219,10 +240,6 @@ class Deliverer:
                 error=attempt.error,
             )
             repo.release_slot(conn, job)
-            if outcome == Outcome.DELIVERED:
-                repo.finish(conn, job, Finish("delivered", True, attempt.status, None))
-                endpoint_repo.record_success(conn, job.endpoint_id)
-                return Result.DELIVERED
             if outcome == Outcome.GONE:
                 repo.finish(conn, job, Finish("failed", True, attempt.status, "410 Gone"))
                 self._disable(conn, job, "the endpoint answered 410 Gone")

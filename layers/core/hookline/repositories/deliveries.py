@@ -98,8 +98,20 @@ def claim(conn: Connection, delivery_id: str, seq: int, lease: timedelta) -> Job
     r = conn.execute(
         query("claim_delivery"), {"id": delivery_id, "seq": seq, "lease": lease}
     ).fetchone()
-    if r is None:
-        return None
+    return None if r is None else _job(r)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What `claim_to_send` took: the job, and for a sendable one its secrets and slot."""
+
+    job: Job
+    endpoint_deleted: bool
+    sealed_secrets: list[str]  # active secrets, newest first, still sealed; [] if not sendable
+    wait_seconds: float | None  # 0: slot taken; > 0: no slot, wait; None: not sendable
+
+
+def _job(r: dict[str, Any]) -> Job:
     return Job(
         id=r["id"],
         seq=r["enqueue_seq"],
@@ -121,6 +133,34 @@ def claim(conn: Connection, delivery_id: str, seq: int, lease: timedelta) -> Job
     )
 
 
+def claim_to_send(
+    conn: Connection, delivery_id: str, seq: int, lease: timedelta, now: datetime
+) -> Claim | None:
+    """The deliverer's claim in one statement that commits without waiting for the disk:
+    claim this generation, then — only if the endpoint is enabled and `now` is before the
+    deadline — read the endpoint's active secrets and take a slot. Run it outside a
+    transaction (it is its own). None if stale, finished or taken."""
+    r = conn.execute(
+        query("claim_delivery_to_send"),
+        {
+            "id": delivery_id,
+            "seq": seq,
+            "lease": lease,
+            "now": now,
+            "lease_seconds": lease.total_seconds(),
+        },
+    ).fetchone()
+    if r is None:
+        return None
+    wait = r["wait_seconds"]
+    return Claim(
+        job=_job(r),
+        endpoint_deleted=r["deleted"],
+        sealed_secrets=list(r["secrets"] or []),
+        wait_seconds=None if wait is None else float(wait),
+    )
+
+
 def take_slot(conn: Connection, job: Job, lease_seconds: float) -> float:
     """0 when the endpoint has room (slot taken), else seconds to wait."""
     row = conn.execute(
@@ -136,6 +176,46 @@ def defer(conn: Connection, job: Job, lease: timedelta) -> None:
         query("defer_delivery"),
         {"id": job.id, "lease": lease, "seq": job.seq, "claimed_until": job.claimed_until},
     )
+
+
+def defer_without_flush(conn: Connection, job: Job, lease: timedelta) -> None:
+    """`defer` as one statement committing without waiting for the disk (outside a
+    transaction)."""
+    conn.execute(
+        query("defer_delivery_without_flush"),
+        {"id": job.id, "lease": lease, "seq": job.seq, "claimed_until": job.claimed_until},
+    )
+
+
+def record_delivered(
+    conn: Connection,
+    job: Job,
+    *,
+    attempted_at: datetime,
+    duration_ms: int,
+    status: int | None,
+    excerpt: str | None,
+    error: str | None,
+) -> int | None:
+    """A delivered attempt in one statement: the attempt recorded; the slot released and the
+    delivery finished only while this claim stands; the endpoint's failure streak ended.
+    Returns the generation, or None if this claim no longer stood (nothing but the attempt
+    was written)."""
+    row = conn.execute(
+        query("record_delivered"),
+        {
+            "id": job.id,
+            "seq": job.seq,
+            "claimed_until": job.claimed_until,
+            "endpoint_id": job.endpoint_id,
+            "attempted_at": attempted_at,
+            "duration_ms": duration_ms,
+            "status": status,
+            "excerpt": excerpt,
+            "error": error,
+        },
+    ).fetchone()
+    return None if row is None or row["enqueue_seq"] is None else int(row["enqueue_seq"])
 
 
 def record_attempt(

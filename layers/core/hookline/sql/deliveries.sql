@@ -72,6 +72,44 @@ RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.eve
           p.id AS endpoint_id, p.url, p.headers,
           p.retry_on_4xx, p.enabled, e.type AS event_type, e.payload, e.content_type
 
+-- claim_delivery_to_send --
+-- The deliverer's claim, in one statement and so one round trip and one transaction
+-- (docs/decisions/0025-fewer-statements-per-delivery.md): claim this generation (as
+-- claim_delivery), and, only when the claim holds and the endpoint is enabled and the
+-- deadline (%(now)s, the deliverer's clock) has not passed, read its active secrets (sealed)
+-- and take an endpoint slot. It commits without waiting for the disk (decision 0014): `opts`
+-- sets synchronous_commit for this statement's own transaction, and every row the claim
+-- writes is joined with it, so nothing is written unless it ran. hookline_take_slot runs
+-- last in the statement, so the endpoint row it locks is released at the commit right after.
+WITH opts AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit
+), claimed AS (
+    UPDATE deliveries d
+    SET state = 'delivering', lease_expires_at = now() + %(lease)s, updated_at = now()
+    FROM endpoints p, events e, opts
+    WHERE d.id = %(id)s AND d.enqueue_seq = %(seq)s
+      AND p.id = d.endpoint_id AND e.id = d.event_id
+      AND (d.state = 'queued' OR (d.state = 'delivering' AND d.lease_expires_at < now()))
+    RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
+              d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
+              p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
+              p.deleted_at IS NOT NULL AS deleted,
+              p.enabled AND %(now)s < d.deadline_at AS sendable,
+              e.type AS event_type, e.payload, e.content_type
+), ready AS MATERIALIZED (
+    SELECT c.*,
+           CASE WHEN c.sendable THEN ARRAY(
+               SELECT s.secret FROM endpoint_secrets s
+               WHERE s.endpoint_id = c.endpoint_id
+                 AND (s.expires_at IS NULL OR s.expires_at > now())
+               ORDER BY s.created_at DESC) END AS secrets
+    FROM claimed c
+)
+SELECT r.*,
+       CASE WHEN r.sendable
+            THEN hookline_take_slot(r.endpoint_id, r.id, %(lease_seconds)s) END AS wait_seconds
+FROM ready r
+
 -- take_endpoint_slot --
 SELECT hookline_take_slot(%(endpoint_id)s, %(id)s, %(lease_seconds)s) AS wait_seconds
 
@@ -114,6 +152,47 @@ SET state = %(state)s,
 WHERE id = %(id)s AND state = 'delivering'
   AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
 RETURNING id, enqueue_seq, state
+
+-- defer_delivery_without_flush --
+-- defer_delivery as one statement that commits without waiting for the disk (decision 0014:
+-- a crash may undo it; the delivery then stays delivering until its lease runs out).
+WITH opts AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit
+)
+UPDATE deliveries d
+SET state = 'queued', lease_expires_at = now() + %(lease)s, updated_at = now()
+FROM opts
+WHERE d.id = %(id)s AND d.state = 'delivering'
+  AND d.enqueue_seq = %(seq)s AND d.lease_expires_at = %(claimed_until)s
+
+-- record_delivered --
+-- A delivered attempt in one statement (one transaction, committed durably): the attempt is
+-- recorded (it was made, whoever holds the delivery now); the delivery is finished and the
+-- slot freed only while this worker's claim stands — the slot's DELETE depends on the
+-- finishing UPDATE having matched, so a worker whose lease ran out frees nothing of the run
+-- that took over. Any success ends the endpoint's failure streak (a no-op, and no row lock,
+-- when there is none). Returns the generation, or NULL when the claim no longer stood.
+WITH attempt AS (
+    INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code,
+                          response_excerpt, error_class)
+    VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s)
+), finished AS (
+    UPDATE deliveries
+    SET state = 'delivered', attempt_count = attempt_count + 1, lease_expires_at = NULL,
+        last_status = coalesce(%(status)s, last_status), last_error = NULL,
+        finished_at = now(), updated_at = now()
+    WHERE id = %(id)s AND state = 'delivering'
+      AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
+    RETURNING enqueue_seq
+), released AS (
+    DELETE FROM endpoint_slots
+    WHERE endpoint_id = %(endpoint_id)s AND delivery_id = %(id)s
+      AND EXISTS (SELECT 1 FROM finished)
+), recovered AS (
+    UPDATE endpoints SET failing_since = NULL
+    WHERE id = %(endpoint_id)s AND failing_since IS NOT NULL
+)
+SELECT (SELECT enqueue_seq FROM finished) AS enqueue_seq
 
 -- get_delivery --
 SELECT id, event_id, endpoint_id, tenant_id, tenant_group, state, attempt_count,
