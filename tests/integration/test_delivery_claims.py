@@ -39,11 +39,9 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def test_a_late_delivered_outcome_cannot_finish_or_free_the_run_that_took_over(
-    pipeline, db, sink
-):
+def test_a_late_delivered_outcome_cannot_finish_or_free_the_run_that_took_over(pipeline, db, sink):
     # Given a delivery claimed by worker A (secrets read, slot taken), whose lease ran out
-    t, ep = endpoint_of_new_tenant(db, sink.url("/late"), max_concurrency=1)
+    t, _ep = endpoint_of_new_tenant(db, sink.url("/late"), max_concurrency=1)
     publish(db, t)
     pipeline.fanout()
     queued = pipeline.delivery()
@@ -82,9 +80,7 @@ def test_a_late_delivered_outcome_cannot_finish_or_free_the_run_that_took_over(
     assert slots(db) == []
 
 
-def test_a_delivery_past_its_deadline_or_to_a_disabled_endpoint_takes_no_slot(
-    pipeline, db, sink
-):
+def test_a_delivery_past_its_deadline_or_to_a_disabled_endpoint_takes_no_slot(pipeline, db, sink):
     # Given an endpoint with a cap of 1, one delivery past its deadline and one whose
     # endpoint is then disabled (slots are released only after an attempt: one taken
     # here would block the endpoint until its lease ran out)
