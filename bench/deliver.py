@@ -369,8 +369,8 @@ class RoundTrips:
             self._add()
             return command(conn, *args, **kwargs)
 
-        psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign]
-        BaseConnection._exec_command = counted_command  # type: ignore[method-assign]
+        psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign,assignment]
+        BaseConnection._exec_command = counted_command  # type: ignore[method-assign,assignment]
         try:
             yield self
         finally:
