@@ -4,6 +4,7 @@ verdict on a step (held / queueing / errors) that the published figures rest on.
 from __future__ import annotations
 
 import collections
+import itertools
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_requests_are_due_evenly_at_the_offered_rate_whatever_the_answers() -> N
     assert due[0] == 0
     assert due[1] == pytest.approx(0.0025)
     assert due[-1] == pytest.approx(1.9975)
-    assert all(b - a == pytest.approx(0.0025) for a, b in zip(due, due[1:], strict=False))
+    assert all(b - a == pytest.approx(0.0025) for a, b in itertools.pairwise(due))
 
 
 # --- response heads --------------------------------------------------------------------
