@@ -41,6 +41,11 @@ bench: install
 bench-load: install
 	$(BIN)/python bench/load.py
 
+# Open loop (fixed rates, latency from schedule): where errors begin. See docs/reliability.md.
+.PHONY: bench-openloop
+bench-openloop: install
+	$(BIN)/python bench/openloop.py
+
 bench-chaos: install
 	$(BIN)/python bench/chaos.py --events 10000
 
