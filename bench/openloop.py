@@ -226,7 +226,7 @@ async def offer(
         step.latency_ms.append((loop.time() - due) * 1000)
         step.statuses[status] += 1
         if status == 200:
-            # The baseline's body is not the receiver's JSON: not an error.
+            # Counted for the drain; a 200 without the receiver's JSON is still a 2xx.
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 answer = json.loads(body)
                 step.accepted.append(str(answer["id"]))
