@@ -22,11 +22,14 @@ each step's clock starts, every one genuinely signed with its own `webhook-id`. 
    (bench/wrk/ok_server.py, the front's server class) with the same generator — the ceiling of
    generator plus Python HTTP serving — then the **receiver** step against `POST
    /in/{source_id}`, each for `--seconds`. Deliveries flow all along: there is no drain
-   between steps (the backlog of one step is delivered during the next). The load average is
-   printed at the start of each step. The ladder stops after a receiver step with more than
-   1 % errors (`--keep-going` to climb on).
-3. after the ladder, the drain and bench/load.py's accounting per step: **lost** (answered 200,
-   not in the ledger; must be 0), **undelivered**, **stored unanswered**.
+   between steps (the backlog of one step is delivered during the next), unless
+   `--drain-between`: then each step's events are drained, and the machine left to quiet
+   down, before the next step, so that each rate starts from an empty backlog. The load
+   average is printed at the start of each step. The ladder stops after a receiver step with
+   more than 1 % errors (`--keep-going` to climb on).
+3. after the ladder (or each step), the drain and bench/load.py's accounting per step:
+   **lost** (answered 200, not in the ledger; must be 0), **undelivered**, **stored
+   unanswered**.
 
 A step is **held** when every request was answered 2xx, the 2xx rate kept up with the offer
 (>= 95 %), and the p99 latency from schedule is under `--p99-bound` (1 s). It **queues** when
@@ -321,6 +324,10 @@ def main() -> int:
     parser.add_argument("--p99-bound", type=float, default=1000, help="ms, for 'held' (1000)")
     parser.add_argument("--drain", type=float, default=900, help="max seconds to drain (900)")
     parser.add_argument("--quiet-wait", type=float, default=180, help="max wait for load < 1")
+    parser.add_argument(
+        "--drain-between", action="store_true",
+        help="drain (and wait for quiet) after each step instead of after the ladder",
+    )  # fmt: skip
     parser.add_argument("--keep-going", action="store_true", help="climb past >1%% errors")
     parser.add_argument("--no-baseline", action="store_true", help="skip the baseline steps")
     parser.add_argument("--stack-log", help="keep the started stack's output in this file")
@@ -364,6 +371,9 @@ def main() -> int:
             resent_before = reconcile_resent(state.log_file)
             for index, rate in enumerate(rates):
                 run = f"s{index}_r{rate:g}_{os.getpid()}"
+                if args.drain_between and index:
+                    load, waited = wait_until_quiet(args.quiet_wait)
+                    print(f"load {load:.2f} after waiting {waited:.0f} s", file=sys.stderr)
                 count = int(rate * args.seconds)
                 if not args.no_baseline:
                     baseline = run_step(
@@ -376,6 +386,10 @@ def main() -> int:
                     step = run_step("receiver", state.url, requests, rate, args.timeout, run)
                 steps.append(step)
                 cpus.append(cpu)
+                if args.drain_between:
+                    pipelines.append(
+                        drain(state.database_url, run, step.accepted, step.ended, args.drain)
+                    )
                 print(
                     f"  {rate:g}/s offered: {step.achieved:.0f} 2xx/s, {step.errors} errors, "
                     f"p99 {pct(step.latency_ms, 99):.0f} ms",
@@ -387,7 +401,7 @@ def main() -> int:
                     break
             print("draining ...", file=sys.stderr, flush=True)
             drain_began = time.monotonic()
-            for step in steps:
+            for step in steps[len(pipelines) :]:
                 pipelines.append(
                     drain(state.database_url, step.run, step.accepted, step.ended, args.drain)
                 )
@@ -405,7 +419,7 @@ def main() -> int:
         f"timeout {args.timeout:g} s, niceness {niceness}; latency from each request's "
         f"scheduled time; Standard Webhooks-signed ~1 KB POSTs, each a distinct webhook-id; "
         f"{len(config.group_names)} groups, {args.endpoints} endpoints on a loopback sink; "
-        f"no drain between steps"
+        + ("drained after each step" if args.drain_between else "no drain between steps")
     )
     print()
     rows = []
@@ -425,19 +439,21 @@ def main() -> int:
         named = sum(cpu.used.get(n, 0.0) for n in names)
         rows.append(
             [f"receiver {step.rate:g}/s", p.accepted, step.duplicates, p.stored_unanswered,
-             p.lost, p.undelivered, f"{p.delivered_in_window / step.seconds:.0f}"]
+             p.lost, p.undelivered, f"{p.delivered_in_window / step.seconds:.0f}",
+             f"{p.drained_after:.0f}"]
             + [f"{100 * cpu.used.get(n, 0.0) / cpu.seconds:.0f}%" for n in names]
             + [f"{100 * (cpu.used['whole machine'] - named) / cpu.seconds:.0f}%"]
         )  # fmt: skip
     print_table(
         ["after the drain", "accepted", "duplicate", "stored unanswered", "lost",
-         "undelivered", "delivered/s to step end", *[f"CPU {n}" for n in names], "CPU others"],
+         "undelivered", "delivered/s to step end", "drain s",
+         *[f"CPU {n}" for n in names], "CPU others"],
         rows,
     )  # fmt: skip
     print()
     lag = [v for p in pipelines for v in p.lag_ms]
     print(
-        f"drained in {drained_after:.0f} s; re-sent by reconcile {resent}; subscriber saw "
+        f"last drain {drained_after:.0f} s; re-sent by reconcile {resent}; subscriber saw "
         f"{subscriber_requests} requests in all; receive → delivered p50 "
         f"{pct(lag, 50) / 1000:.1f} s, p99 {pct(lag, 99) / 1000:.1f} s"
     )
