@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 import httpx
 
@@ -215,30 +216,21 @@ class Deliverer:
         )
         requeue_at: datetime | None = None
         seq: int | None = None
+        recorded: dict[str, Any] = {
+            "attempted_at": attempt.started_at,
+            "duration_ms": attempt.duration_ms,
+            "status": attempt.status,
+            "excerpt": attempt.excerpt,
+            "error": attempt.error,
+        }
         if outcome == Outcome.DELIVERED:
             with self.db.connection() as conn:
                 # One statement, committed durably (decision 0025); finishes and frees the
                 # slot only while this claim stands.
-                repo.record_delivered(
-                    conn,
-                    job,
-                    attempted_at=attempt.started_at,
-                    duration_ms=attempt.duration_ms,
-                    status=attempt.status,
-                    excerpt=attempt.excerpt,
-                    error=attempt.error,
-                )
+                repo.record_delivered(conn, job, **recorded)
             return Result.DELIVERED
         with self.db.connection() as conn, conn.transaction():
-            repo.record_attempt(
-                conn,
-                job,
-                attempted_at=attempt.started_at,
-                duration_ms=attempt.duration_ms,
-                status=attempt.status,
-                excerpt=attempt.excerpt,
-                error=attempt.error,
-            )
+            repo.record_attempt(conn, job, **recorded)
             repo.release_slot(conn, job)
             if outcome == Outcome.GONE:
                 repo.finish(conn, job, Finish("failed", True, attempt.status, "410 Gone"))
