@@ -247,6 +247,17 @@ def test_reconcile_fails_a_dead_runner_reinvokes_a_lost_hand_off_and_leaves_a_li
     assert row(db, dead)["state"] == "failed"
     assert "stopped reporting" in row(db, dead)["result"]["error"]
     assert "never started" in row(db, never)["result"]["error"]
+    # and each has its audit entry, filed as its runner would have (requester, reason, the
+    # request) with why it failed, and linked from the replay
+    entries = {e["params"]["replay_id"]: e for e in replay_audit(db)}
+    assert set(entries) == {dead, never}
+    for replay_id in (dead, never):
+        entry = entries[replay_id]
+        assert entry["actor"] == row(db, replay_id)["requested_by"]
+        assert entry["params"]["reason"] == "r"
+        assert entry["params"]["request"]["delivery_ids"] == ids
+        assert entry["params"]["result"]["error"] == row(db, replay_id)["result"]["error"]
+        assert row(db, replay_id)["audit_id"] == entry["id"]
     # and the lost hand-off is invoked again for run 2, and is still running
     (invocation,) = sink.requests(INVOCATIONS)
     assert json.loads(invocation.body) == {"replay_id": lost, "run": 2}

@@ -41,6 +41,7 @@ from hookline.replay import (
     parse_request,
 )
 from hookline.repositories import api as api_repo
+from hookline.repositories import audit as audit_repo
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories import replays as repo
 from hookline.repositories.replay import Window
@@ -197,15 +198,20 @@ def sweep(db: Database, start: Continue | None = None) -> dict[str, int]:
         lost = repo.lost_continuations(
             conn, handoff_quiet=HANDOFF_QUIET, max_reinvokes=MAX_REINVOKES
         )
-        failed = repo.fail_stale_replays(
-            conn,
-            running_quiet=RUNNING_QUIET,
-            accepted_quiet=ACCEPTED_QUIET,
-            handoff_quiet=HANDOFF_QUIET,
-            max_reinvokes=MAX_REINVOKES,
-        )
+        # Failed and audited together: every replay has its one audit entry, a dead runner's
+        # too (it did part of the work and wrote none).
+        with conn.transaction():
+            failed = repo.fail_stale_replays(
+                conn,
+                running_quiet=RUNNING_QUIET,
+                accepted_quiet=ACCEPTED_QUIET,
+                handoff_quiet=HANDOFF_QUIET,
+                max_reinvokes=MAX_REINVOKES,
+            )
+            for row in failed:
+                repo.set_audit_id(conn, row["id"], _audit_abandoned(conn, row))
     if failed:
-        log.warning("replays whose runner stopped marked failed: %s", failed)
+        log.warning("replays whose runner stopped marked failed: %s", [row["id"] for row in failed])
     if lost:
         if start is None:
             from hookline.settings import get_settings
@@ -220,6 +226,32 @@ def sweep(db: Database, start: Continue | None = None) -> dict[str, int]:
             except Exception:  # the next sweep tries again, up to MAX_REINVOKES
                 log.exception("could not re-invoke replay %s", replay_id)
     return {"replays_failed": len(failed), "replays_continued": len(lost)}
+
+
+def _audit_abandoned(conn: Any, row: dict[str, Any]) -> int:
+    """The audit entry of a replay the sweep failed: filed as its runner would have filed it
+    (requester, reason, request), with the summary so far and why it failed."""
+    from hookline.settings import get_settings
+
+    doc = {**row["request"], "requested_by": row["requested_by"], "reason": row["reason"]}
+    try:
+        request = parse_request(doc, groups=get_settings().config.group_names)
+        (object_type, object_id), parameters = request.audit_object(), request.parameters()
+    except HooklineError:  # recorded by an older version: filed under the replay itself
+        (object_type, object_id), parameters = ("replay", row["id"]), row["request"]
+    return audit_repo.write_audit(
+        conn,
+        actor=row["requested_by"],
+        action="replay",
+        object_type=object_type,
+        object_id=object_id,
+        params={
+            "reason": row["reason"],
+            "request": parameters,
+            "result": row["result"],
+            "replay_id": row["id"],
+        },
+    )
 
 
 # -- running ----------------------------------------------------------------------------------

@@ -136,9 +136,10 @@ def fail_stale_replays(
     accepted_quiet: timedelta,
     handoff_quiet: timedelta,
     max_reinvokes: int,
-) -> list[str]:
+) -> list[dict[str, Any]]:
     """Mark failed the replays whose runner went quiet, and those handed off whose next run
-    never started although re-invoked `max_reinvokes` times; their ids."""
+    never started although re-invoked `max_reinvokes` times; their id, requester, reason,
+    request and result (the summary so far, with the error), for their audit entries."""
     rows = conn.execute(
         query("fail_stale_replays"),
         {
@@ -148,7 +149,12 @@ def fail_stale_replays(
             "max_reinvokes": max_reinvokes,
         },
     ).fetchall()
-    return [str(r["id"]) for r in rows]
+    return [dict(r) for r in rows]
+
+
+def set_audit_id(conn: Connection, replay_id: str, audit_id: int) -> None:
+    """Link a replay to its audit entry."""
+    conn.execute(query("set_replay_audit_id"), {"id": replay_id, "audit_id": audit_id})
 
 
 def lost_continuations(

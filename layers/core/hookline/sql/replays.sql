@@ -71,7 +71,10 @@ WHERE (state = 'running' AND handed_off_at IS NULL
    OR (state = 'running' AND handed_off_at < now() - %(handoff_quiet)s::interval
        AND reinvoked >= %(max_reinvokes)s)
    OR (state = 'accepted' AND created_at < now() - %(accepted_quiet)s::interval)
-RETURNING id
+RETURNING id, requested_by, reason, request, result
+
+-- set_replay_audit_id --
+UPDATE replays SET audit_id = %(audit_id)s WHERE id = %(id)s
 
 -- lost_continuations --
 -- Replays handed off whose next run has not claimed them for the given time: the
