@@ -44,7 +44,7 @@ bench-load: install
 # Open loop (fixed rates, latency from schedule): where errors begin. See docs/reliability.md.
 .PHONY: bench-openloop
 bench-openloop: install
-	$(BIN)/python bench/openloop.py
+	$(BIN)/python bench/openloop.py --drain-between
 
 bench-chaos: install
 	$(BIN)/python bench/chaos.py --events 10000
