@@ -26,13 +26,13 @@ from psycopg import sql
 
 from hookline import admin
 from hookline.cli import main
-from hookline.db import Database, reset_database
+from hookline.db import Database
 from hookline.local.devstate import DevState, healthy, read_state
 from hookline.local.listener import APPLICATION_NAME
 from hookline.localpg import free_port
-from hookline.runtime import reset_runtime
 from hookline.settings import get_settings
 from tests.e2e.conftest import E2E_CONFIG, REPO, wait_until
+from tests.support.environment import exported
 from tests.support.sinks import Sink
 
 pytestmark = pytest.mark.e2e
@@ -84,24 +84,9 @@ def start_dev(workdir: Path, name: str, env: dict[str, str], *args: str) -> Dev:
     raise AssertionError(f"hookline dev {name} did not come up:\n{out.read_text()}")
 
 
-@contextlib.contextmanager
-def environment_of(state: DevState) -> Iterator[None]:
+def environment_of(state: DevState) -> contextlib.AbstractContextManager[None]:
     """This process takes the stack's exported environment (`hookline dev --print-env`)."""
-    exported = state.env()
-    saved = {k: os.environ.get(k) for k in exported}
-    os.environ.update(exported)
-    reset_database()
-    reset_runtime()
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        reset_database()
-        reset_runtime()
+    return exported(state.env())
 
 
 @pytest.fixture

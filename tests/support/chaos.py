@@ -40,6 +40,7 @@ import httpx
 import psycopg
 from psycopg.rows import dict_row
 
+from tests.support.environment import exported
 from tests.support.signers import standard_headers, verify_standard
 
 REPO = Path(__file__).resolve().parents[2]
@@ -450,23 +451,8 @@ class ChaosRun:
         )
         names = [k for k in env if k.startswith(("HOOKLINE_", "AWS_", "POWERTOOLS_"))]
         names.append("DATABASE_URL")
-        saved = {k: os.environ.get(k) for k in names}
-        os.environ.update({k: env[k] for k in names})
-        from hookline.db import reset_database
-        from hookline.runtime import reset_runtime
-
-        reset_database()
-        reset_runtime()
-        try:
+        with exported({k: env[k] for k in names}):
             yield env
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-            reset_database()
-            reset_runtime()
 
     def _start_backends(self) -> None:
         from hookline.local.emulator import MotoProcess
