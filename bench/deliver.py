@@ -597,9 +597,18 @@ def report(
     )
     print()
     ratios = [(h.handlers, h.rate / b.rate if b.rate else 0.0) for b, h in results]
-    verdict = "met" if any(r >= TARGET_RATIO for _, r in ratios) else "missed"
+    # Judged where both sides have the same requests in flight (1 handler thread: 10 and
+    # 10); at more threads the bare loop has 20-40 in flight and degrades from GIL contention,
+    # so its ratio there is not like for like (docs/performance.md).
+    fair = [
+        r for (b, h), (_, r) in zip(results, ratios, strict=True) if b.concurrency == h.concurrency
+    ]
+    verdict = "met" if fair and all(r >= TARGET_RATIO for r in fair) else "missed"
     listed = ", ".join(f"{n} thread(s) {r:.2f}x" for n, r in ratios)
-    print(f"target: handler >= {TARGET_RATIO}x bare httpx at the same level: {listed}: {verdict}")
+    print(
+        f"target: handler >= {TARGET_RATIO}x bare httpx at equal concurrency: {listed}; "
+        f"judged on equal in-flight only: {verdict}"
+    )
 
 
 if __name__ == "__main__":
