@@ -22,6 +22,7 @@ from hookline.aws import client
 from hookline.db import Connection, get_database
 from hookline.observability import logger
 from hookline.settings import Settings
+from hookline.sqlfiles import query
 
 LOCAL_NUDGE_CHANNEL = "hookline_fanout"
 
@@ -59,11 +60,11 @@ def nudge_on_commit(conn: Connection, settings: Settings) -> None:
     to find. On AWS nothing here (the transaction is the producer's; call `hookline.nudge_fanout()`
     after it commits, or the schedule picks the event up)."""
     if settings.local_mode and not settings.fanout_function_name:
-        conn.execute("SELECT pg_notify(%s, '')", (LOCAL_NUDGE_CHANNEL,))
+        conn.execute(query("notify_fanout"), {"channel": LOCAL_NUDGE_CHANNEL})
 
 
 def _notify_local_fanout() -> None:
     """NOTIFY the dev stack's fan-out process, on a pooled (autocommit) connection: the
     notification is delivered when this one-statement transaction commits."""
     with get_database().connection() as conn:
-        conn.execute("SELECT pg_notify(%s, '')", (LOCAL_NUDGE_CHANNEL,))
+        conn.execute(query("notify_fanout"), {"channel": LOCAL_NUDGE_CHANNEL})
