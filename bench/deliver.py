@@ -421,8 +421,7 @@ def flush_check(url: str, batches: Batches, tries: int = 20) -> tuple[int, int]:
                 claim = repo.claim_to_send(conn, delivery_id, seq, timedelta(minutes=1), now)
                 assert claim is not None and claim.wait_seconds == 0
                 claims += bool(conn.execute(lag).fetchone()["lag"])  # type: ignore[index]
-                repo.record_delivered(conn, claim.job, attempted_at=now, duration_ms=1,
-                                      status=200, excerpt="", error=None)  # fmt: skip
+                repo.record_delivered(conn, claim.job, repo.AttemptRecord(now, 1, 200, "", None))
                 records += bool(conn.execute(lag).fetchone()["lag"])  # type: ignore[index]
     finally:
         db.close()

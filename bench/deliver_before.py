@@ -58,11 +58,13 @@ class BeforeDeliverer(Deliverer):
             repo.record_attempt(
                 conn,
                 job,
-                attempted_at=attempt.started_at,
-                duration_ms=attempt.duration_ms,
-                status=attempt.status,
-                excerpt=attempt.excerpt,
-                error=attempt.error,
+                repo.AttemptRecord(
+                    attempt.started_at,
+                    attempt.duration_ms,
+                    attempt.status,
+                    attempt.excerpt,
+                    attempt.error,
+                ),
             )
             repo.release_slot(conn, job)
             repo.finish(conn, job, Finish("delivered", True, attempt.status, None))

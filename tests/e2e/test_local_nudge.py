@@ -33,6 +33,7 @@ from hookline.localpg import free_port
 from hookline.settings import get_settings
 from tests.e2e.conftest import E2E_CONFIG, REPO, wait_until
 from tests.support.environment import exported
+from tests.support.postgres import backend_pids
 from tests.support.sinks import Sink
 
 pytestmark = pytest.mark.e2e
@@ -145,12 +146,7 @@ def delivered(sink: Sink, n: int) -> bool:
 
 
 def listeners(admin_url: str, dbname: str) -> list[int]:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name = %s",
-            (dbname, APPLICATION_NAME),
-        ).fetchall()
-    return [r[0] for r in rows]
+    return backend_pids(admin_url, dbname, APPLICATION_NAME)
 
 
 def test_the_cli_publishes_to_a_running_stack_and_the_event_is_delivered_at_once(

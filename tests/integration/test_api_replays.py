@@ -9,7 +9,6 @@ from datetime import timedelta
 
 import pytest
 
-from hookline.config import HooklineConfig
 from hookline.local.apigw import LocalContext
 from hookline.management import replays as replay_service
 from hookline.queues import DeliveryMessage
@@ -26,17 +25,8 @@ PUBLIC_URL = "https://93.184.216.34/hooks"
 
 
 @pytest.fixture
-def api(mgmt, sqs, moto_endpoint, monkeypatch):
-    """The management API with the group queues on moto; local replays run in threads."""
-    from hookline.local.queues import ensure_queues
-
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    get_settings.cache_clear()
-    reset_runtime()
-    ensure_queues(sqs, HooklineConfig())
-    yield mgmt
-    assert replay_service.wait_for_local_replays(30), "a replay thread is still running"
-    reset_runtime()
+def api(replays_api):
+    return replays_api
 
 
 def make_tenant(mgmt, name):

@@ -59,8 +59,7 @@ def test_a_late_delivered_outcome_cannot_finish_or_free_the_run_that_took_over(p
     assert b is not None and b.wait_seconds == 0
     # When A's endpoint answered 200 and A records "delivered" in its one statement
     with db.connection() as conn:
-        late = repo.record_delivered(conn, a.job, attempted_at=now(), duration_ms=5,
-                                     status=200, excerpt="ok", error=None)  # fmt: skip
+        late = repo.record_delivered(conn, a.job, repo.AttemptRecord(now(), 5, 200, "ok", None))
     # Then A's attempt is on record (it was made), but B's run stands: still delivering,
     # no attempt counted, its slot still held (the cap of 1 holds)
     assert late is None
@@ -70,8 +69,7 @@ def test_a_late_delivered_outcome_cannot_finish_or_free_the_run_that_took_over(p
     assert slots(db) == [queued["id"]]
     # And B's own delivered outcome finishes it and frees the slot
     with db.connection() as conn:
-        mine = repo.record_delivered(conn, b.job, attempted_at=now(), duration_ms=5,
-                                     status=204, excerpt="", error=None)  # fmt: skip
+        mine = repo.record_delivered(conn, b.job, repo.AttemptRecord(now(), 5, 204, "", None))
     assert mine == queued["enqueue_seq"]
     delivery = pipeline.delivery()
     assert (delivery["state"], delivery["attempt_count"], delivery["last_status"]) == (

@@ -18,6 +18,7 @@ from hookline.db import Database, reset_database
 from hookline.local.listener import APPLICATION_NAME, FanoutListener
 from hookline.nudge import LOCAL_NUDGE_CHANNEL, nudge_fanout, set_local_nudger
 from hookline.settings import Settings, get_settings
+from tests.support.postgres import backend_pids
 
 pytestmark = pytest.mark.integration
 
@@ -65,12 +66,7 @@ def notify(url: str) -> None:
 
 
 def listener_pids(admin_url: str, dbname: str) -> list[int]:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name = %s",
-            (dbname, APPLICATION_NAME),
-        ).fetchall()
-    return [r[0] for r in rows]
+    return backend_pids(admin_url, dbname, APPLICATION_NAME)
 
 
 def test_a_local_process_without_the_fanout_nudges_it_through_postgres(

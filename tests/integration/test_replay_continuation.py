@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from hookline.config import HooklineConfig
 from hookline.local.apigw import LocalContext
 from hookline.management import replays as replay_service
 from hookline.queues import DeliveryMessage
@@ -29,18 +28,10 @@ INVOCATIONS = "/2015-03-31/functions/hookline-replay/invocations"
 
 
 @pytest.fixture
-def api(mgmt, sqs, moto_endpoint, monkeypatch):
-    """The management API with the group queues on moto. Replays are recorded but not run by
-    the API (a deployment: HOOKLINE_REPLAY_FUNCTION is set); the tests run them."""
-    from hookline.local.queues import ensure_queues
-
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    get_settings.cache_clear()
-    reset_runtime()
-    ensure_queues(sqs, HooklineConfig())
-    yield mgmt
-    assert replay_service.wait_for_local_replays(30), "a replay thread is still running"
-    reset_runtime()
+def api(replays_api):
+    """Replays are recorded but not run by the API (record_replay sets HOOKLINE_REPLAY_FUNCTION,
+    as deployed); the tests run them."""
+    return replays_api
 
 
 def record_replay(api, sink, monkeypatch, body: dict[str, Any]) -> str:

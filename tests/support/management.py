@@ -116,6 +116,27 @@ def cli(management_env: None, capsys: pytest.CaptureFixture[str]) -> Any:
     return run
 
 
+@pytest.fixture
+def replays_api(
+    mgmt: ManagementClient, sqs: Any, moto_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[ManagementClient]:
+    """The management API with the group queues on moto (replays enqueue there); local
+    replays run in threads, all finished before the test ends."""
+    from hookline.config import HooklineConfig
+    from hookline.local.queues import ensure_queues
+    from hookline.management import replays as replay_service
+    from hookline.runtime import reset_runtime
+    from hookline.settings import get_settings
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    get_settings.cache_clear()
+    reset_runtime()
+    ensure_queues(sqs, HooklineConfig())
+    yield mgmt
+    assert replay_service.wait_for_local_replays(30), "a replay thread is still running"
+    reset_runtime()
+
+
 def scope_principal(db: Database, principal: str, scope: str) -> None:
     """Map an IAM principal to a tenant (or `*`)."""
     with db.connection() as conn:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
 
 import httpx
 
@@ -19,7 +18,7 @@ from hookline.ingest import publish
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
 from hookline.repositories import endpoints as endpoint_repo
-from hookline.repositories.deliveries import Finish, Job
+from hookline.repositories.deliveries import AttemptRecord, Finish, Job
 from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.signing import sign
@@ -216,21 +215,17 @@ class Deliverer:
         )
         requeue_at: datetime | None = None
         seq: int | None = None
-        recorded: dict[str, Any] = {
-            "attempted_at": attempt.started_at,
-            "duration_ms": attempt.duration_ms,
-            "status": attempt.status,
-            "excerpt": attempt.excerpt,
-            "error": attempt.error,
-        }
+        recorded = AttemptRecord(
+            attempt.started_at, attempt.duration_ms, attempt.status, attempt.excerpt, attempt.error
+        )
         if outcome == Outcome.DELIVERED:
             with self.db.connection() as conn:
                 # One statement, committed durably (decision 0025); finishes and frees the
                 # slot only while this claim stands.
-                repo.record_delivered(conn, job, **recorded)
+                repo.record_delivered(conn, job, recorded)
             return Result.DELIVERED
         with self.db.connection() as conn, conn.transaction():
-            repo.record_attempt(conn, job, **recorded)
+            repo.record_attempt(conn, job, recorded)
             repo.release_slot(conn, job)
             if outcome == Outcome.GONE:
                 repo.finish(conn, job, Finish("failed", True, attempt.status, "410 Gone"))

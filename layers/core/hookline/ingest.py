@@ -85,8 +85,9 @@ def publish(
 
     This is the outbox pattern: call it inside your own `with conn.transaction():` next to
     your business write; if that transaction rolls back, the event never existed. Locally the
-    dev stack's fan-out is woken when it commits (decision 0022); on AWS call `hookline.nudge_fanout()`
-    after the commit to have it fanned out at once rather than on the next schedule.
+    dev stack's fan-out is woken when it commits (decision 0022); on AWS call
+    `hookline.nudge_fanout()` after the commit to have it fanned out at once rather than on the
+    next schedule.
 
     When the tenant's event-type catalogue gives `type` a schema, a payload that breaks it is
     refused (SchemaViolation, a BadRequest) before anything is written.

@@ -187,16 +187,28 @@ def defer_without_flush(conn: Connection, job: Job, lease: timedelta) -> None:
     )
 
 
-def record_delivered(
-    conn: Connection,
-    job: Job,
-    *,
-    attempted_at: datetime,
-    duration_ms: int,
-    status: int | None,
-    excerpt: str | None,
-    error: str | None,
-) -> int | None:
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One HTTP try as recorded in `attempts`."""
+
+    attempted_at: datetime
+    duration_ms: int
+    status: int | None
+    excerpt: str | None
+    error: str | None
+
+    def params(self, job: Job) -> dict[str, Any]:
+        return {
+            "id": job.id,
+            "attempted_at": self.attempted_at,
+            "duration_ms": self.duration_ms,
+            "status": self.status,
+            "excerpt": self.excerpt,
+            "error": self.error,
+        }
+
+
+def record_delivered(conn: Connection, job: Job, attempt: AttemptRecord) -> int | None:
     """A delivered attempt in one statement: the attempt recorded; the slot released and the
     delivery finished only while this claim stands; the endpoint's failure streak ended.
     Returns the generation, or None if this claim no longer stood (nothing but the attempt
@@ -204,42 +216,18 @@ def record_delivered(
     row = conn.execute(
         query("record_delivered"),
         {
-            "id": job.id,
+            **attempt.params(job),
             "seq": job.seq,
             "claimed_until": job.claimed_until,
             "endpoint_id": job.endpoint_id,
-            "attempted_at": attempted_at,
-            "duration_ms": duration_ms,
-            "status": status,
-            "excerpt": excerpt,
-            "error": error,
         },
     ).fetchone()
     return None if row is None or row["enqueue_seq"] is None else int(row["enqueue_seq"])
 
 
-def record_attempt(
-    conn: Connection,
-    job: Job,
-    *,
-    attempted_at: datetime,
-    duration_ms: int,
-    status: int | None,
-    excerpt: str | None,
-    error: str | None,
-) -> None:
+def record_attempt(conn: Connection, job: Job, attempt: AttemptRecord) -> None:
     """Store one HTTP try."""
-    conn.execute(
-        query("insert_attempt"),
-        {
-            "id": job.id,
-            "attempted_at": attempted_at,
-            "duration_ms": duration_ms,
-            "status": status,
-            "excerpt": excerpt,
-            "error": error,
-        },
-    )
+    conn.execute(query("insert_attempt"), attempt.params(job))
 
 
 def release_slot(conn: Connection, job: Job) -> None:
