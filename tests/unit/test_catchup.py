@@ -10,6 +10,9 @@ import pytest
 
 from hookline.catchup.base import CatchupError, CatchupSettings
 from hookline.catchup.github import failed_guids, succeeded
+from hookline.settings import Settings
+
+OWN_SECRET = "hookline/catchup/ten_a/stripe"
 
 
 def settings(**catchup: object) -> CatchupSettings:
@@ -44,13 +47,18 @@ def test_bad_settings_name_the_key(catchup, message):
 
 
 def test_the_key_comes_inline_or_from_a_secret_string_or_its_json_field():
-    assert settings(api_key="sk_inline").credential(lambda arn: "unused") == "sk_inline"
-    secret = settings(api_key_secret_arn="arn:s")
-    assert secret.credential(lambda arn: "sk_plain\n") == "sk_plain"
-    assert secret.credential(lambda arn: json.dumps({"api_key": "sk_json"})) == "sk_json"
-    assert secret.credential(lambda arn: json.dumps({"token": "ghp_x"})) == "ghp_x"
+    assert (
+        settings(api_key="sk_inline").credential(lambda t, arn: "unused", tenant_id="ten_a")
+        == "sk_inline"
+    )
+    secret = settings(api_key_secret_arn=OWN_SECRET)
+    assert secret.credential(lambda t, arn: "sk_plain\n", tenant_id="ten_a") == "sk_plain"
+    as_json = json.dumps({"api_key": "sk_json"})
+    assert secret.credential(lambda t, arn: as_json, tenant_id="ten_a") == "sk_json"
+    as_token = json.dumps({"token": "ghp_x"})
+    assert secret.credential(lambda t, arn: as_token, tenant_id="ten_a") == "ghp_x"
     with pytest.raises(CatchupError, match="needs api_key or api_key_secret_arn"):
-        settings().credential(lambda arn: "x")
+        settings().credential(lambda t, arn: "x", tenant_id="ten_a")
 
 
 def test_an_inline_key_is_kept_out_of_repr_and_a_still_sealed_one_is_never_sent():
@@ -58,15 +66,15 @@ def test_an_inline_key_is_kept_out_of_repr_and_a_still_sealed_one_is_never_sent(
     assert "sk_inline_secret" not in repr(settings(api_key="sk_inline_secret"))
     # A key read without opening it first is refused rather than sent to the provider
     with pytest.raises(CatchupError, match="api_key is still sealed"):
-        settings(api_key="hlenc1:key_1:AAAA").credential(lambda arn: "unused")
+        settings(api_key="hlenc1:key_1:AAAA").credential(lambda t, arn: "unused", tenant_id="ten_a")
 
 
 def test_a_secret_that_cannot_be_read_never_shows_its_value_or_the_cause_text():
-    def boom(arn: str) -> str:
+    def boom(tenant: str, arn: str) -> str:
         raise RuntimeError("AccessDenied for sk_live_very_secret")
 
     with pytest.raises(CatchupError) as err:
-        settings(api_key_secret_arn="arn:s").credential(boom)
+        settings(api_key_secret_arn=OWN_SECRET).credential(boom, tenant_id="ten_a")
     assert "sk_live" not in str(err.value) and "RuntimeError" in str(err.value)
 
 
@@ -93,3 +101,63 @@ def test_a_guid_failed_only_when_none_of_its_deliveries_succeeded():
     assert sorted(failed) == ["b", "d"]
     assert failed["b"]["delivered_at"] == "2024-05-01T10:05:00Z"  # the newest attempt
     assert succeeded(items[0]) and not succeeded(items[5])
+
+
+@pytest.mark.parametrize(
+    "secret_id",
+    [
+        "hookline/catchup/ten_b/stripe",  # another tenant's
+        "hookline/catchup/ten_ab/stripe",  # a tenant whose id starts with ours
+        "hookline/catchup/ten_a/",  # the prefix itself, no secret
+        "hookline/catchup/stripe-acme",  # the old shared prefix
+        "hookline/database-url",
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:hookline/catchup/ten_b/x-AbCdEf",
+        "arn:aws:iam::123456789012:role/hookline/catchup/ten_a/x",
+    ],
+)
+def test_a_secret_outside_the_sources_tenant_prefix_is_never_read(secret_id):
+    # Given a source of tenant ten_a whose options name a secret outside its prefix
+    asked: list[tuple[str, str]] = []
+
+    def read(tenant: str, name: str) -> str:
+        asked.append((tenant, name))
+        return "sk_live_someone_elses"
+
+    # When the catch-up asks for its key, then it is refused before anything is read
+    with pytest.raises(CatchupError, match="under hookline/catchup/ten_a/"):
+        settings(api_key_secret_arn=secret_id).credential(read, tenant_id="ten_a")
+    assert asked == []
+
+
+def test_a_secret_under_the_tenants_prefix_is_read_as_that_tenant():
+    asked: list[tuple[str, str]] = []
+
+    def read(tenant: str, name: str) -> str:
+        asked.append((tenant, name))
+        return "sk_own"
+
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hookline/catchup/ten_a/s-AbCdEf"
+    for secret_id in (OWN_SECRET, arn):
+        assert (
+            settings(api_key_secret_arn=secret_id).credential(read, tenant_id="ten_a") == "sk_own"
+        )
+    assert asked == [("ten_a", OWN_SECRET), ("ten_a", arn)]
+
+
+def test_the_deployment_names_provider_bases_and_nothing_else_does():
+    # Given the settings of a test stack with fake providers on loopback
+    env = {
+        "HOOKLINE_CATCHUP_API_BASES": "stripe=http://127.0.0.1:9/, github=https://gh.internal",
+        "HOOKLINE_CATCHUP_ALLOW_PRIVATE": "1",
+    }
+    parsed = Settings.from_env(env)
+    # Then each provider's base is read, and private addresses are allowed only when said so
+    assert dict(parsed.catchup_api_bases) == {
+        "stripe": "http://127.0.0.1:9",
+        "github": "https://gh.internal",
+    }
+    assert parsed.catchup_allow_private is True
+    assert Settings.from_env({}).catchup_api_bases == ()
+    assert Settings.from_env({}).catchup_allow_private is False
+    with pytest.raises(ValueError, match="provider=http"):
+        Settings.from_env({"HOOKLINE_CATCHUP_API_BASES": "stripe=ftp://x"})

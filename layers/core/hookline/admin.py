@@ -3,12 +3,12 @@ endpoints."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
 from hookline.config import HooklineConfig
-from hookline.db import Database
+from hookline.db import Connection, Database
 from hookline.errors import BadRequest
 from hookline.filters import validate_filters
 from hookline.repositories import endpoints as endpoint_repo
@@ -43,8 +43,10 @@ def add_source(
     name: str | None = None,
     tolerance_seconds: int = 300,
     options: dict[str, Any] | None = None,
+    audit: Callable[[Connection, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Create an inbound source; its scheme and options are validated before saving."""
+    """Create an inbound source; its scheme and options are validated before saving.
+    `audit` writes the audit entry of the created source (redacted) in the same transaction."""
     if scheme not in SCHEMES:
         raise BadRequest(f"unknown scheme {scheme!r}; known: {', '.join(sorted(SCHEMES))}")
     secrets = [s for s in secrets if s]
@@ -57,7 +59,7 @@ def add_source(
         verifier_for(scheme, SourceConfig(secrets, tolerance_seconds, options))
     except ValueError as err:
         raise BadRequest(str(err)) from err
-    with db.connection() as conn:
+    with db.connection() as conn, conn.transaction():
         row = source_repo.create_source(
             conn,
             tenant_id=tenant_id,
@@ -67,6 +69,8 @@ def add_source(
             tolerance_seconds=tolerance_seconds,
             options=options,
         )
+        if audit is not None:
+            audit(conn, row)
     return {
         "id": row["id"],
         "tenant_id": tenant_id,

@@ -11,6 +11,7 @@ import httpx
 
 from hookline.aws import client
 from hookline.catchup import CatchupContext
+from hookline.catchup.secrets import secret_reader
 from hookline.db import Database, get_database
 from hookline.delivery import Deliverer, DeliveryOptions
 from hookline.fanout import FanoutOptions
@@ -102,6 +103,7 @@ def reset_runtime() -> None:
     with _lock:
         _queues.cache_clear()
         _http.cache_clear()
+        _provider_http.cache_clear()
 
 
 def replay_options(settings: Settings) -> ReplayOptions:
@@ -126,25 +128,35 @@ def reconcile_options(settings: Settings) -> ReconcileOptions:
     )
 
 
-@lru_cache(maxsize=1)
-def provider_http_client() -> httpx.Client:
-    """A plain client for the fixed provider APIs of catch-up (Stripe, GitHub): not the
-    SSRF-guarded one, which exists for tenant-supplied URLs."""
-    return httpx.Client(timeout=httpx.Timeout(15.0, connect=5.0), follow_redirects=False)
+def provider_http_client(settings: Settings) -> httpx.Client:
+    """The catch-up's client for the provider APIs: SSRF-guarded like a webhook's, since an
+    operator's override or the deployment's base URL must not reach private addresses either
+    (docs/decisions/0026); tests and local fakes allow them with HOOKLINE_CATCHUP_ALLOW_PRIVATE."""
+    with _lock:
+        return _provider_http(settings)
+
+
+@lru_cache(maxsize=4)
+def _provider_http(settings: Settings) -> httpx.Client:
+    return guarded_client(
+        allow_private=settings.catchup_allow_private,
+        allow_http=settings.catchup_allow_private,
+        timeout=httpx.Timeout(15.0, connect=5.0),
+    )
 
 
 def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     """A reconciler on `db`, with provider catch-up wired to Secrets Manager."""
-
-    def read_secret(arn: str) -> str:
-        answer = client("secretsmanager", settings).get_secret_value(SecretId=arn)
-        return str(answer["SecretString"])
-
     return Reconciler(
         db,
         delivery_queues(settings),
         reconcile_options(settings),
-        catchup=CatchupContext(db, provider_http_client(), read_secret),
+        catchup=CatchupContext(
+            db,
+            provider_http_client(settings),
+            secret_reader(settings),
+            api_bases=dict(settings.catchup_api_bases),
+        ),
     )
 
 

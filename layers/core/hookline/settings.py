@@ -19,6 +19,21 @@ def _bool(value: str | None, default: bool = False) -> bool:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
+def _api_bases(value: str) -> tuple[tuple[str, str], ...]:
+    """`stripe=https://a,github=https://b` as sorted (provider, URL) pairs."""
+    pairs: dict[str, str] = {}
+    for item in value.split(","):
+        if not item.strip():
+            continue
+        provider, sep, url = item.partition("=")
+        if not sep or not provider.strip() or not url.strip().startswith(("https://", "http://")):
+            raise ValueError(
+                "HOOKLINE_CATCHUP_API_BASES takes provider=http(s)://… pairs, comma-separated"
+            )
+        pairs[provider.strip()] = url.strip().rstrip("/")
+    return tuple(sorted(pairs.items()))
+
+
 @dataclass(frozen=True)
 class Settings:
     """Runtime settings of every Hookline process (Lambda or local)."""
@@ -48,6 +63,14 @@ class Settings:
     local_key_file: str = ".hookline/master.key"
     api_key: str | None = field(default=None, repr=False)  # never in a log line
     operator_principals: tuple[str, ...] = ()
+    # Provider catch-up (docs/decisions/0026): provider -> API base URL replacing the one in
+    # the provider's code (tests and local fakes; an operator's setting, never a tenant's);
+    # whether those APIs may be on private/loopback addresses and plain http (tests and local
+    # development only: the SSRF guard refuses them otherwise); and the role the reconciler
+    # assumes, with the source's tenant as a session tag, to read a catch-up key secret.
+    catchup_api_bases: tuple[tuple[str, str], ...] = ()
+    catchup_allow_private: bool = False
+    catchup_secret_role_arn: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -76,6 +99,9 @@ class Settings:
             operator_principals=tuple(
                 p.strip() for p in e.get("HOOKLINE_OPERATOR_PRINCIPALS", "").split(",") if p.strip()
             ),
+            catchup_api_bases=_api_bases(e.get("HOOKLINE_CATCHUP_API_BASES", "")),
+            catchup_allow_private=_bool(e.get("HOOKLINE_CATCHUP_ALLOW_PRIVATE")),
+            catchup_secret_role_arn=e.get("HOOKLINE_CATCHUP_SECRET_ROLE_ARN") or None,
         )
 
     @property

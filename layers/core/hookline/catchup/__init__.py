@@ -17,7 +17,7 @@ from hookline.catchup.base import (
     CatchupResult,
     CatchupSettings,
 )
-from hookline.errors import DatabaseUnavailable, HooklineError
+from hookline.errors import DatabaseUnavailable, HooklineError, UnsafeURL
 from hookline.observability import logger
 from hookline.repositories import reconcile as repo
 from hookline.repositories.sources import Source, get_source, reveal_catchup_key
@@ -90,6 +90,9 @@ def catch_up_source(
         raise
     except CatchupError as err:
         result.error = str(err)
+    except UnsafeURL as err:
+        # The SSRF guard refused the address at connect time: no request left.
+        result.error = f"{result.provider} API refused by the SSRF guard: {err}"
     except httpx.HTTPError as err:
         result.error = f"{result.provider} API unreachable ({type(err).__name__})"
     except (HooklineError, ValueError, KeyError, TypeError) as err:

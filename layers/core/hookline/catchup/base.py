@@ -18,6 +18,13 @@ docs/decisions/0007-reconcile-and-provider-catch-up.md):
 An inline `api_key` is a secret: the sources repository stores it sealed and answers it as
 "<redacted>" (docs/decisions/0020-catch-up-credentials-sealed.md); the catch-up reads the
 options through `repositories.sources.reveal_catchup_key` before they reach `CatchupSettings`.
+
+Where the catch-up connects and which secret it reads are an operator's, never a tenant's
+(docs/decisions/0026-catch-up-options-are-operator-territory.md): `api_base` and
+`api_key_secret_arn` are set by operators only (the management service refuses a tenant), the
+base URL is otherwise the provider's own (or the deployment's `HOOKLINE_CATCHUP_API_BASES`),
+every request goes through the SSRF guard, and a secret is read only when it is under the
+source's tenant's prefix, `hookline/catchup/<tenant_id>/`.
 """
 
 from __future__ import annotations
@@ -39,8 +46,12 @@ DEFAULT_MAX_PAGES = 10
 MAX_PAGES_LIMIT = 1000
 MAX_PAGE_SIZE = 100  # the largest page Stripe and GitHub serve
 
-SecretReader = Callable[[str], str]
-"""Reads a Secrets Manager secret's string by ARN."""
+SECRET_PREFIX = "hookline/catchup/"  # noqa: S105 - a name prefix, not a secret
+"""Catch-up key secrets live under `hookline/catchup/<tenant_id>/`; the reconcile role may read
+only the prefix of the tenant it names in its session (infra/components/functions.py)."""
+
+SecretReader = Callable[[str, str], str]
+"""Reads a Secrets Manager secret's string: (the source's tenant id, the secret's name or ARN)."""
 
 
 class CatchupError(Exception):
@@ -58,9 +69,16 @@ class CatchupContext:
     """What a catch-up run works with."""
 
     db: Database
-    http: httpx.Client
+    http: httpx.Client  # SSRF-guarded (hookline.ssrf.guarded_client)
     read_secret: SecretReader
     clock: Callable[[], datetime] = utcnow
+    # provider -> base URL in place of the provider's own (the deployment's setting)
+    api_bases: Mapping[str, str] = field(default_factory=dict)
+
+    def base_url(self, provider: str, default: str, settings: CatchupSettings) -> str:
+        """Where a provider's API is: the source's operator-set `api_base`, else the
+        deployment's, else the provider's own."""
+        return settings.base_url(self.api_bases.get(provider, default))
 
 
 @dataclass
@@ -123,17 +141,19 @@ class CatchupSettings:
         """The provider API's base URL: configured, else the provider's own."""
         return self.api_base or default
 
-    def credential(self, read_secret: SecretReader) -> str:
+    def credential(self, read_secret: SecretReader, *, tenant_id: str) -> str:
         """The API key or token: inline, or from Secrets Manager (the secret's string, or its
-        `api_key` / `token` field when the string is a JSON object)."""
+        `api_key` / `token` field when the string is a JSON object). A secret outside
+        `hookline/catchup/<tenant_id>/` is refused before anything is read."""
         if self.api_key:
             if self.api_key.startswith(SEALED_PREFIX):  # read without reveal_catchup_key
                 raise CatchupError("options.catchup.api_key is still sealed")
             return self.api_key
         if not self.api_key_secret_arn:
             raise CatchupError("options.catchup needs api_key or api_key_secret_arn")
+        check_secret_of_tenant(self.api_key_secret_arn, tenant_id)
         try:
-            text = read_secret(self.api_key_secret_arn)
+            text = read_secret(tenant_id, self.api_key_secret_arn)
         except Exception as err:  # boto3 raises many kinds; none may leak the value
             raise CatchupError(f"cannot read the API key secret ({type(err).__name__})") from None
         try:
@@ -159,6 +179,28 @@ class CatchupSettings:
 
 
 _HOUR = timedelta(hours=1)
+
+
+def secret_name(secret_id: str) -> str | None:
+    """A Secrets Manager secret's name, from its name or its (full or partial) ARN; None for
+    an ARN of something else."""
+    if secret_id.startswith("arn:"):
+        parts = secret_id.split(":", 6)
+        if len(parts) != 7 or parts[2] != "secretsmanager" or parts[5] != "secret":
+            return None
+        return parts[6]
+    return secret_id
+
+
+def check_secret_of_tenant(secret_id: str, tenant_id: str) -> None:
+    """Refuse a catch-up key secret that is not under the tenant's own prefix."""
+    own = f"{SECRET_PREFIX}{tenant_id}/"
+    name = secret_name(secret_id)
+    if not tenant_id or name is None or not name.startswith(own) or len(name) == len(own):
+        raise CatchupError(
+            f"options.catchup.api_key_secret_arn must name a secret under {own} "
+            "(the source's own tenant)"
+        )
 
 
 def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:

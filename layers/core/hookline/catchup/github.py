@@ -44,10 +44,11 @@ def catch_up(
     result: CatchupResult,
 ) -> dict[str, Any]:
     """Request redelivery of the failed deliveries since `position`; the new position."""
-    base = settings.base_url(DEFAULT_API_BASE)
+    base = ctx.base_url(PROVIDER, DEFAULT_API_BASE, settings)
     hook = base + _hook_path(settings)
+    token = settings.credential(ctx.read_secret, tenant_id=source.tenant_id)
     headers = {
-        "Authorization": f"Bearer {settings.credential(ctx.read_secret)}",
+        "Authorization": f"Bearer {token}",
         "Accept": "application/vnd.github+json",
         "X-GitHub-Api-Version": API_VERSION,
     }

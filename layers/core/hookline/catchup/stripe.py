@@ -39,12 +39,13 @@ def catch_up(
     result: CatchupResult,
 ) -> dict[str, Any]:
     """Fetch the events created since `position` and store the new ones; the new position."""
-    headers = {"Authorization": f"Bearer {settings.credential(ctx.read_secret)}"}
+    key = settings.credential(ctx.read_secret, tenant_id=source.tenant_id)
+    headers = {"Authorization": f"Bearer {key}"}
     account = settings.text("account")
     if account:
         headers["Stripe-Account"] = account  # a Connect account's events
     types = _types(settings)
-    url = settings.base_url(DEFAULT_API_BASE) + "/v1/events"
+    url = ctx.base_url(PROVIDER, DEFAULT_API_BASE, settings) + "/v1/events"
     walk = position.get("walk") or _new_walk(ctx, settings, position)
     for _ in range(settings.max_pages):
         params: list[tuple[str, str | int | float | bool | None]] = [

@@ -23,6 +23,7 @@ from hookline.errors import BadRequest
 from hookline.filters import validate_filters
 from hookline.ids import new_id
 from hookline.ingest import Accepted, publish
+from hookline.management import source_rules
 from hookline.management.access import Caller
 from hookline.repositories import api as repo
 from hookline.repositories import audit as audit_repo
@@ -116,10 +117,12 @@ def _source_out(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
-    """A new inbound source; a secret is generated when none is given (returned once)."""
+    """A new inbound source; a secret is generated when none is given (returned once).
+    Audited with its plain fields' values and its secrets' names."""
     tenant_id = caller.tenant_for(body.get("tenant_id"))
     with db.connection() as conn:
         repo.get_tenant(conn, caller.tenant, tenant_id)
+    options = source_rules.guard_catchup_options(caller, body.get("options") or {}, None)
     generated = None if body.get("secret") else generate_secret()
     created = admin.add_source(
         db,
@@ -128,7 +131,15 @@ def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[st
         secrets=[body.get("secret") or generated or ""],
         name=body.get("name"),
         tolerance_seconds=body.get("tolerance_seconds", 300),
-        options=body.get("options") or {},
+        options=options,
+        audit=lambda conn, row: audit(
+            conn,
+            caller,
+            "create",
+            "source",
+            row["id"],
+            source_rules.created(row, secret_given=generated is None),
+        ),
     )
     return {**get_source(db, caller, created["id"]), "secret": generated}
 
@@ -191,6 +202,10 @@ def update_source(
             raise BadRequest("a source's name cannot be blank")
     with db.connection() as conn, conn.transaction():
         source = source_repo.lock_in_scope(conn, caller.tenant, source_id)
+        if "options" in changes:
+            changes["options"] = source_rules.guard_catchup_options(
+                caller, changes["options"], source.options
+            )
         _check_source(
             source.scheme,
             list(source.secrets),
@@ -200,7 +215,11 @@ def update_source(
         source_repo.update_in_scope(
             conn, caller.tenant, source_id, changes, stored_options=source.options
         )
-        audit(conn, caller, "update", "source", source_id, _option_names(changes))
+        before = {k: getattr(source, k) for k in source_rules.PLAIN_FIELDS} | {
+            "options": source.options
+        }
+        params = source_rules.changed(before, changes, stored_options=source.options)
+        audit(conn, caller, "update", "source", source_id, params)
     return get_source(db, caller, source_id)
 
 
@@ -208,8 +227,17 @@ def delete_source(db: Database, caller: Caller, source_id: str) -> dict[str, Any
     """Soft-delete a source: providers posting to it get 404 as for an unknown source, its
     secrets are wiped, and the events it received stay readable."""
     with db.connection() as conn, conn.transaction():
+        locked = source_repo.lock_in_scope(conn, caller.tenant, source_id)
+        had_key = source_rules.has_catchup_key(locked.options)
         deleted = source_repo.delete_in_scope(conn, caller.tenant, source_id)
-        audit(conn, caller, "delete", "source", source_id, {})
+        audit(
+            conn,
+            caller,
+            "delete",
+            "source",
+            source_id,
+            source_rules.deleted(deleted, had_key=had_key),
+        )
     return _source_out(deleted)
 
 
@@ -220,13 +248,6 @@ def _check_source(scheme: str, secrets: list[str], tolerance_seconds: int, optio
         verifier_for(scheme, SourceConfig(tuple(secrets), tolerance_seconds, options))
     except ValueError as err:
         raise BadRequest(str(err)) from err
-
-
-def _option_names(changes: dict[str, Any]) -> dict[str, Any]:
-    # Option values may hold credentials (a catch-up API key): the audit keeps their names.
-    if "options" not in changes:
-        return changes
-    return {**changes, "options": sorted(changes["options"])}
 
 
 # -- endpoints --------------------------------------------------------------------------------
