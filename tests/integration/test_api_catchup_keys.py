@@ -12,13 +12,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from hookline.catchup import CatchupContext, CatchupResult, catch_up_source
 from hookline.db import Database
 from hookline.observability import logger
 from hookline.secretbox import PREFIX, encrypt_existing_secrets
+from hookline.ssrf import guarded_client
 from tests.support.fake_providers import ProviderServer, running_providers
 
 pytestmark = pytest.mark.integration
@@ -60,8 +60,8 @@ def stored_key(db: Database, source_id: str) -> Any:
 
 def catch_up(db: Database, source_id: str) -> CatchupResult:
     """One catch-up of the source against the provider its options name, as reconcile runs it."""
-    with httpx.Client(timeout=5) as http:
-        ctx = CatchupContext(db, http, read_secret=lambda arn: "unused")
+    with guarded_client(allow_private=True, allow_http=True, timeout=5) as http:
+        ctx = CatchupContext(db, http, read_secret=lambda tenant, arn: "unused")
         result, _ = catch_up_source(ctx, source_id, {})
     return result
 
@@ -108,10 +108,16 @@ def test_a_catch_up_key_is_stored_sealed_and_never_shown(mgmt, cli, db, logs, pr
              cli("--json", "sources", "list")]  # fmt: skip
     assert all(code == 0 for code, _, _ in shown)
     assert json.loads(shown[0][1])["options"]["catchup"]["api_key"] == REDACTED
-    # And the audit of the change names the options, no value
+    # And the audit of the change has the plain values and only the key's name
     with db.connection() as conn:
         audit = [r["params"] for r in conn.execute("SELECT params FROM audit_log")]
-    assert {"name": "renamed", "options": ["catchup", "note"]} in audit
+    assert {
+        "changed": {
+            "name": {"from": "stripe", "to": "renamed"},
+            "options.note": {"from": None, "to": "x"},
+        },
+        "secrets_changed": ["options.catchup.api_key"],
+    } in audit
     # And a delete wipes the key with the other secrets
     deleted = mgmt.delete(path)
     assert deleted.status == 200 and "api_key" not in deleted.json()["options"]["catchup"]

@@ -21,7 +21,7 @@ from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.local.apigw import LocalContext
 from hookline.repositories import deliveries as delivery_repo
-from hookline.runtime import build_reconciler
+from hookline.runtime import build_reconciler, reset_runtime
 from hookline.settings import get_settings
 from tests.support.fake_providers import ProviderServer, running_providers
 from tests.support.lambdas import ApiClient
@@ -42,9 +42,18 @@ GITHUB_SECRET = "gh-reconcile-secret"
 
 
 @pytest.fixture
-def providers() -> Iterator[ProviderServer]:
+def providers(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProviderServer]:
+    """Fake Stripe and GitHub on loopback, configured as the deployment's provider bases (no
+    source names its own: that is an operator's override, docs/decisions/0026)."""
     with running_providers() as server:
+        bases = f"stripe={server.url},github={server.url}"
+        monkeypatch.setenv("HOOKLINE_CATCHUP_API_BASES", bases)
+        monkeypatch.setenv("HOOKLINE_CATCHUP_ALLOW_PRIVATE", "1")
+        get_settings.cache_clear()
+        reset_runtime()
         yield server
+        get_settings.cache_clear()
+        reset_runtime()
 
 
 def receiver() -> ApiClient:
@@ -319,7 +328,6 @@ def stripe_source(db: Database, t: str, providers: ProviderServer, **catchup: An
     options = {
         "catchup": {
             "enabled": True,
-            "api_base": providers.url,
             "api_key": providers.stripe.api_key,
             **catchup,
         }
@@ -397,18 +405,17 @@ def test_stripe_catch_up_failures_are_unreconciled_and_lose_nothing(
     import boto3
 
     secrets = boto3.client("secretsmanager", endpoint_url=moto_endpoint, region_name="us-east-1")
-    arn = secrets.create_secret(
-        Name="stripe-key", SecretString=json.dumps({"api_key": providers.stripe.api_key})
-    )["ARN"]
     t = tenant(db)
+    arn = secrets.create_secret(
+        Name=f"hookline/catchup/{t}/stripe",
+        SecretString=json.dumps({"api_key": providers.stripe.api_key}),
+    )["ARN"]
     source = admin.add_source(
         db,
         tenant_id=t,
         scheme="stripe",
         secrets=[STRIPE_SECRET],
-        options={
-            "catchup": {"enabled": True, "api_base": providers.url, "api_key_secret_arn": arn}
-        },
+        options={"catchup": {"enabled": True, "api_key_secret_arn": arn}},
     )["id"]
     providers.stripe.add("evt_while_down", int(time.time()) - 60)
     providers.stripe.fail_with = 500
@@ -442,7 +449,6 @@ def test_github_redelivery_is_requested_for_failed_deliveries_only(pipeline, db,
         options={
             "catchup": {
                 "enabled": True,
-                "api_base": providers.url,
                 "api_key": github.token,
                 "owner": github.owner,
                 "repo": github.repo,
