@@ -13,6 +13,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from hookline.config import HooklineConfig
+from infra.components.catchup_secrets import CatchupSecretReader
 from infra.components.database import DatabaseAccess
 from infra.components.layer import CONFIG_PATH_IN_LAYER, CoreLayer
 from infra.components.logging import retention
@@ -281,31 +282,11 @@ class ServiceFunctions(Construct):
             )
             group_queue.dlq.grant(self.reconcile, "sqs:GetQueueAttributes")
 
-        # Provider catch-up reads API keys from Secrets Manager; by convention they live under
-        # hookline/catchup/ (docs/decisions/0007), and the reconciler may read nothing else.
-        stack = Stack.of(self)
-        self.reconcile.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["secretsmanager:GetSecretValue"],
-                resources=[
-                    f"arn:{stack.partition}:secretsmanager:{stack.region}:{stack.account}:"
-                    f"secret:{CATCHUP_SECRET_PREFIX}*"
-                ],
-            )
+        # Provider catch-up reads a tenant's API key secret only through a role it assumes
+        # tagged with that tenant (docs/decisions/0026); reconcile may read no secret itself.
+        self.catchup_secrets = CatchupSecretReader(
+            self, "CatchupSecretReader", reconcile=self.reconcile, role=reconcile.role
         )
-        suppress(
-            reconcile.role,
-            "AwsSolutions-IAM5",
-            "GetSecretValue on the catch-up secrets' name prefix (hookline/catchup/*): their ARNs "
-            "end in a random suffix and are created by operators after deploy.",
-            [
-                f"Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:"
-                f"secret:{CATCHUP_SECRET_PREFIX}*"
-            ],
-        )
-
-
-CATCHUP_SECRET_PREFIX = "hookline/catchup/"  # noqa: S105 - a name prefix, not a secret
 
 
 def _logical(fn: lambda_.Function) -> str:

@@ -3,12 +3,10 @@ retention, Powertools environment, and the wiring the code reads from the enviro
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from hookline.config import HooklineConfig
-from tests.infra.view import StackView, actions_of, env_of, resources_of
+from tests.infra.view import StackView, env_of
 
 pytestmark = pytest.mark.infra
 
@@ -111,23 +109,3 @@ def test_every_function_can_unwrap_the_secrets_data_key(variant: StackView) -> N
             for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
         }
         assert {"kms:Decrypt", "kms:GenerateDataKey"} <= actions, name
-
-
-def test_only_reconcile_reads_catch_up_secrets_and_only_under_their_prefix(aws: StackView) -> None:
-    # Given the stack, when we look at who may read Secrets Manager values under hookline/catchup/
-    readers = {}
-    for name in aws.functions():
-        for statement in aws.policy_statements(aws.role_of(name)):
-            if "secretsmanager:GetSecretValue" in actions_of(statement):
-                readers.setdefault(name, []).extend(resources_of(statement))
-    catchup = {
-        name: res
-        for name, res in readers.items()
-        if any("hookline/catchup/" in json.dumps(r) for r in res)
-    }
-    # Then it is the reconcile function alone, scoped to that prefix
-    [(name, resources)] = catchup.items()
-    assert "Reconcile" in name
-    assert all(
-        "hookline/catchup/*" in json.dumps(r) for r in resources if "catchup" in json.dumps(r)
-    )

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from tests.infra.view import StackView, actions_of, resources_of
+from tests.infra.view import StackView, actions_of, env_of, resources_of
 
 pytestmark = pytest.mark.infra
 
@@ -122,3 +123,60 @@ def test_database_secret_is_read_by_its_arn(aws: StackView) -> None:
     attachment = aws.logical_id("SecretAttachment", "AWS::SecretsManager::SecretTargetAttachment")
     for name in aws.functions():
         assert _targets(aws, name, "secretsmanager:GetSecretValue") == {attachment}, name
+
+
+def _catchup_reader(view: StackView) -> tuple[str, dict[str, Any]]:
+    (found,) = [
+        (k, v) for k, v in view.of_type("AWS::IAM::Role").items() if "CatchupSecretReader" in k
+    ]
+    return found
+
+
+def test_reconcile_reads_catch_up_secrets_only_as_the_sources_tenant(variant: StackView) -> None:
+    # Given the stack: the reconcile role and the catch-up secret reader role
+    reconcile_role = variant.role_of(variant.function("Reconcile")[0])
+    reader_id, reader = _catchup_reader(variant)
+    # Then no function role may read a catch-up secret itself
+    for name in variant.functions():
+        for statement in variant.policy_statements(variant.role_of(name)):
+            if "secretsmanager:GetSecretValue" in actions_of(statement):
+                assert "hookline/catchup" not in json.dumps(resources_of(statement)), name
+    # And reconcile alone may assume the reader, passing session tags, and nothing else
+    assumers = {
+        name
+        for name in variant.functions()
+        for s in variant.policy_statements(variant.role_of(name))
+        if {"sts:AssumeRole", "sts:TagSession"} & set(actions_of(s))
+    }
+    assert assumers == {variant.function("Reconcile")[0]}
+    [assume] = [
+        s for s in variant.policy_statements(reconcile_role) if "sts:AssumeRole" in actions_of(s)
+    ]
+    assert set(actions_of(assume)) == {"sts:AssumeRole", "sts:TagSession"}
+    assert resources_of(assume) == [{"Fn::GetAtt": [reader_id, "Arn"]}]
+    # And the reader trusts only the reconcile role, only with a tenant_id tag and no other
+    [trust] = reader["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert set(actions_of(trust)) == {"sts:AssumeRole", "sts:TagSession"}
+    assert trust["Principal"] == {"AWS": {"Fn::GetAtt": [reconcile_role, "Arn"]}}
+    assert trust["Condition"] == {
+        "StringLike": {"aws:RequestTag/tenant_id": "?*"},
+        "ForAllValues:StringEquals": {"aws:TagKeys": ["tenant_id"]},
+    }
+    # And the reader reads only the prefix named by the session's own tenant tag
+    [read] = variant.policy_statements(reader_id)
+    assert actions_of(read) == ["secretsmanager:GetSecretValue"]
+    [resource] = resources_of(read)
+    text = json.dumps(resource)
+    assert text.endswith(':secret:hookline/catchup/${aws:PrincipalTag/tenant_id}/*"]]}'), text
+    # And reconcile is told which role that is
+    env = env_of(variant.function("Reconcile")[1])
+    assert env["HOOKLINE_CATCHUP_SECRET_ROLE_ARN"] == {"Fn::GetAtt": [reader_id, "Arn"]}
+
+
+def test_the_stack_and_the_code_agree_on_the_catch_up_secret_prefix_and_tag() -> None:
+    from hookline.catchup.base import SECRET_PREFIX
+    from hookline.catchup.secrets import TENANT_TAG
+    from infra.components import catchup_secrets
+
+    assert catchup_secrets.CATCHUP_SECRET_PREFIX == SECRET_PREFIX
+    assert catchup_secrets.TENANT_TAG == TENANT_TAG
