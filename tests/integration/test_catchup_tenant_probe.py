@@ -92,6 +92,10 @@ def test_a_tenant_cannot_send_another_tenants_key_to_its_sink(
     catchup_a = {"enabled": True, "api_key_secret_arn": arn_a}
     source_a = mgmt.post("/v1/sources", stripe_body(catchup_a, tenant_id=a)).json()["id"]
     tenant_b = as_tenant(mgmt, db, b)
+    # (an operator cannot give B's source A's secret either: it is not under B's prefix)
+    misfiled = mgmt.post("/v1/sources", stripe_body(catchup_a, tenant_id=b))
+    assert misfiled.status == 400
+    assert f"must name a secret under hookline/catchup/{b}/" in misfiled.json()["detail"]
     sink_url = sink.url("/steal")
 
     # When B creates a source pointed at its sink and at A's secret, or at either alone

@@ -73,7 +73,8 @@ class SourceCreate(Input):
         default_factory=dict,
         description="Scheme options, and `catchup` (provider catch-up). An inline "
         "`catchup.api_key` is stored encrypted and never shown again, not even in this "
-        'answer: every answer carries `"<redacted>"` in its place.',
+        'answer: every answer carries `"<redacted>"` in its place. `catchup.api_base` and '
+        "`catchup.api_key_secret_arn` are an operator's to set (403 for a tenant).",
     )
 
 
@@ -109,7 +110,9 @@ class SourceUpdate(Input):
     options: dict[str, Any] | None = Field(
         default=None,
         description='Replaces the options whole. `catchup.api_key: "<redacted>"` (as read) '
-        "keeps the stored key; any other value replaces it; leaving it out removes it.",
+        "keeps the stored key; any other value replaces it; leaving it out removes it. "
+        "`catchup.api_base` and `catchup.api_key_secret_arn` are an operator's: a tenant that "
+        "changes one gets 403, and what an operator set is kept, sent back or not.",
     )
 
 

@@ -122,7 +122,9 @@ def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[st
     tenant_id = caller.tenant_for(body.get("tenant_id"))
     with db.connection() as conn:
         repo.get_tenant(conn, caller.tenant, tenant_id)
-    options = source_rules.guard_catchup_options(caller, body.get("options") or {}, None)
+    options = source_rules.guard_catchup_options(
+        caller, body.get("options") or {}, None, tenant_id=tenant_id
+    )
     generated = None if body.get("secret") else generate_secret()
     created = admin.add_source(
         db,
@@ -204,7 +206,7 @@ def update_source(
         source = source_repo.lock_in_scope(conn, caller.tenant, source_id)
         if "options" in changes:
             changes["options"] = source_rules.guard_catchup_options(
-                caller, changes["options"], source.options
+                caller, changes["options"], source.options, tenant_id=source.tenant_id
             )
         _check_source(
             source.scheme,

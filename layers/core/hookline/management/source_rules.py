@@ -12,10 +12,10 @@ key), as dotted paths (`options.catchup.page_size`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from hookline.catchup.base import CatchupError, CatchupSettings
+from hookline.catchup.base import CatchupError, CatchupSettings, check_secret_of_tenant
 from hookline.errors import BadRequest
 from hookline.management.access import Caller
 from hookline.repositories.sources import REDACTED
@@ -35,18 +35,33 @@ def _set(value: Any) -> bool:
 
 
 def guard_catchup_options(
-    caller: Caller, options: Mapping[str, Any], stored: Mapping[str, Any] | None
+    caller: Caller, options: Mapping[str, Any], stored: Mapping[str, Any] | None, *, tenant_id: str
 ) -> dict[str, Any]:
-    """`options` as the caller may save them, checked as the catch-up reads them (400 naming
-    the key). An operator's are as sent. A tenant's may not set or change an operator-only
-    field (403 naming it); what an operator stored there is kept, sent back or not."""
+    """`options` as the caller may save them on a source of `tenant_id`, checked as the
+    catch-up reads them (400 naming the key). A tenant may not set or change an operator-only
+    field (403 naming it), and what an operator stored there is kept, sent back or not; an
+    operator's key secret must be under the source's tenant's prefix (400)."""
     options = dict(options)
+    if caller.operator:
+        secret = _catchup(options).get("api_key_secret_arn")
+        if _set(secret) and isinstance(secret, str):
+            _valid(lambda: check_secret_of_tenant(secret, tenant_id))
+    else:
+        options = _operator_fields_kept(caller, options, stored)
+    _valid(lambda: CatchupSettings.from_options(options))
+    return options
+
+
+def _valid(check: Callable[[], object]) -> None:
     try:
-        CatchupSettings.from_options(options)
+        check()
     except CatchupError as err:
         raise BadRequest(str(err)) from None
-    if caller.operator:
-        return options
+
+
+def _operator_fields_kept(
+    caller: Caller, options: dict[str, Any], stored: Mapping[str, Any] | None
+) -> dict[str, Any]:
     sent, kept = _catchup(options), _catchup(stored)
     for name in OPERATOR_CATCHUP_FIELDS:
         if _set(sent.get(name)) and sent.get(name) != kept.get(name):
