@@ -48,7 +48,7 @@ MAX_PAGE_SIZE = 100  # the largest page Stripe and GitHub serve
 
 SECRET_PREFIX = "hookline/catchup/"  # noqa: S105 - a name prefix, not a secret
 """Catch-up key secrets live under `hookline/catchup/<tenant_id>/`; the reconcile role may read
-only the prefix of the tenant it names in its session (infra/components/functions.py)."""
+only the prefix of the tenant it names in its session (infra/components/catchup_secrets.py)."""
 
 SecretReader = Callable[[str, str], str]
 """Reads a Secrets Manager secret's string: (the source's tenant id, the secret's name or ARN)."""

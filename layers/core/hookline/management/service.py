@@ -229,17 +229,12 @@ def delete_source(db: Database, caller: Caller, source_id: str) -> dict[str, Any
     """Soft-delete a source: providers posting to it get 404 as for an unknown source, its
     secrets are wiped, and the events it received stay readable."""
     with db.connection() as conn, conn.transaction():
-        locked = source_repo.lock_in_scope(conn, caller.tenant, source_id)
-        had_key = source_rules.has_catchup_key(locked.options)
-        deleted = source_repo.delete_in_scope(conn, caller.tenant, source_id)
-        audit(
-            conn,
-            caller,
-            "delete",
-            "source",
-            source_id,
-            source_rules.deleted(deleted, had_key=had_key),
+        had_key = source_rules.has_catchup_key(
+            source_repo.lock_in_scope(conn, caller.tenant, source_id).options
         )
+        deleted = source_repo.delete_in_scope(conn, caller.tenant, source_id)
+        params = source_rules.deleted(deleted, had_key=had_key)
+        audit(conn, caller, "delete", "source", source_id, params)
     return _source_out(deleted)
 
 
