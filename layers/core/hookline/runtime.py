@@ -13,6 +13,7 @@ import httpx
 
 from hookline.aws import client
 from hookline.catchup import CatchupContext
+from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
 from hookline.delivery import Deliverer, DeliveryOptions
 from hookline.fanout import FanoutOptions
@@ -62,9 +63,9 @@ def delivery_options(settings: Settings) -> DeliveryOptions:
     )
 
 
-def retry_policy(settings: Settings) -> RetryPolicy:
-    """The retry schedule with the configured deadline."""
-    config = settings.config
+def retry_policy(config: HooklineConfig) -> RetryPolicy:
+    """The retry policy the deliverer runs: the configured schedule, jitter and deadline
+    (whose defaults are `hookline.retry`'s)."""
     return RetryPolicy(
         schedule=tuple(timedelta(seconds=s) for s in config.retry_schedule_seconds),
         jitter=config.retry_jitter,
@@ -94,7 +95,7 @@ def get_deliverer() -> Deliverer:
         get_database(),
         delivery_queues(settings),
         http_client(settings),
-        retry_policy(settings),
+        retry_policy(settings.config),
         delivery_options(settings),
     )
 
