@@ -420,10 +420,13 @@ def test_a_cookie_set_by_one_endpoint_is_never_sent_to_another(pipeline, db, sin
 
 
 def test_a_worker_whose_claim_ran_out_cannot_overwrite_the_run_that_took_over(pipeline, db, sink):
-    from datetime import timedelta
+    from datetime import UTC, datetime, timedelta
 
     from hookline.repositories import deliveries as repo
     from hookline.repositories.deliveries import Finish
+
+    def utcnow() -> datetime:
+        return datetime.now(UTC)
 
     # Given a delivery claimed by worker A, whose lease then ran out (A is slow, not dead)
     t = tenant(db)
@@ -431,14 +434,20 @@ def test_a_worker_whose_claim_ran_out_cannot_overwrite_the_run_that_took_over(pi
     publish(db, t)
     pipeline.fanout()
     queued = pipeline.delivery()
-    with db.connection() as conn, conn.transaction():
-        a = repo.claim(conn, queued["id"], queued["enqueue_seq"], timedelta(milliseconds=1))
-        assert a is not None and repo.take_slot(conn, a, 0.001) == 0
+    with db.connection() as conn:
+        claim_a = repo.claim_to_send(
+            conn, queued["id"], queued["enqueue_seq"], timedelta(milliseconds=1), utcnow()
+        )
+        assert claim_a is not None and claim_a.wait_seconds == 0  # claimed, slot taken
+        a = claim_a.job
     time.sleep(0.05)
     # And worker B took it over from the redelivered message, and holds the endpoint's slot
-    with db.connection() as conn, conn.transaction():
-        b = repo.claim(conn, queued["id"], queued["enqueue_seq"], timedelta(minutes=1))
-        assert b is not None and repo.take_slot(conn, b, 60) == 0
+    with db.connection() as conn:
+        claim_b = repo.claim_to_send(
+            conn, queued["id"], queued["enqueue_seq"], timedelta(minutes=1), utcnow()
+        )
+        assert claim_b is not None and claim_b.wait_seconds == 0
+        b = claim_b.job
     # When A finishes late and says "delivered"
     with db.connection() as conn, conn.transaction():
         repo.release_slot(conn, a)

@@ -143,8 +143,10 @@ def test_a_delivery_left_delivering_by_a_killed_worker_is_repaired_and_delivered
     )["Messages"]
     delivery_id, seq = json.loads(message["Body"])["delivery_id"], 1
     with db.connection() as conn:
-        job = delivery_repo.claim(conn, delivery_id, seq, timedelta(seconds=32))
-        assert job is not None and delivery_repo.take_slot(conn, job, 32) == 0
+        claim = delivery_repo.claim_to_send(
+            conn, delivery_id, seq, timedelta(seconds=32), datetime.now(UTC)
+        )
+        assert claim is not None and claim.wait_seconds == 0  # claimed, slot taken
     time.sleep(1.1)  # the test queue's visibility timeout
     assert pipeline.deliver_once() == 1
     assert sink.requests() == [] and pipeline.delivery(id=delivery_id)["state"] == "delivering"
