@@ -257,18 +257,21 @@ def create_queues(moto: str) -> str:
 
 def create_endpoints(url: str, sink: Sink) -> tuple[str, list[str]]:
     """A tenant and its endpoints on the sink (cap high enough never to defer)."""
-    from hookline import admin
     from hookline.config import HooklineConfig
     from hookline.db import Database
+    from hookline.management import service
+    from hookline.management.access import Caller
     from hookline.settings import get_settings
 
     setup = Database(url, max_size=1)
     try:
-        tenant = admin.add_tenant(setup, HooklineConfig(), name="bench", group=None)
+        operator = Caller("bench", "*")
+        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
         urls = [sink.url(f"/hook/{i}") for i in range(ENDPOINTS)]
         for endpoint_url in urls:
-            admin.add_endpoint(setup, get_settings(), tenant_id=tenant["id"], url=endpoint_url,
-                               event_types=["order.*"], max_concurrency=1000)  # fmt: skip
+            body = {"tenant_id": tenant["id"], "url": endpoint_url, "event_types": ["order.*"],
+                    "max_concurrency": 1000}  # fmt: skip
+            service.create_endpoint(setup, get_settings(), operator, body)
     finally:
         setup.close()
     return tenant["id"], urls

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 import hookline
-from hookline import admin
 from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
@@ -23,6 +22,7 @@ from hookline.local.apigw import LocalContext
 from hookline.repositories import deliveries as delivery_repo
 from hookline.runtime import build_reconciler
 from hookline.settings import get_settings
+from tests.support import operator
 from tests.support.fake_providers import ProviderServer, running_providers
 from tests.support.lambdas import ApiClient
 from tests.support.pipeline import Pipeline
@@ -68,11 +68,11 @@ def sql(db: Database, statement: str, params: Any = None) -> list[dict[str, Any]
 
 
 def tenant(db: Database) -> str:
-    return admin.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
+    return operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
 
 
 def endpoint(db: Database, tenant_id: str, url: str, **options: Any) -> dict[str, Any]:
-    return admin.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
+    return operator.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
 
 
 def publish(db: Database, tenant_id: str, type: str = "order.created", n: int = 1) -> str:
@@ -326,7 +326,7 @@ def stripe_source(db: Database, t: str, providers: ProviderServer, **catchup: An
             **catchup,
         }
     }
-    source = admin.add_source(
+    source = operator.add_source(
         db, tenant_id=t, scheme="stripe", secrets=[STRIPE_SECRET], options=options
     )
     return source["id"]
@@ -403,7 +403,7 @@ def test_stripe_catch_up_failures_are_unreconciled_and_lose_nothing(
         Name="stripe-key", SecretString=json.dumps({"api_key": providers.stripe.api_key})
     )["ARN"]
     t = tenant(db)
-    source = admin.add_source(
+    source = operator.add_source(
         db,
         tenant_id=t,
         scheme="stripe",
@@ -436,7 +436,7 @@ def test_github_redelivery_is_requested_for_failed_deliveries_only(pipeline, db,
     github = providers.github
     now = datetime.now(UTC)
     t = tenant(db)
-    source = admin.add_source(
+    source = operator.add_source(
         db,
         tenant_id=t,
         scheme="github",

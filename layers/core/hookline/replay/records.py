@@ -14,7 +14,7 @@ from hookline.db import Database
 from hookline.errors import NotFound, ReplayNotStarted
 from hookline.ids import new_id
 from hookline.management.access import Caller
-from hookline.management.service import page_of, paged
+from hookline.management.paging import page_of, paged
 from hookline.replay.request import ReplayRequest, parse_request
 from hookline.repositories import api as api_repo
 from hookline.repositories import endpoints as endpoint_repo
