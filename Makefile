@@ -25,9 +25,11 @@ test: install
 test-unit test-integration test-infra test-e2e: install
 	$(PYTEST) -q -m $(subst test-,,$@) tests; rc=$$?; [ $$rc -eq 5 ] && exit 0; exit $$rc
 
+# Import contracts (pyproject.toml, decision 0031): layers, no dev tooling in the core, no cycles.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	PYTHONPATH=layers/core:. $(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy

@@ -26,15 +26,10 @@ measuring). The database pool is `--pool-size` (default 10, one per deliver thre
 
     .venv/bin/python bench/deliver.py [--seconds 6] [--handlers 1,2,4] [--rounds 2]
                                       [--deliveries 40000] [--pool-size 10]
-    .venv/bin/python bench/deliver.py --ab [--seconds 8] [--rounds 4]
 
-`--ab` compares the deliverer before and after decision 0025 (fewer statements per
-delivery) in one process, on the same database, the two versions taking turns slice by
-slice (`bench/deliver_before.py` holds the old common path): round trips to Postgres per
-delivery (statements and BEGIN/COMMIT, counted in psycopg), one delivery at a time (ms and
-CPU ms each) and the handler with 10 in flight (deliveries/s, CPU ms each). It also checks,
-on the durable server, that the claim commits without a WAL flush and the delivered record
-with one.
+The before/after comparison of decision 0025 (fewer statements per delivery) was run once
+with this bench's `--ab` mode and a frozen copy of the old deliverer; its result is in
+docs/performance.md, and both are in git history (before issue 13).
 
 Postgres is `DATABASE_URL` if set (a fresh database is created on it and dropped at the
 end), else a durable local server started in a temp dir and stopped at the end. This is a
@@ -262,18 +257,21 @@ def create_queues(moto: str) -> str:
 
 def create_endpoints(url: str, sink: Sink) -> tuple[str, list[str]]:
     """A tenant and its endpoints on the sink (cap high enough never to defer)."""
-    from hookline import admin
     from hookline.config import HooklineConfig
     from hookline.db import Database
+    from hookline.management import service
+    from hookline.management.access import Caller
     from hookline.settings import get_settings
 
     setup = Database(url, max_size=1)
     try:
-        tenant = admin.add_tenant(setup, HooklineConfig(), name="bench", group=None)
+        operator = Caller("bench", "*")
+        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
         urls = [sink.url(f"/hook/{i}") for i in range(ENDPOINTS)]
         for endpoint_url in urls:
-            admin.add_endpoint(setup, get_settings(), tenant_id=tenant["id"], url=endpoint_url,
-                               event_types=["order.*"], max_concurrency=1000)  # fmt: skip
+            body = {"tenant_id": tenant["id"], "url": endpoint_url, "event_types": ["order.*"],
+                    "max_concurrency": 1000}  # fmt: skip
+            service.create_endpoint(setup, get_settings(), operator, body)
     finally:
         setup.close()
     return tenant["id"], urls
@@ -338,143 +336,6 @@ def delivery_states(url: str) -> dict[str, int]:
     return {str(state): int(n) for state, n in rows}
 
 
-# --- before/after decision 0025 (--ab) ---------------------------------------------------
-
-
-class RoundTrips:
-    """Counts this process's round trips to Postgres: statements (`Cursor.execute`) and
-    transaction commands (BEGIN, COMMIT, ROLLBACK); psycopg patched while inside."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._lock = threading.Lock()
-
-    def _add(self) -> None:
-        with self._lock:
-            self.count += 1
-
-    @contextlib.contextmanager
-    def counting(self) -> Iterator[RoundTrips]:
-        """Count until the block ends."""
-        import psycopg
-        from psycopg._connection_base import BaseConnection
-
-        execute, command = psycopg.Cursor.execute, BaseConnection._exec_command
-
-        def counted_execute(cursor: Any, *args: Any, **kwargs: Any) -> Any:
-            self._add()
-            return execute(cursor, *args, **kwargs)
-
-        def counted_command(conn: Any, *args: Any, **kwargs: Any) -> Any:
-            self._add()
-            return command(conn, *args, **kwargs)
-
-        psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign,assignment]
-        BaseConnection._exec_command = counted_command  # type: ignore[method-assign,assignment]
-        try:
-            yield self
-        finally:
-            psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-            BaseConnection._exec_command = command  # type: ignore[method-assign]
-
-
-def message_bodies(batches: Batches, count: int) -> list[str]:
-    """The bodies of the next `count` prepared messages (whole batches)."""
-    bodies: list[str] = []
-    while len(bodies) < count:
-        event = batches.next()
-        if event is None:
-            raise RuntimeError("the prepared deliveries ran out: raise --deliveries")
-        bodies += [r["body"] for r in event["Records"]]
-    return bodies
-
-
-def one_at_a_time(deliverer: Any, bodies: Sequence[str]) -> tuple[int, float, float]:
-    """Handle each message in turn on this thread: (delivered, wall s, CPU s)."""
-    from hookline.delivery import Result
-
-    start, cpu = time.perf_counter(), time.process_time()
-    for body in bodies:
-        handled = deliverer.handle(body)
-        if handled.result != Result.DELIVERED:
-            raise RuntimeError(f"a delivery came to {handled.result}, not delivered")
-    return len(bodies), time.perf_counter() - start, time.process_time() - cpu
-
-
-def flush_check(url: str, batches: Batches, tries: int = 20) -> tuple[int, int]:
-    """(claims whose commit left WAL unflushed, delivered records that did): the claim must
-    commit without waiting for the disk, the delivered record durably."""
-    from datetime import UTC, datetime
-
-    from hookline.db import Database
-    from hookline.queues import DeliveryMessage
-    from hookline.repositories import deliveries as repo
-
-    lag = "SELECT pg_current_wal_insert_lsn() > pg_current_wal_flush_lsn() AS lag"
-    db = Database(url, max_size=1)
-    claims = records = 0
-    try:
-        with db.connection() as conn:
-            for body in message_bodies(batches, tries)[:tries]:
-                delivery_id, seq = DeliveryMessage.parse(body)
-                now = datetime.now(UTC)
-                claim = repo.claim_to_send(conn, delivery_id, seq, timedelta(minutes=1), now)
-                assert claim is not None and claim.wait_seconds == 0
-                claims += bool(conn.execute(lag).fetchone()["lag"])  # type: ignore[index]
-                repo.record_delivered(conn, claim.job, repo.AttemptRecord(now, 1, 200, "", None))
-                records += bool(conn.execute(lag).fetchone()["lag"])  # type: ignore[index]
-    finally:
-        db.close()
-    return claims, records
-
-
-def measure_ab(
-    url: str, batches: Batches, seconds: float, rounds: int
-) -> tuple[list[tuple[object, ...]], str]:
-    """Both versions, taking turns: round trips each, one at a time, 10 in flight."""
-    from deliver_before import BeforeDeliverer
-
-    from hookline.delivery import Deliverer
-    from hookline.runtime import get_deliverer
-
-    deliverer = get_deliverer()
-    versions: dict[str, type[Deliverer]] = {"before": BeforeDeliverer, "after": Deliverer}
-    counts: dict[str, float] = {}
-    for name, cls in versions.items():  # warm-up, then count 200 deliveries each
-        deliverer.__class__ = cls
-        one_at_a_time(deliverer, message_bodies(batches, 50))
-        with RoundTrips().counting() as trips:
-            done, _, _ = one_at_a_time(deliverer, message_bodies(batches, 200))
-        counts[name] = trips.count / done
-    single = {name: [0, 0.0, 0.0] for name in versions}
-    flowing = {name: Row(name, 1, BATCH, 0, 0.0, 0.0) for name in versions}
-    slice_seconds = seconds / rounds
-    for r in range(rounds):
-        order = list(versions) if r % 2 == 0 else list(reversed(versions))
-        for name in order:
-            print(f"round {r + 1}/{rounds}: {name} ...", file=sys.stderr, flush=True)
-            deliverer.__class__ = versions[name]
-            deadline = time.perf_counter() + slice_seconds
-            while time.perf_counter() < deadline:
-                done, wall, cpu = one_at_a_time(deliverer, message_bodies(batches, 10))
-                single[name] = [single[name][0] + done, single[name][1] + wall,
-                                single[name][2] + cpu]  # fmt: skip
-            flowing[name] = flowing[name] + handler_slice(batches, 1, slice_seconds)
-    deliverer.__class__ = Deliverer
-    rows: list[tuple[object, ...]] = []
-    for name in versions:
-        n, wall, cpu = single[name]
-        row = flowing[name]
-        rows.append((name, f"{counts[name]:.1f}", f"{wall * 1000 / n:.2f}",
-                     f"{cpu * 1000 / n:.2f}", f"{row.rate:,.0f}", f"{row.cpu_ms:.2f}"))  # fmt: skip
-    claims, records = flush_check(url, batches)
-    flush = (
-        f"claims committed leaving WAL unflushed: {claims}/20 (asynchronous); "
-        f"delivered records leaving WAL unflushed: {records}/20 (durable: 0 expected)"
-    )
-    return rows, flush
-
-
 # --- the run ----------------------------------------------------------------------------
 # --- the run ----------------------------------------------------------------------------
 
@@ -517,10 +378,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--pool-size", type=int, default=DELIVER_THREADS,
         help="HOOKLINE_DB_POOL_SIZE: one connection per deliver thread by default",
     )  # fmt: skip
-    parser.add_argument(
-        "--ab", action="store_true",
-        help="before/after decision 0025: round trips, one at a time and 10 in flight",
-    )  # fmt: skip
     args = parser.parse_args(argv)
     try:
         args.handlers = [int(h) for h in str(args.handlers).split(",") if h.strip()]
@@ -543,19 +400,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         tenant_id, urls = create_endpoints(url, sink)
         print(f"preparing {args.deliveries} queued deliveries ...", file=sys.stderr, flush=True)
         batches = Batches(sqs_events(queued_deliveries(url, tenant_id, args.deliveries), queue_arn))
-        if args.ab:
-            with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
-                rows, flush = measure_ab(url, batches, args.seconds, args.rounds)
-            print(f"deliver A/B (decision 0025): {args.seconds:g} s per version in "
-                  f"{args.rounds} turns, pool {pool_size}; {machine}")  # fmt: skip
-            print(f"postgres: {where}; {server_facts(url)}")
-            print()
-            print_table(("version", "round trips each", "one at a time: ms each", "CPU ms each",
-                         "10 in flight: deliveries/s", "CPU ms each"), rows)  # fmt: skip
-            print()
-            print(flush)
-            print(f"deliveries by state at the end: {delivery_states(url)}")
-            return 0
         # Metrics are disabled, but Powertools still prints a full set of 100 values.
         with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
             results = measure(batches, urls, args.handlers, args.seconds, args.rounds)

@@ -95,30 +95,36 @@ class SendLog:
 def set_up(url: str, config: Any, endpoints: int, sink_url: Any) -> list[Target]:
     """A tenant per group, a Standard Webhooks source each, `endpoints` endpoints round-robin
     over the tenants, each subscribed to its own event type."""
-    from hookline import admin
     from hookline.db import Database
+    from hookline.management import service
+    from hookline.management.access import Caller
     from hookline.settings import get_settings
 
+    operator = Caller("bench", "*")
     db = Database(url, max_size=2, timeout=10)
     targets = []
     try:
         tenants = []
         for group in config.group_names:
-            tenant = admin.add_tenant(db, config, name=f"bench-{group}", group=group)
-            source = admin.add_source(
-                db, tenant_id=tenant["id"], scheme="standard", secrets=[SOURCE_SECRET]
-            )
+            tenant = service.create_tenant(db, config, operator, name=f"bench-{group}", group=group)
+            source = service.create_source(
+                db, operator,
+                {"tenant_id": tenant["id"], "scheme": "standard", "secret": SOURCE_SECRET},
+            )  # fmt: skip
             tenants.append((tenant["id"], source["path"], group))
         for n in range(endpoints):
             tenant_id, path, group = tenants[n % len(tenants)]
             event_type = f"bench.e{n}"
-            admin.add_endpoint(
+            service.create_endpoint(
                 db,
                 get_settings(),
-                tenant_id=tenant_id,
-                url=sink_url(f"/e{n}"),
-                event_types=[event_type],
-                max_concurrency=20,
+                operator,
+                {
+                    "tenant_id": tenant_id,
+                    "url": sink_url(f"/e{n}"),
+                    "event_types": [event_type],
+                    "max_concurrency": 20,
+                },
             )
             targets.append(Target(path, event_type, group))
     finally:

@@ -177,27 +177,28 @@ def bare_pass(table: str) -> Callable[[Conn, World, int], int]:
 
 def create_world(url: str, events: int) -> World:
     """A tenant, its 5 matching endpoints, `events` events with pending outbox rows, and
-    the copy table; through the admin service where there is one."""
+    the copy table; through the management service where there is one."""
     import psycopg
 
-    from hookline import admin
     from hookline.config import HooklineConfig
     from hookline.db import Database
+    from hookline.management import service
+    from hookline.management.access import Caller
     from hookline.settings import Settings
 
     settings = Settings.from_env({"DATABASE_URL": url, "HOOKLINE_ALLOW_PRIVATE_TARGETS": "1",
                                   "HOOKLINE_ALLOW_HTTP_TARGETS": "1"})  # fmt: skip
     setup = Database(url, max_size=1)
     try:
-        tenant = admin.add_tenant(setup, HooklineConfig(), name="bench", group=None)
+        operator = Caller("bench", "*")
+        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
         for i, filters in enumerate(ENDPOINT_FILTERS):
-            admin.add_endpoint(
-                setup,
-                settings,
-                tenant_id=tenant["id"],
-                url=f"http://127.0.0.1:9/hook/{i}",
-                event_types=filters,
-            )
+            body = {
+                "tenant_id": tenant["id"],
+                "url": f"http://127.0.0.1:9/hook/{i}",
+                "event_types": filters,
+            }
+            service.create_endpoint(setup, settings, operator, body)
     finally:
         setup.close()
     ids = insert_events(url, tenant["id"], events, EVENT_TYPES, PAYLOAD)

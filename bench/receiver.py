@@ -419,17 +419,21 @@ def create_target(url: str, size: int) -> Target:
     table."""
     import psycopg
 
-    from hookline import admin
     from hookline.config import HooklineConfig
     from hookline.db import Database
+    from hookline.management import service
+    from hookline.management.access import Caller
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(BARE_TABLE_DDL)
     setup = Database(url, max_size=1)
     try:
-        tenant = admin.add_tenant(setup, HooklineConfig(), name="bench", group=None)
-        source = admin.add_source(
-            setup, tenant_id=tenant["id"], scheme="stripe", secrets=[STRIPE_SECRET]
+        operator = Caller("bench", "*")
+        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
+        source = service.create_source(
+            setup,
+            operator,
+            {"tenant_id": tenant["id"], "scheme": "stripe", "secret": STRIPE_SECRET},
         )
     finally:
         setup.close()

@@ -25,12 +25,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from hookline import errors
+from hookline import replay as replays
 from hookline.aws import client
 from hookline.db import get_database
 from hookline.event_catalogue import SchemaViolation
 from hookline.management import event_types as catalogue
 from hookline.management import models as m
-from hookline.management import replays, service
+from hookline.management import service
 from hookline.management.access import Caller, resolve_caller
 from hookline.nudge import nudge_fanout
 from hookline.observability import logger, metrics, tracer

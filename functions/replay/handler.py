@@ -19,10 +19,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.db import get_database
 from hookline.errors import DatabaseUnavailable, HooklineError, NotFound
-from hookline.management.replays import invoker, run_recorded_replay
 from hookline.observability import logger, metrics, tracer
-from hookline.replay import run_replay
-from hookline.runtime import delivery_queues, replay_options
+from hookline.replay import run_recorded_replay, run_replay
+from hookline.runtime import delivery_queues, replay_invoker, replay_options
 from hookline.settings import get_settings
 
 # Stop starting new batches when less than this is left of the invocation (the summary and
@@ -96,7 +95,7 @@ def run_recorded(
             replay_id,
             run=run,
             keep_going=keep_going,
-            continue_elsewhere=invoker(settings, context.function_name),
+            continue_elsewhere=replay_invoker(settings, context.function_name),
         )
     except Exception as err:  # the row turns failed when its heartbeat stops
         logger.exception("recorded replay failed")

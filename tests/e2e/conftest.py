@@ -32,12 +32,12 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from hookline import admin
 from hookline.config import load_config
 from hookline.db import Database, reset_database
 from hookline.local.devstate import DevState, healthy, read_state
 from hookline.localpg import free_port
 from hookline.settings import Settings, get_settings
+from tests.support import operator
 from tests.support.sinks import Sink
 
 REPO = Path(__file__).resolve().parents[2]
@@ -154,15 +154,17 @@ class Stack:
         )
 
     def tenant(self, group: str = "standard", name: str = "e2e") -> str:
-        return admin.add_tenant(self.db, self.settings.config, name=name, group=group)["id"]
+        return operator.add_tenant(self.db, self.settings.config, name=name, group=group)["id"]
 
     def source(self, tenant_id: str, scheme: str, secret: str) -> str:
-        return admin.add_source(self.db, tenant_id=tenant_id, scheme=scheme, secrets=[secret])[
+        return operator.add_source(self.db, tenant_id=tenant_id, scheme=scheme, secrets=[secret])[
             "path"
         ]
 
     def endpoint(self, tenant_id: str, url: str, **options: Any) -> dict[str, Any]:
-        return admin.add_endpoint(self.db, self.settings, tenant_id=tenant_id, url=url, **options)
+        return operator.add_endpoint(
+            self.db, self.settings, tenant_id=tenant_id, url=url, **options
+        )
 
     def query(self, statement: str, *params: Any) -> list[dict[str, Any]]:
         with self.db.connection() as conn:

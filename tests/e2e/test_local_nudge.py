@@ -24,7 +24,6 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from hookline import admin
 from hookline.cli import main
 from hookline.db import Database
 from hookline.local.devstate import DevState, healthy, read_state
@@ -32,6 +31,7 @@ from hookline.local.listener import APPLICATION_NAME
 from hookline.localpg import free_port
 from hookline.settings import get_settings
 from tests.e2e.conftest import E2E_CONFIG, REPO, wait_until
+from tests.support import operator
 from tests.support.environment import exported
 from tests.support.postgres import backend_pids
 from tests.support.sinks import Sink
@@ -124,8 +124,8 @@ def subscribe(state: DevState, sink: Sink) -> str:
     settings = get_settings()
     db = Database(state.database_url, max_size=1, timeout=10)
     try:
-        tenant = admin.add_tenant(db, settings.config, name="nudge", group="standard")["id"]
-        admin.add_endpoint(db, settings, tenant_id=tenant, url=sink.url("/hooks"))
+        tenant = operator.add_tenant(db, settings.config, name="nudge", group="standard")["id"]
+        operator.add_endpoint(db, settings, tenant_id=tenant, url=sink.url("/hooks"))
     finally:
         db.close()
     return str(tenant)

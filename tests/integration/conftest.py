@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from hookline import admin
 from hookline.config import HooklineConfig, load_config
 from hookline.db import Database, reset_database
 from hookline.runtime import reset_runtime
+from tests.support import operator
 from tests.support.lambdas import ApiClient
 from tests.support.pipeline import Pipeline, write_config
 from tests.support.sinks import Sink, running_sink
@@ -35,13 +35,13 @@ def api(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[ApiClien
 @pytest.fixture
 def tenant(db: Database) -> dict[str, str]:
     """A tenant in the standard group."""
-    return admin.add_tenant(db, HooklineConfig(), name="acme", group="standard")
+    return operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")
 
 
 @pytest.fixture
 def stripe_source(db: Database, tenant: dict[str, str]) -> dict[str, str]:
     """A Stripe source of the tenant."""
-    return admin.add_source(db, tenant_id=tenant["id"], scheme="stripe", secrets=[STRIPE_SECRET])
+    return operator.add_source(db, tenant_id=tenant["id"], scheme="stripe", secrets=[STRIPE_SECRET])
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ import psycopg
 import pytest
 
 import hookline
-from hookline import admin
 from hookline.config import HooklineConfig
 from hookline.repositories import audit as audit_repo
 from hookline.settings import get_settings
 from tests.integration.conftest import STANDARD_SECRET
+from tests.support import operator
 from tests.support.signers import standard_headers
 
 pytestmark = pytest.mark.integration
@@ -152,9 +152,9 @@ def test_a_deleted_endpoint_gets_nothing_new_and_its_queued_delivery_fails(
     mgmt, pipeline, db, sink
 ):
     # Given a tenant with two endpoints and an event fanned out to both (queued, not yet sent)
-    tenant = admin.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
-    gone = admin.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/gone"))
-    kept = admin.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/kept"))
+    tenant = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
+    gone = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/gone"))
+    kept = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/kept"))
     first = publish(db, tenant)
     pipeline.fanout()
     assert pipeline.delivery(event_id=first, endpoint_id=gone["id"])["state"] == "queued"

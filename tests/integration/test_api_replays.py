@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
+from hookline import replay as replay_service
 from hookline.local.apigw import LocalContext
-from hookline.management import replays as replay_service
 from hookline.queues import DeliveryMessage
-from hookline.replay import ReplayOptions
+from hookline.replay import Continue, ReplayOptions, continuation, sweeping
 from hookline.repositories import audit as audit_repo
-from hookline.repositories import replays as replay_repo
-from hookline.runtime import delivery_queues, reset_runtime
+from hookline.repositories import replay as replay_repo
+from hookline.runtime import delivery_queues, replay_continuation, reset_runtime
 from hookline.settings import get_settings
 from tests.support.management import as_tenant, principal_of
 
@@ -27,6 +28,14 @@ PUBLIC_URL = "https://93.184.216.34/hooks"
 @pytest.fixture
 def api(replays_api):
     return replays_api
+
+
+def sweep(db: Any, start: Continue | None = None) -> dict[str, int]:
+    """Reconcile's replay step as the runtime wires it (starting runs with `start` if given)."""
+    settings = get_settings()
+    return replay_service.sweep(
+        db, start=start or replay_continuation(settings), groups=settings.config.group_names
+    )
 
 
 def make_tenant(mgmt, name):
@@ -263,7 +272,7 @@ def test_progress_is_reported_while_a_replay_runs(api, db, monkeypatch, sink, mo
     reset_runtime()
 
     # When the runner sends them one batch at a time, reporting every batch
-    monkeypatch.setattr(replay_service, "PROGRESS_EVERY_SECONDS", 0.0)
+    monkeypatch.setattr(continuation, "PROGRESS_EVERY_SECONDS", 0.0)
     seen = []
 
     def keep_going():
@@ -299,15 +308,15 @@ def test_a_replay_whose_runner_died_is_marked_failed(api, db, monkeypatch, sink)
         assert replay_repo.claim_replay(conn, running) is not None
         conn.execute(
             "UPDATE replays SET heartbeat_at = now() - %s WHERE id = %s",
-            (replay_service.RUNNING_QUIET + timedelta(seconds=1), running),
+            (sweeping.RUNNING_QUIET + timedelta(seconds=1), running),
         )
         conn.execute(
             "UPDATE replays SET created_at = now() - %s WHERE id = %s",
-            (replay_service.ACCEPTED_QUIET + timedelta(seconds=1), never),
+            (sweeping.ACCEPTED_QUIET + timedelta(seconds=1), never),
         )
     # Then reconcile's sweep (decision 0021; reads no longer sweep) marks both failed
     assert api.get(f"/v1/replays/{running}").json()["state"] == "running"
-    assert replay_service.sweep(db) == {"replays_failed": 2, "replays_continued": 0}
+    assert sweep(db) == {"replays_failed": 2, "replays_continued": 0}
     # and reading them shows why
     died = api.get(f"/v1/replays/{running}").json()
     lost = api.get(f"/v1/replays/{never}").json()

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from hookline import admin
 from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.ingest import publish
 from hookline.settings import get_settings
+from tests.support import operator
 
 pytestmark = pytest.mark.integration
 
@@ -40,8 +40,8 @@ def cli(pipeline, capsys, monkeypatch, tmp_path) -> Callable[..., tuple[int, Any
 def failed_twice(pipeline, db: Database, sink) -> dict[str, Any]:
     """An endpoint whose two deliveries failed (400), now fixed."""
     sink.behave("/c", statuses=[400])
-    tenant = admin.add_tenant(db, HooklineConfig(), name="acme", group="standard")
-    endpoint = admin.add_endpoint(db, get_settings(), tenant_id=tenant["id"], url=sink.url("/c"))
+    tenant = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant["id"], url=sink.url("/c"))
     for n in range(2):
         with db.connection() as conn, conn.transaction():
             publish(conn, tenant_id=tenant["id"], type="order.created", payload={"n": n})

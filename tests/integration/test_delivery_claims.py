@@ -10,18 +10,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import hookline
-from hookline import admin
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.repositories import deliveries as repo
 from hookline.settings import get_settings
+from tests.support import operator
 
 pytestmark = pytest.mark.integration
 
 
 def endpoint_of_new_tenant(db: Database, url: str, **options) -> tuple[str, dict]:
-    tenant = admin.add_tenant(db, HooklineConfig(), name="t", group="standard")["id"]
-    return tenant, admin.add_endpoint(db, get_settings(), tenant_id=tenant, url=url, **options)
+    tenant = operator.add_tenant(db, HooklineConfig(), name="t", group="standard")["id"]
+    return tenant, operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=url, **options)
 
 
 def publish(db: Database, tenant_id: str) -> str:

@@ -10,11 +10,11 @@ import psycopg
 import pytest
 
 import hookline
-from hookline import admin
 from hookline.db import Database
 from hookline.filters import matches, sql_like_patterns
 from hookline.repositories.deliveries import fan_out_batch
 from hookline.settings import Settings
+from tests.support import operator
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +49,7 @@ def test_fan_out_creates_a_delivery_exactly_where_python_says_the_filters_match(
          "HOOKLINE_ALLOW_HTTP_TARGETS": "1"}
     )  # fmt: skip
     filters = {
-        admin.add_endpoint(
+        operator.add_endpoint(
             db, settings, tenant_id=tenant["id"], url=f"http://127.0.0.1:9/{i}", event_types=f
         )["id"]: f
         for i, f in enumerate(FILTERS)

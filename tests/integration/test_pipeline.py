@@ -13,23 +13,23 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import hookline
-from hookline import admin
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.fanout import FanoutOptions, run_fanout
 from hookline.queues import DeliveryQueues
 from hookline.settings import Settings, get_settings
+from tests.support import operator
 from tests.support.signers import verify_standard
 
 pytestmark = pytest.mark.integration
 
 
 def tenant(db: Database, group: str = "standard") -> str:
-    return admin.add_tenant(db, HooklineConfig(), name=f"t-{group}", group=group)["id"]
+    return operator.add_tenant(db, HooklineConfig(), name=f"t-{group}", group=group)["id"]
 
 
 def endpoint(db: Database, tenant_id: str, url: str, **options) -> dict:
-    return admin.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
+    return operator.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
 
 
 def publish(db: Database, tenant_id: str, type: str = "order.created", payload=None) -> str:
@@ -312,7 +312,7 @@ def test_two_fanouts_at_once_create_each_delivery_exactly_once(pipeline, db, sin
 def test_rotating_a_secret_signs_with_both_during_the_overlap(pipeline, db, sink):
     t = tenant(db)
     ep = endpoint(db, t, sink.url("/rot"))
-    rotated = admin.rotate_endpoint_secret(db, get_settings(), ep["id"])
+    rotated = operator.rotate_endpoint_secret(db, get_settings(), ep["id"])
     publish(db, t)
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
     [request] = sink.requests("/rot")
@@ -334,7 +334,7 @@ def test_endpoint_urls_are_checked_when_saved(db, monkeypatch):
         "https://user:pw@example.com/",
     ):
         with pytest.raises(hookline.errors.UnsafeURL):
-            admin.add_endpoint(db, settings, tenant_id=t, url=url)
+            operator.add_endpoint(db, settings, tenant_id=t, url=url)
     with db.connection() as conn:
         assert conn.execute("SELECT count(*) AS n FROM endpoints").fetchone()["n"] == 0
 
@@ -420,10 +420,13 @@ def test_a_cookie_set_by_one_endpoint_is_never_sent_to_another(pipeline, db, sin
 
 
 def test_a_worker_whose_claim_ran_out_cannot_overwrite_the_run_that_took_over(pipeline, db, sink):
-    from datetime import timedelta
+    from datetime import UTC, datetime, timedelta
 
     from hookline.repositories import deliveries as repo
     from hookline.repositories.deliveries import Finish
+
+    def utcnow() -> datetime:
+        return datetime.now(UTC)
 
     # Given a delivery claimed by worker A, whose lease then ran out (A is slow, not dead)
     t = tenant(db)
@@ -431,14 +434,20 @@ def test_a_worker_whose_claim_ran_out_cannot_overwrite_the_run_that_took_over(pi
     publish(db, t)
     pipeline.fanout()
     queued = pipeline.delivery()
-    with db.connection() as conn, conn.transaction():
-        a = repo.claim(conn, queued["id"], queued["enqueue_seq"], timedelta(milliseconds=1))
-        assert a is not None and repo.take_slot(conn, a, 0.001) == 0
+    with db.connection() as conn:
+        claim_a = repo.claim_to_send(
+            conn, queued["id"], queued["enqueue_seq"], timedelta(milliseconds=1), utcnow()
+        )
+        assert claim_a is not None and claim_a.wait_seconds == 0  # claimed, slot taken
+        a = claim_a.job
     time.sleep(0.05)
     # And worker B took it over from the redelivered message, and holds the endpoint's slot
-    with db.connection() as conn, conn.transaction():
-        b = repo.claim(conn, queued["id"], queued["enqueue_seq"], timedelta(minutes=1))
-        assert b is not None and repo.take_slot(conn, b, 60) == 0
+    with db.connection() as conn:
+        claim_b = repo.claim_to_send(
+            conn, queued["id"], queued["enqueue_seq"], timedelta(minutes=1), utcnow()
+        )
+        assert claim_b is not None and claim_b.wait_seconds == 0
+        b = claim_b.job
     # When A finishes late and says "delivered"
     with db.connection() as conn, conn.transaction():
         repo.release_slot(conn, a)

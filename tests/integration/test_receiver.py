@@ -12,10 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from hookline import admin
 from hookline.db import Database
 from hookline.observability import logger
 from tests.integration.conftest import GITHUB_SECRET, STANDARD_SECRET, STRIPE_SECRET
+from tests.support import operator
 from tests.support.lambdas import ApiClient
 from tests.support.signers import github_headers, standard_headers, stripe_event, stripe_headers
 
@@ -98,7 +98,9 @@ def test_fifty_identical_requests_at_once_store_one_event(api, db, stripe_source
 
 
 def test_github_deliveries_dedupe_on_the_delivery_header(api, db, tenant):
-    source = admin.add_source(db, tenant_id=tenant["id"], scheme="github", secrets=[GITHUB_SECRET])
+    source = operator.add_source(
+        db, tenant_id=tenant["id"], scheme="github", secrets=[GITHUB_SECRET]
+    )
     body = json.dumps({"action": "opened", "issue": {"number": 1}}).encode()
     delivery = str(uuid.uuid4())
     headers = github_headers(GITHUB_SECRET, body, delivery, event="issues")
@@ -112,7 +114,7 @@ def test_github_deliveries_dedupe_on_the_delivery_header(api, db, tenant):
 
 
 def test_standard_webhooks_sender_is_accepted(api, db, tenant):
-    source = admin.add_source(
+    source = operator.add_source(
         db, tenant_id=tenant["id"], scheme="standard", secrets=[STANDARD_SECRET]
     )
     body = json.dumps({"type": "invoice.paid", "data": {"id": 7}}).encode()
@@ -199,7 +201,7 @@ def test_a_disabled_source_is_not_found(api, db, stripe_source):
 
 
 def test_a_rotated_second_secret_is_accepted(api, db, tenant):
-    source = admin.add_source(
+    source = operator.add_source(
         db, tenant_id=tenant["id"], scheme="stripe", secrets=["whsec_new_one", STRIPE_SECRET]
     )
     body = stripe_event("evt_rot")
@@ -265,7 +267,9 @@ def test_characters_postgres_refuses_do_not_lose_a_signed_webhook(
 ):
     # Given a validly signed GitHub delivery whose (unsigned) event header or payload type
     # holds a NUL byte or a lone surrogate, which Postgres text cannot store
-    source = admin.add_source(db, tenant_id=tenant["id"], scheme="github", secrets=[GITHUB_SECRET])
+    source = operator.add_source(
+        db, tenant_id=tenant["id"], scheme="github", secrets=[GITHUB_SECRET]
+    )
     doc = {"action": payload_type} if payload_type is not None else {"zen": "x"}
     body = json.dumps(doc).encode()
     headers = github_headers(GITHUB_SECRET, body, str(uuid.uuid4()), event=event_header)

@@ -21,10 +21,10 @@ from hypothesis import event as note_case
 from hypothesis import strategies as st
 from psycopg import sql
 
-from hookline import admin
 from hookline.config import HooklineConfig
 from hookline.db import Database, reset_database
 from hookline.local.apigw import LocalContext, build_rest_event
+from tests.support import operator
 from tests.support.signers import github_headers, standard_headers, stripe_headers
 
 pytestmark = pytest.mark.integration
@@ -57,9 +57,9 @@ def fuzz_db(pg_admin_url: str, template_db: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def world(fuzz_db: str):
     db = Database(fuzz_db, max_size=2)
-    tenant = admin.add_tenant(db, HooklineConfig(), name="fuzz", group="standard")["id"]
+    tenant = operator.add_tenant(db, HooklineConfig(), name="fuzz", group="standard")["id"]
     sources = {
-        scheme: admin.add_source(db, tenant_id=tenant, scheme=scheme, secrets=[secret])["path"]
+        scheme: operator.add_source(db, tenant_id=tenant, scheme=scheme, secrets=[secret])["path"]
         for scheme, secret in (
             ("stripe", STRIPE),
             ("github", GITHUB),

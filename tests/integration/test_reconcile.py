@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 import hookline
-from hookline import admin
 from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
@@ -23,6 +22,7 @@ from hookline.local.apigw import LocalContext
 from hookline.repositories import deliveries as delivery_repo
 from hookline.runtime import build_reconciler, reset_runtime
 from hookline.settings import get_settings
+from tests.support import operator
 from tests.support.fake_providers import ProviderServer, running_providers
 from tests.support.lambdas import ApiClient
 from tests.support.pipeline import Pipeline
@@ -77,11 +77,11 @@ def sql(db: Database, statement: str, params: Any = None) -> list[dict[str, Any]
 
 
 def tenant(db: Database) -> str:
-    return admin.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
+    return operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
 
 
 def endpoint(db: Database, tenant_id: str, url: str, **options: Any) -> dict[str, Any]:
-    return admin.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
+    return operator.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
 
 
 def publish(db: Database, tenant_id: str, type: str = "order.created", n: int = 1) -> str:
@@ -152,8 +152,10 @@ def test_a_delivery_left_delivering_by_a_killed_worker_is_repaired_and_delivered
     )["Messages"]
     delivery_id, seq = json.loads(message["Body"])["delivery_id"], 1
     with db.connection() as conn:
-        job = delivery_repo.claim(conn, delivery_id, seq, timedelta(seconds=32))
-        assert job is not None and delivery_repo.take_slot(conn, job, 32) == 0
+        claim = delivery_repo.claim_to_send(
+            conn, delivery_id, seq, timedelta(seconds=32), datetime.now(UTC)
+        )
+        assert claim is not None and claim.wait_seconds == 0  # claimed, slot taken
     time.sleep(1.1)  # the test queue's visibility timeout
     assert pipeline.deliver_once() == 1
     assert sink.requests() == [] and pipeline.delivery(id=delivery_id)["state"] == "delivering"
@@ -332,7 +334,7 @@ def stripe_source(db: Database, t: str, providers: ProviderServer, **catchup: An
             **catchup,
         }
     }
-    source = admin.add_source(
+    source = operator.add_source(
         db, tenant_id=t, scheme="stripe", secrets=[STRIPE_SECRET], options=options
     )
     return source["id"]
@@ -410,7 +412,7 @@ def test_stripe_catch_up_failures_are_unreconciled_and_lose_nothing(
         Name=f"hookline/catchup/{t}/stripe",
         SecretString=json.dumps({"api_key": providers.stripe.api_key}),
     )["ARN"]
-    source = admin.add_source(
+    source = operator.add_source(
         db,
         tenant_id=t,
         scheme="stripe",
@@ -441,7 +443,7 @@ def test_github_redelivery_is_requested_for_failed_deliveries_only(pipeline, db,
     github = providers.github
     now = datetime.now(UTC)
     t = tenant(db)
-    source = admin.add_source(
+    source = operator.add_source(
         db,
         tenant_id=t,
         scheme="github",

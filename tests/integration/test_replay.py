@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 import hookline
-from hookline import admin
 from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.local.apigw import LocalContext
 from hookline.settings import get_settings
+from tests.support import operator
 from tests.support.pipeline import Pipeline
 from tests.support.signers import verify_standard
 
@@ -33,11 +33,11 @@ def replay(**doc: Any) -> dict[str, Any]:
 
 
 def tenant(db: Database, name: str = "acme") -> str:
-    return admin.add_tenant(db, HooklineConfig(), name=name, group="standard")["id"]
+    return operator.add_tenant(db, HooklineConfig(), name=name, group="standard")["id"]
 
 
 def endpoint(db: Database, tenant_id: str, url: str, **options: Any) -> dict[str, Any]:
-    return admin.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
+    return operator.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
 
 
 def publish(db: Database, tenant_id: str, type: str = "order.created", n: int = 1) -> str:

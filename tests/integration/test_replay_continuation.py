@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from hookline import replay as replay_service
 from hookline.local.apigw import LocalContext
-from hookline.management import replays as replay_service
 from hookline.queues import DeliveryMessage
-from hookline.replay import ReplayOptions
-from hookline.repositories import replays as replay_repo
-from hookline.runtime import delivery_queues, reset_runtime
+from hookline.replay import Continue, ReplayOptions, continuation, sweeping
+from hookline.repositories import replay as replay_repo
+from hookline.runtime import delivery_queues, replay_continuation, replay_invoker, reset_runtime
 from hookline.settings import get_settings
 
 pytestmark = pytest.mark.integration
@@ -32,6 +32,14 @@ def api(replays_api):
     """Replays are recorded but not run by the API (record_replay sets HOOKLINE_REPLAY_FUNCTION,
     as deployed); the tests run them."""
     return replays_api
+
+
+def sweep(db: Any, start: Continue | None = None) -> dict[str, int]:
+    """Reconcile's replay step as the runtime wires it (starting runs with `start` if given)."""
+    settings = get_settings()
+    return replay_service.sweep(
+        db, start=start or replay_continuation(settings), groups=settings.config.group_names
+    )
 
 
 def record_replay(api, sink, monkeypatch, body: dict[str, Any]) -> str:
@@ -152,7 +160,7 @@ def test_deployed_each_run_invokes_the_next_and_a_duplicate_or_late_invoke_does_
     # When the first run has time for two batches of three
     first = replay_service.run_recorded_replay(
         db, delivery_queues(get_settings()), ReplayOptions(batch_size=3), replay_id,
-        budget=batches(2), continue_elsewhere=replay_service.invoker(lambda_api, "hookline-replay"),
+        budget=batches(2), continue_elsewhere=replay_invoker(lambda_api, "hookline-replay"),
     )  # fmt: skip
     # Then it handed off after six, and invoked the function asynchronously for run 2
     assert first is not None and first["continued"] is True and first["enqueued"] == 6
@@ -183,7 +191,7 @@ def test_a_replay_that_would_run_forever_fails_at_the_cap_with_the_reason(
 ):
     ids = dead_deliveries(api, db, 9)
     replay_id = record_replay(api, sink, monkeypatch, {"delivery_ids": ids, "reason": "r"})
-    monkeypatch.setattr(replay_service, "MAX_RUNS", 2)
+    monkeypatch.setattr(continuation, "MAX_RUNS", 2)
     replay_service.run_recorded_replay(
         db, delivery_queues(get_settings()), ReplayOptions(batch_size=3), replay_id,
         budget=batches(1),
@@ -209,7 +217,7 @@ def test_reconcile_fails_a_dead_runner_reinvokes_a_lost_hand_off_and_leaves_a_li
         # one whose runner went quiet mid-run, one alive
         conn.execute(
             "UPDATE replays SET heartbeat_at = now() - %s WHERE id = %s",
-            (replay_service.RUNNING_QUIET + timedelta(seconds=1), dead),
+            (sweeping.RUNNING_QUIET + timedelta(seconds=1), dead),
         )
         # one handed off to run 2, whose invocation never arrived
         assert replay_repo.hand_off(
@@ -221,18 +229,18 @@ def test_reconcile_fails_a_dead_runner_reinvokes_a_lost_hand_off_and_leaves_a_li
         conn.execute(
             "UPDATE replays SET handed_off_at = now() - %s, heartbeat_at = now() - %s "
             "WHERE id = %s",
-            (replay_service.HANDOFF_QUIET * 2, replay_service.RUNNING_QUIET * 2, lost),
+            (sweeping.HANDOFF_QUIET * 2, sweeping.RUNNING_QUIET * 2, lost),
         )
         # and one never started
         conn.execute(
             "UPDATE replays SET created_at = now() - %s WHERE id = %s",
-            (replay_service.ACCEPTED_QUIET + timedelta(seconds=1), never),
+            (sweeping.ACCEPTED_QUIET + timedelta(seconds=1), never),
         )
     sink.received.clear()
     # When reconcile runs (deployed: the replay function's API is the sink)
     monkeypatch.setenv("AWS_ENDPOINT_URL", sink.url(""))
     get_settings.cache_clear()
-    repairs = replay_service.sweep(db)
+    repairs = sweep(db)
     # Then the dead runner and the never started are failed, saying why
     assert repairs == {"replays_failed": 2, "replays_continued": 1}
     assert row(db, dead)["state"] == "failed"
@@ -256,7 +264,7 @@ def test_reconcile_fails_a_dead_runner_reinvokes_a_lost_hand_off_and_leaves_a_li
     # and the live one is left alone
     assert row(db, live)["state"] == "running"
     # And a second sweep at once does not invoke it twice
-    assert replay_service.sweep(db) == {"replays_failed": 0, "replays_continued": 0}
+    assert sweep(db) == {"replays_failed": 0, "replays_continued": 0}
     assert len(sink.requests(INVOCATIONS)) == 1
 
 
@@ -273,9 +281,9 @@ def test_a_lost_hand_off_reinvoked_in_vain_fails_with_the_reason(api, db, sink, 
         )  # fmt: skip
         conn.execute(
             "UPDATE replays SET handed_off_at = now() - %s, reinvoked = %s WHERE id = %s",
-            (replay_service.HANDOFF_QUIET * 2, replay_service.MAX_REINVOKES, lost),
+            (sweeping.HANDOFF_QUIET * 2, sweeping.MAX_REINVOKES, lost),
         )
-    assert replay_service.sweep(db, start=lambda *_: None) == {
+    assert sweep(db, start=lambda *_: None) == {
         "replays_failed": 1, "replays_continued": 0,
     }  # fmt: skip
     failed = row(db, lost)
@@ -292,7 +300,7 @@ def test_the_reconcile_function_runs_the_replay_sweep(api, db, sink, monkeypatch
         replay_repo.claim_replay(conn, dead)
         conn.execute(
             "UPDATE replays SET heartbeat_at = now() - %s WHERE id = %s",
-            (replay_service.RUNNING_QUIET * 2, dead),
+            (sweeping.RUNNING_QUIET * 2, dead),
         )
     report = lambda_handler({"trigger": "test"}, LocalContext(function_name="reconcile"))
     assert report["repairs"]["replays_failed"] == 1

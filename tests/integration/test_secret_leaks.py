@@ -11,11 +11,11 @@ import logging
 import psycopg
 import pytest
 
-from hookline import admin
 from hookline.config import HooklineConfig
 from hookline.db import reset_database
 from hookline.observability import logger
 from hookline.settings import get_settings
+from tests.support import operator
 from tests.support.lambdas import ApiClient
 from tests.support.signers import stripe_event, stripe_headers
 
@@ -41,12 +41,14 @@ def test_a_full_run_leaks_no_secret(pipeline, db, sink, database_url, capfd, mon
         from functions.receiver.handler import lambda_handler
 
         api = ApiClient(lambda_handler)
-        tenant = admin.add_tenant(db, HooklineConfig(), name="leak", group="standard")["id"]
-        source = admin.add_source(db, tenant_id=tenant, scheme="stripe", secrets=[PROVIDER_SECRET])
+        tenant = operator.add_tenant(db, HooklineConfig(), name="leak", group="standard")["id"]
+        source = operator.add_source(
+            db, tenant_id=tenant, scheme="stripe", secrets=[PROVIDER_SECRET]
+        )
         sink.behave("/fails", statuses=[500, 200])
         sink.behave("/slow", delay=3)
         endpoints = [
-            admin.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url(p))
+            operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url(p))
             for p in ("/ok", "/fails", "/slow")
         ]
         bodies = []

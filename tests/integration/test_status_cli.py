@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 import hookline
-from hookline import admin
 from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.settings import get_settings
+from tests.support import operator
 
 pytestmark = pytest.mark.integration
 
@@ -48,9 +48,9 @@ def scene(pipeline, db, sink, sqs) -> dict[str, Any]:
     """Two delivered, two failed, two queued (messages on the queue), one event not fanned
     out yet, and one message in the standard group's DLQ."""
     sink.behave("/bad", statuses=[400])
-    t = admin.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
-    ok = admin.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/ok"))
-    bad = admin.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/bad"))
+    t = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
+    ok = operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/ok"))
+    bad = operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/bad"))
     events = [publish(db, t, 1), publish(db, t, 2)]
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 2, "failed": 2})
     events.append(publish(db, t, 3))

@@ -475,10 +475,10 @@ class ChaosRun:
         self.moto.start()
 
     def _set_up_tenants(self) -> None:
-        from hookline import admin
         from hookline.db import Database
         from hookline.local.queues import ensure_queues
         from hookline.settings import get_settings
+        from tests.support import operator
 
         settings = get_settings()
         ensure_queues(
@@ -489,8 +489,8 @@ class ChaosRun:
             pairs = self.o.endpoints // 2
             for t in range(pairs):
                 group = GROUPS[t % len(GROUPS)]
-                tenant = admin.add_tenant(db, settings.config, name=f"chaos-{t}", group=group)
-                path = admin.add_source(
+                tenant = operator.add_tenant(db, settings.config, name=f"chaos-{t}", group=group)
+                path = operator.add_source(
                     db, tenant_id=tenant["id"], scheme="standard", secrets=[SOURCE_SECRET]
                 )["path"]
                 endpoints: list[tuple[int, str, tuple[str, ...]]] = []
@@ -501,7 +501,7 @@ class ChaosRun:
                 for k, filters in pair:
                     self.sink.profiles[k] = profile_for(k, self.o)
                     cap = self.o.slow_cap if k == 1 else 5
-                    made = admin.add_endpoint(
+                    made = operator.add_endpoint(
                         db, settings, tenant_id=tenant["id"], url=self.sink.url(k),
                         event_types=filters, max_concurrency=cap,
                     )  # fmt: skip

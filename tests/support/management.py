@@ -88,7 +88,7 @@ def management_env(
     monkeypatch.delenv("HOOKLINE_API_KEY", raising=False)
     reset_database()
     yield
-    from hookline.management.replays import wait_for_local_replays
+    from hookline.replay import wait_for_local_replays
 
     wait_for_local_replays(30)  # replays created through the API run in threads locally
     reset_database()
@@ -122,9 +122,9 @@ def replays_api(
 ) -> Iterator[ManagementClient]:
     """The management API with the group queues on moto (replays enqueue there); local
     replays run in threads, all finished before the test ends."""
+    from hookline import replay as replay_service
     from hookline.config import HooklineConfig
     from hookline.local.queues import ensure_queues
-    from hookline.management import replays as replay_service
     from hookline.runtime import reset_runtime
     from hookline.settings import get_settings
 

@@ -1,12 +1,16 @@
-"""The retry policy: schedule, jitter, Retry-After, deadline and classification."""
+"""The retry policy: schedule, jitter, Retry-After, deadline and classification — of the policy
+the deliver function runs, as the runtime builds it from the deployment configuration."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
+from hookline.config import HooklineConfig
 from hookline.retry import (
     DEFAULT_SCHEDULE,
     Outcome,
@@ -14,15 +18,22 @@ from hookline.retry import (
     classify,
     parse_retry_after,
 )
+from hookline.runtime import retry_policy
 
 pytestmark = pytest.mark.unit
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
 
+def runtime_policy(config: HooklineConfig | None = None, **changes: Any) -> RetryPolicy:
+    """The policy production runs: built by the runtime from a deployment's configuration
+    (the default one unless given), with `changes` (a pinned random source) applied."""
+    return replace(retry_policy(config or HooklineConfig()), **changes)
+
+
 def no_jitter() -> RetryPolicy:
     # random() == 0.5 puts the jitter factor at exactly 1.
-    return RetryPolicy(random=lambda: 0.5)
+    return runtime_policy(random=lambda: 0.5)
 
 
 # --- schedule -------------------------------------------------------------------------
@@ -56,7 +67,7 @@ def test_after_the_schedule_runs_out_the_last_step_repeats() -> None:
 
 def test_jitter_stays_within_twenty_percent_over_many_draws() -> None:
     # Given a policy with real (seeded) randomness
-    policy = RetryPolicy(random=random.Random(7).random)
+    policy = runtime_policy(random=random.Random(7).random)
     for attempts, step in enumerate(DEFAULT_SCHEDULE[1:], start=1):
         # When the delay is drawn many times
         draws = [policy.next_delay(attempts) for _ in range(500)]
@@ -68,8 +79,10 @@ def test_jitter_stays_within_twenty_percent_over_many_draws() -> None:
 
 def test_jitter_bounds_are_reached_at_the_extremes_of_random() -> None:
     step = timedelta(minutes=5)
-    assert RetryPolicy(random=lambda: 0.0).next_delay(2) == step * 0.8
-    assert RetryPolicy(random=lambda: 0.999999).next_delay(2) == pytest.approx(step * 1.2, rel=1e-5)
+    assert runtime_policy(random=lambda: 0.0).next_delay(2) == step * 0.8
+    assert runtime_policy(random=lambda: 0.999999).next_delay(2) == pytest.approx(
+        step * 1.2, rel=1e-5
+    )
 
 
 def test_a_negative_attempt_number_is_a_bug() -> None:
@@ -119,7 +132,7 @@ def test_retry_after_is_capped_at_twice_the_scheduled_delay() -> None:
 
 
 def test_the_retry_after_cap_is_configurable() -> None:
-    policy = RetryPolicy(random=lambda: 0.5, retry_after_max_factor=3)
+    policy = runtime_policy(random=lambda: 0.5, retry_after_max_factor=3)
     assert policy.next_delay(2, retry_after=86_400) == timedelta(minutes=15)
 
 
@@ -199,9 +212,21 @@ def test_an_explicit_deadline_wins_over_the_policy_default() -> None:
 
 
 def test_the_deadline_is_configurable() -> None:
-    policy = RetryPolicy(random=lambda: 0.5, deadline=timedelta(hours=1))
+    # Given a deployment configured with a one-hour deadline
+    policy = runtime_policy(HooklineConfig(delivery_deadline_hours=1), random=lambda: 0.5)
+    # Then the policy the runtime builds keeps deliveries for one hour
     assert policy.deadline_for(NOW) == NOW + timedelta(hours=1)
     assert policy.next_attempt(4, NOW, NOW, None, 500).kind == "dead"  # 2 h > 1 h
+
+
+def test_the_schedule_and_jitter_are_configurable() -> None:
+    # Given a deployment with its own schedule and no jitter
+    config = HooklineConfig(retry_schedule_seconds=(0, 60, 600), retry_jitter=0.0)
+    policy = runtime_policy(config)
+    # Then the runtime's policy follows it, its last step repeating
+    assert [policy.next_delay(n) for n in range(4)] == [
+        timedelta(0), timedelta(minutes=1), timedelta(minutes=10), timedelta(minutes=10),
+    ]  # fmt: skip
 
 
 def test_following_the_schedule_a_failing_delivery_dies_at_72_hours() -> None:

@@ -111,7 +111,7 @@ class InProcessApi:
         """Let replays this process runs (locally, the API runs them in a thread) finish, then
         close the process-wide pool the handler opened and forget the settings it read."""
         from hookline.db import reset_database
-        from hookline.management.replays import wait_for_local_replays
+        from hookline.replay import wait_for_local_replays
 
         while not wait_for_local_replays(timeout=60.0):
             print("waiting for the replay this process runs to finish...", file=sys.stderr)

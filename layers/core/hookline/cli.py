@@ -124,7 +124,7 @@ def instant(value: str | None, flag: str) -> str | None:
     """An ISO 8601 time or a duration ago (`30m`, `6h`, `2d`) as the ISO time the API takes."""
     if value is None:
         return None
-    from hookline.replay import parse_instant, utcnow
+    from hookline.replay.request import parse_instant, utcnow
 
     return parse_instant(value, flag, utcnow()).isoformat()
 

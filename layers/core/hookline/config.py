@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+from hookline.retry import DEFAULT_DEADLINE, DEFAULT_JITTER, DEFAULT_SCHEDULE
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class HooklineConfig:
     )
     default_group: str = "standard"
     schedules: Schedules = field(default_factory=Schedules)
-    delivery_deadline_hours: int = 72
+    delivery_deadline_hours: int = DEFAULT_DEADLINE // timedelta(hours=1)
     # A queued delivery whose message nobody consumed this long (lost, or a worker died) is
     # re-enqueued by reconcile; also the lease of a deferral or a short retry beyond its delay.
     delivery_queued_lease_seconds: int = 900
@@ -98,11 +101,11 @@ class HooklineConfig:
     deliver_connect_timeout_seconds: int = 5
     endpoint_disable_after_days: int = 5  # failing continuously this long disables it
     secret_rotation_overlap_hours: int = 24  # old signing secrets keep signing this long
-    # Standard Webhooks: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h.
-    retry_schedule_seconds: tuple[float, ...] = (
-        0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
-    )  # fmt: skip
-    retry_jitter: float = 0.2
+    # The retry rule is stated once, in hookline.retry (Standard Webhooks' schedule).
+    retry_schedule_seconds: tuple[float, ...] = tuple(
+        s // timedelta(seconds=1) for s in DEFAULT_SCHEDULE
+    )
+    retry_jitter: float = DEFAULT_JITTER
     # Reconcile: an outbox row unfanned this long is late; an unfinished delivery never tried
     # this long is a finding; missing deliveries are looked for among this window's events.
     reconcile_late_outbox_seconds: int = 120

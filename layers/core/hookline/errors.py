@@ -39,5 +39,9 @@ class DatabaseUnavailable(HooklineError):
     """Postgres cannot be reached; the caller should retry later (503)."""
 
 
+class ReplayNotStarted(DatabaseUnavailable):
+    """The replay was recorded but its runner could not be started (503: try again)."""
+
+
 class UnsafeURL(BadRequest):
     """An endpoint URL that is not https or resolves to a non-global address."""

@@ -9,6 +9,7 @@ from datetime import timedelta
 from hookline.db import Database
 from hookline.queues import DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
+from hookline.retry import DEFAULT_DEADLINE
 
 
 @dataclass
@@ -26,7 +27,7 @@ class FanoutReport:
 class FanoutOptions:
     """Sizes and leases of a fan-out run."""
 
-    deadline: timedelta = timedelta(hours=72)  # of each new delivery
+    deadline: timedelta = DEFAULT_DEADLINE  # of each new delivery
     batch_size: int = 500  # outbox rows per statement
     enqueue_batch: int = 500  # due deliveries claimed per round
     queued_lease: timedelta = timedelta(minutes=15)  # after it, reconcile re-enqueues

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +14,41 @@ from hookline.errors import BadRequest
 
 MAX_DELAY_SECONDS = 900  # SQS's longest DelaySeconds: 15 minutes
 BATCH = 10  # SendMessageBatch takes at most 10 entries
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A message received from a tenant group's dead-letter queue, to be moved back."""
+
+    message_id: str
+    body: str
+    receipt_handle: str
+    attributes: dict[str, Any]  # its message attributes, as SendMessage takes them
+    group_id: str | None  # its MessageGroupId, kept when it is moved back
+
+    @classmethod
+    def from_sqs(cls, message: dict[str, Any]) -> DeadLetter:
+        """A message as ReceiveMessage returned it."""
+        attributes = {
+            name: {
+                k: v for k, v in value.items() if k in ("DataType", "StringValue", "BinaryValue")
+            }
+            for name, value in (message.get("MessageAttributes") or {}).items()
+        }
+        return cls(
+            message_id=str(message.get("MessageId", "?")),
+            body=message["Body"],
+            receipt_handle=message["ReceiptHandle"],
+            attributes=attributes,
+            group_id=(message.get("Attributes") or {}).get("MessageGroupId"),
+        )
+
+    def label(self) -> str:
+        """The delivery id of a delivery message, else the SQS message id."""
+        try:
+            return DeliveryMessage.parse(self.body)[0]
+        except BadRequest:
+            return self.message_id
 
 
 @dataclass(frozen=True)
@@ -76,6 +111,52 @@ class DeliveryQueues:
             return self.url_prefix.rstrip("/") + "/" + name
         return str(self.sqs.get_queue_url(QueueName=name)["QueueUrl"])
 
+    def dlq_depth(self, group: str) -> int:
+        """SQS's estimate of how many messages wait in a tenant group's dead-letter queue."""
+        attributes = self.sqs.get_queue_attributes(
+            QueueUrl=self.dlq_url(group), AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        return int(attributes.get("ApproximateNumberOfMessages", 0))
+
+    def receive_dead_letters(
+        self, group: str, max_messages: int, *, wait_seconds: int, visibility_seconds: int
+    ) -> list[DeadLetter]:
+        """Up to `max_messages` (at most BATCH) messages of a group's dead-letter queue, hidden
+        for `visibility_seconds`: not moved back by then, they reappear there."""
+        messages = self.sqs.receive_message(
+            QueueUrl=self.dlq_url(group),
+            MaxNumberOfMessages=min(BATCH, max_messages),
+            WaitTimeSeconds=wait_seconds,
+            VisibilityTimeout=visibility_seconds,
+            MessageAttributeNames=["All"],
+            MessageSystemAttributeNames=["MessageGroupId"],
+        ).get("Messages", [])
+        return [DeadLetter.from_sqs(m) for m in messages]
+
+    def redrive(self, group: str, letters: Sequence[DeadLetter]) -> list[DeadLetter]:
+        """Move dead letters back to their group's queue, body, attributes and message group
+        as they were; return those moved. One SQS did not accept stays in the dead-letter
+        queue and reappears after its visibility timeout."""
+        if not letters:
+            return []
+        entries = []
+        for i, letter in enumerate(letters):
+            entry: dict[str, Any] = {"Id": str(i), "MessageBody": letter.body}
+            if letter.attributes:
+                entry["MessageAttributes"] = letter.attributes
+            if letter.group_id:
+                entry["MessageGroupId"] = letter.group_id
+            entries.append(entry)
+        answer = self.sqs.send_message_batch(QueueUrl=self.url(group), Entries=entries)
+        failed = {f["Id"] for f in answer.get("Failed", [])}
+        sent = [(i, letter) for i, letter in enumerate(letters) if str(i) not in failed]
+        if sent:
+            self.sqs.delete_message_batch(
+                QueueUrl=self.dlq_url(group),
+                Entries=[{"Id": str(i), "ReceiptHandle": d.receipt_handle} for i, d in sent],
+            )
+        return [letter for _, letter in sent]
+
     def send(
         self, messages: Sequence[DeliveryMessage], delay_seconds: float = 0
     ) -> list[DeliveryMessage]:
@@ -109,10 +190,3 @@ class DeliveryQueues:
         except Exception:  # the database still says queued; the caller puts them back
             return list(batch)
         return [batch[int(f["Id"])] for f in answer.get("Failed", [])]
-
-
-def queues_from_settings(
-    sqs_factory: Callable[[], Any], config: HooklineConfig, url_prefix: str | None
-) -> DeliveryQueues:
-    """DeliveryQueues for a process, with the client built by `sqs_factory`."""
-    return DeliveryQueues(sqs_factory(), config, url_prefix=url_prefix)

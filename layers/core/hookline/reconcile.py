@@ -15,7 +15,7 @@ A run, in order:
    when they arrived get it;
 5. provider catch-up (Stripe events, GitHub redeliveries) for sources that enable it;
 5b. replays: a lost continuation is invoked again, a dead runner's replay marked failed
-    (`hookline.management.replays.sweep`);
+    (`hookline.replay.sweep`, passed in as `sweep_replays`);
 6. the ordinary fan-out and enqueue, which sends everything repaired;
 7. checks: deliveries per state, deliveries never attempted, DLQ depth per tenant group,
    what is still late or expired;
@@ -25,7 +25,7 @@ A run, in order:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -34,7 +34,6 @@ from hookline.catchup import CatchupContext, run_catchup
 from hookline.db import Database
 from hookline.fanout import FanoutOptions, run_fanout
 from hookline.ids import new_id
-from hookline.management.replays import sweep as replay_sweep
 from hookline.queues import DeliveryQueues
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import reconcile as repo
@@ -99,12 +98,14 @@ class Reconciler:
         options: ReconcileOptions,
         *,
         catchup: CatchupContext | None = None,
+        sweep_replays: Callable[[], Mapping[str, int]] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.db = db
         self.queues = queues
         self.options = options
         self.catchup = catchup
+        self.sweep_replays = sweep_replays
         self.clock = clock
 
     def run(
@@ -153,7 +154,8 @@ class Reconciler:
             incomplete.append("missing_deliveries")
 
         catchup_unreconciled = self._catch_up(report, keep_going)
-        repairs.update(replay_sweep(self.db))
+        if self.sweep_replays is not None:
+            repairs.update(self.sweep_replays())
 
         fanout = run_fanout(self.db, self.queues, self.options.fanout, keep_going=keep_going)
         repairs["enqueued"] = fanout.enqueued

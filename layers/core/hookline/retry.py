@@ -6,6 +6,10 @@ is not hit by every delayed delivery at the same second. Past the end of the
 schedule the last step repeats. A delivery whose next attempt would fall after
 its deadline (72 h after it was created, configurable) is dead.
 
+This module is the one statement of the schedule, the jitter and the deadline: the
+deployment configuration's defaults (`hookline.config`) are built from the constants
+below, and `hookline.runtime.retry_policy` builds the policy from that configuration.
+
 `Retry-After` is honoured on 429 and 503, clamped between the scheduled delay
 and twice it: an endpoint may slow us down, but not speed us up, and not park
 a delivery for days.
@@ -34,6 +38,7 @@ DEFAULT_SCHEDULE: tuple[timedelta, ...] = (
     timedelta(hours=24),
 )
 DEFAULT_DEADLINE = timedelta(hours=72)
+DEFAULT_JITTER = 0.2  # ±20 %
 # Statuses whose Retry-After header is honoured.
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 # 4xx statuses that say "try again later" rather than "this request is wrong".
@@ -63,7 +68,7 @@ class RetryPolicy:
     """Schedule, jitter and deadline of deliveries; pure, so every caller agrees."""
 
     schedule: tuple[timedelta, ...] = DEFAULT_SCHEDULE
-    jitter: float = 0.2  # each delay is scaled by a factor in [1 - jitter, 1 + jitter)
+    jitter: float = DEFAULT_JITTER  # each delay is scaled by a factor in [1 - jitter, 1 + jitter)
     deadline: timedelta = DEFAULT_DEADLINE
     retry_after_max_factor: float = 2.0  # Retry-After is capped at this times the delay
     # Returns a float in [0, 1); injectable so tests can pin the jitter.

@@ -1,9 +1,11 @@
 """Process-wide collaborators, built once per Lambda container (or local process) from the
-settings: the delivery queues, the HTTP client, the deliverer and the fan-out options."""
+settings: the delivery queues, the HTTP client, the deliverer, the reconciler, where a replay
+runs, and the options of each service. Handlers call these; services receive what they build."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 from functools import lru_cache
 
@@ -12,12 +14,13 @@ import httpx
 from hookline.aws import client
 from hookline.catchup import CatchupContext
 from hookline.catchup.secrets import secret_reader
+from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
 from hookline.delivery import Deliverer, DeliveryOptions
 from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
 from hookline.reconcile import ReconcileOptions, Reconciler
-from hookline.replay import ReplayOptions
+from hookline.replay import Continue, ReplayOptions, in_thread, invoker, run_recorded_replay, sweep
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
 from hookline.ssrf import guarded_client
@@ -61,9 +64,9 @@ def delivery_options(settings: Settings) -> DeliveryOptions:
     )
 
 
-def retry_policy(settings: Settings) -> RetryPolicy:
-    """The retry schedule with the configured deadline."""
-    config = settings.config
+def retry_policy(config: HooklineConfig) -> RetryPolicy:
+    """The retry policy the deliverer runs: the configured schedule, jitter and deadline
+    (whose defaults are `hookline.retry`'s)."""
     return RetryPolicy(
         schedule=tuple(timedelta(seconds=s) for s in config.retry_schedule_seconds),
         jitter=config.retry_jitter,
@@ -93,7 +96,7 @@ def get_deliverer() -> Deliverer:
         get_database(),
         delivery_queues(settings),
         http_client(settings),
-        retry_policy(settings),
+        retry_policy(settings.config),
         delivery_options(settings),
     )
 
@@ -147,6 +150,8 @@ def _provider_http(settings: Settings) -> httpx.Client:
 
 def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     """A reconciler on `db`, with provider catch-up wired to Secrets Manager."""
+    continuation = replay_continuation(settings)
+    groups = settings.config.group_names
     return Reconciler(
         db,
         delivery_queues(settings),
@@ -157,9 +162,35 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
             secret_reader(settings),
             api_bases=dict(settings.catchup_api_bases),
         ),
+        sweep_replays=lambda: sweep(db, start=continuation, groups=groups),
     )
 
 
 def get_reconciler() -> Reconciler:
     """The process's reconciler."""
     return build_reconciler(get_settings(), get_database())
+
+
+def replay_continuation(settings: Settings) -> Continue:
+    """Where a run of a recorded replay starts: the replay function when one is configured
+    (AWS), else a background thread of this process (local)."""
+    if settings.replay_function_name:
+        return replay_invoker(settings, settings.replay_function_name)
+
+    def run_here(replay_id: str, run: int) -> None:
+        run_recorded_replay(
+            get_database(), delivery_queues(settings), replay_options(settings), replay_id, run=run
+        )
+
+    return in_thread(run_here)
+
+
+def replay_invoker(settings: Settings, function_name: str) -> Continue:
+    """Start a run of a recorded replay in the function `function_name`, asynchronously."""
+    return invoker(lambda: client("lambda", settings), function_name)
+
+
+def replay_starter(settings: Settings) -> Callable[[str], None]:
+    """How the API starts a replay it recorded: its first run, as `replay_continuation`."""
+    start = replay_continuation(settings)
+    return lambda replay_id: start(replay_id, 1)

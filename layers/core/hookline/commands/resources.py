@@ -127,7 +127,7 @@ def cmd_sources_rotate(args: argparse.Namespace, rt: Runtime) -> Any:
 
 def _endpoint_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The endpoint fields the flags set (absent flags: absent fields)."""
-    from hookline.admin import parse_headers, parse_rate_limit
+    from hookline.management.inputs import parse_headers, parse_rate_limit
 
     return _drop_none(
         {

@@ -27,9 +27,10 @@ from typing import Any, TextIO
 
 import httpx
 
-from hookline import admin
 from hookline.db import Database, reset_database
 from hookline.local.devstate import BackgroundDevStack, DevState, find_running
+from hookline.management import service
+from hookline.management.access import OPERATOR, Caller
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import devstack as devstack_repo
 from hookline.settings import get_settings
@@ -189,14 +190,16 @@ def _demo(state: DevState, out: TextIO, timeout: float | None, *, keeps_running:
                 out,
                 "1. The operator sets things up (what `hookline tenants/sources/endpoints add` do)",
             )
-            tenant = admin.add_tenant(db, config, name="demo-shop", group=None)
+            operator = Caller("demo", OPERATOR)
+            tenant = service.create_tenant(db, config, operator, name="demo-shop", group=None)
             stripe_secret = "whsec_" + secrets.token_urlsafe(24)
-            source = admin.add_source(
-                db, tenant_id=tenant["id"], scheme="stripe", secrets=[stripe_secret], name="stripe"
-            )
-            endpoint = admin.add_endpoint(
-                db, settings, tenant_id=tenant["id"], url=subscriber_url,
-                description="the demo's subscriber",
+            source = service.create_source(
+                db, operator, {"tenant_id": tenant["id"], "scheme": "stripe",
+                               "secret": stripe_secret, "name": "stripe"},
+            )  # fmt: skip
+            endpoint = service.create_endpoint(
+                db, settings, operator, {"tenant_id": tenant["id"], "url": subscriber_url,
+                                         "description": "the demo's subscriber"},
             )  # fmt: skip
             subscriber.secret = endpoint["secret"]
             inbound = f"{state.url}{source['path']}"

@@ -10,13 +10,11 @@ it (events, deliveries) stays readable (docs/decisions/0019-soft-delete.md).
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hookline import admin
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import BadRequest
@@ -25,55 +23,18 @@ from hookline.ids import new_id
 from hookline.ingest import Accepted, publish
 from hookline.management import source_rules
 from hookline.management.access import Caller
+from hookline.management.inputs import check_group, parse_headers, parse_rate_limit
+from hookline.management.paging import MAX_PAGE as MAX_PAGE
+from hookline.management.paging import decode_cursor, page_of, paged
 from hookline.repositories import api as repo
 from hookline.repositories import audit as audit_repo
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories import sources as source_repo
+from hookline.repositories import tenants as tenant_repo
 from hookline.settings import Settings
 from hookline.signing import generate_secret
 from hookline.ssrf import check_url
-from hookline.verifiers import SourceConfig, verifier_for
-
-MAX_PAGE = 200
-
-
-# -- paging -----------------------------------------------------------------------------------
-
-
-def encode_cursor(last: str | int) -> str:
-    """An opaque cursor for the page after the row `last`."""
-    return base64.urlsafe_b64encode(json.dumps({"after": last}).encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str | None) -> str | int | None:
-    """The row a cursor points after; BadRequest for a cursor this API did not make."""
-    if not cursor:
-        return None
-    try:
-        doc = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        after = doc["after"]
-    except (binascii.Error, ValueError, TypeError, KeyError, UnicodeDecodeError) as err:
-        raise BadRequest("cursor is not valid: pass next_cursor from the previous page") from err
-    if not isinstance(after, str | int) or isinstance(after, bool):
-        raise BadRequest("cursor is not valid: pass next_cursor from the previous page")
-    return after
-
-
-def page_of(cursor: str | None, limit: int) -> repo.Page:
-    """The page a list request asks for (one row more is read, to know if there is a next)."""
-    after = decode_cursor(cursor)
-    if after is not None and not isinstance(after, str):
-        raise BadRequest("cursor is not valid: pass next_cursor from the previous page")
-    return repo.Page(after=after, limit=min(max(limit, 1), MAX_PAGE) + 1)
-
-
-def paged(rows: list[dict[str, Any]], limit: int, key: str = "id") -> dict[str, Any]:
-    """`items` and `next_cursor` from rows read with one extra."""
-    limit = min(max(limit, 1), MAX_PAGE)
-    items = rows[:limit]
-    more = len(rows) > limit
-    return {"items": items, "next_cursor": encode_cursor(items[-1][key]) if more else None}
-
+from hookline.verifiers import SCHEMES, SourceConfig, verifier_for
 
 # -- tenants ----------------------------------------------------------------------------------
 
@@ -92,8 +53,12 @@ def create_tenant(
 ) -> dict[str, Any]:
     """A new tenant (operators only)."""
     caller.require_operator("create tenants")
-    created = admin.add_tenant(db, config, name=name, group=group)
-    return get_tenant(db, caller, created["id"])
+    group = check_group(config, group)
+    if not name.strip():
+        raise BadRequest("a tenant needs a name")
+    with db.connection() as conn:
+        row = tenant_repo.create_tenant(conn, name=name.strip(), tenant_group=group)
+    return get_tenant(db, caller, row["id"])
 
 
 def get_tenant(db: Database, caller: Caller, tenant_id: str) -> dict[str, Any]:
@@ -126,23 +91,21 @@ def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[st
         caller, body.get("options") or {}, None, tenant_id=tenant_id
     )
     generated = None if body.get("secret") else generate_secret()
-    created = admin.add_source(
-        db,
-        tenant_id=tenant_id,
-        scheme=body["scheme"],
-        secrets=[body.get("secret") or generated or ""],
-        name=body.get("name"),
-        tolerance_seconds=body.get("tolerance_seconds", 300),
-        options=options,
-        audit=lambda conn, row: audit(
-            conn,
-            caller,
-            "create",
-            "source",
-            row["id"],
-            source_rules.created(row, secret_given=generated is None),
-        ),
-    )
+    scheme = body["scheme"]
+    secrets = [body.get("secret") or generated or ""]
+    tolerance = body.get("tolerance_seconds", 300)
+    if scheme not in SCHEMES:
+        raise BadRequest(f"unknown scheme {scheme!r}; known: {', '.join(sorted(SCHEMES))}")
+    _check_source(scheme, secrets, tolerance, options)
+    with db.connection() as conn, conn.transaction():
+        created = source_repo.create_source(
+            conn, tenant_id=tenant_id, name=body.get("name") or scheme, scheme=scheme,
+            secrets=secrets, tolerance_seconds=tolerance, options=options,
+        )  # fmt: skip
+        audit(
+            conn, caller, "create", "source", created["id"],
+            source_rules.created(created, secret_given=generated is None),
+        )  # fmt: skip
     return {**get_source(db, caller, created["id"]), "secret": generated}
 
 
@@ -261,22 +224,31 @@ def create_endpoint(
     tenant_id = caller.tenant_for(body.get("tenant_id"))
     with db.connection() as conn:
         repo.get_tenant(conn, caller.tenant, tenant_id)
-    rate = body.get("rate_limit_per_second")
-    created = admin.add_endpoint(
-        db,
-        settings,
-        tenant_id=tenant_id,
-        url=body["url"],
-        event_types=body.get("event_types") or [],
-        max_concurrency=body.get("max_concurrency", 5),
-        rate_limit=None if rate is None else f"{rate}/s",
-        headers=_header_lines(body.get("headers") or {}),
-        description=body.get("description") or "",
-        retry_on_4xx=bool(body.get("retry_on_4xx")),
+    target = check_url(
+        body["url"],
+        allow_private=settings.allow_private_targets,
+        allow_http=settings.allow_http_targets,
     )
-    with db.connection() as conn:
+    max_concurrency = body.get("max_concurrency", 5)
+    if not 1 <= max_concurrency <= 1000:
+        raise BadRequest("max concurrency must be between 1 and 1000")
+    rate = body.get("rate_limit_per_second")
+    secret = generate_secret()
+    with db.connection() as conn, conn.transaction():
+        created = endpoint_repo.create_endpoint(
+            conn,
+            tenant_id=tenant_id,
+            url=target.url,
+            secret=secret,
+            description=body.get("description") or "",
+            event_types=validate_filters(list(body.get("event_types") or [])),
+            max_concurrency=max_concurrency,
+            rate_limit_per_second=parse_rate_limit(None if rate is None else f"{rate}/s"),
+            headers=parse_headers(_header_lines(body.get("headers") or {})),
+            retry_on_4xx=bool(body.get("retry_on_4xx")),
+        )
         audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
-    return {**get_endpoint(db, caller, created["id"]), "secret": created["secret"]}
+    return {**get_endpoint(db, caller, created["id"]), "secret": secret}
 
 
 def get_endpoint(db: Database, caller: Caller, endpoint_id: str) -> dict[str, Any]:
@@ -316,7 +288,7 @@ def update_endpoint(
     if "event_types" in changes:
         changes["event_types"] = validate_filters(list(changes["event_types"]))
     if "headers" in changes:
-        changes["headers"] = admin.parse_headers(_header_lines(changes["headers"]))
+        changes["headers"] = parse_headers(_header_lines(changes["headers"]))
     if changes.get("clear_rate_limit") and "rate_limit_per_second" in changes:
         raise BadRequest("give rate_limit_per_second or clear_rate_limit, not both")
     with db.connection() as conn, conn.transaction():

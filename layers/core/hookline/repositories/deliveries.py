@@ -83,24 +83,6 @@ def oldest_pending_outbox_age(conn: Connection) -> float:
     return float(row["seconds"]) if row else 0.0
 
 
-def commit_without_flush(conn: Connection) -> None:
-    """Let the current transaction commit without waiting for its WAL to reach the disk.
-
-    Only for writes a database crash may undo without loss: a claim, a slot, a deferral
-    (the delivery stays queued with a lease and comes back). Visibility and locking are
-    unchanged; a later durable commit flushes this one too.
-    """
-    conn.execute(query("commit_without_flush"))
-
-
-def claim(conn: Connection, delivery_id: str, seq: int, lease: timedelta) -> Job | None:
-    """Take a queued delivery of this generation; None if stale, finished or taken."""
-    r = conn.execute(
-        query("claim_delivery"), {"id": delivery_id, "seq": seq, "lease": lease}
-    ).fetchone()
-    return None if r is None else _job(r)
-
-
 @dataclass(frozen=True)
 class Claim:
     """What `claim_to_send` took: the job, and for a sendable one its secrets and slot."""
@@ -159,15 +141,6 @@ def claim_to_send(
         sealed_secrets=list(r["secrets"] or []),
         wait_seconds=None if wait is None else float(wait),
     )
-
-
-def take_slot(conn: Connection, job: Job, lease_seconds: float) -> float:
-    """0 when the endpoint has room (slot taken), else seconds to wait."""
-    row = conn.execute(
-        query("take_endpoint_slot"),
-        {"endpoint_id": job.endpoint_id, "id": job.id, "lease_seconds": lease_seconds},
-    ).fetchone()
-    return float(row["wait_seconds"]) if row else 0.0
 
 
 def defer(conn: Connection, job: Job, lease: timedelta) -> None:

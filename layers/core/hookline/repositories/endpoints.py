@@ -111,21 +111,10 @@ def active_secrets(conn: Connection, endpoint_id: str) -> list[str]:
     return [reveal(conn, r["secret"]) for r in rows]
 
 
-def record_success(conn: Connection, endpoint_id: str) -> None:
-    """An attempt succeeded: the endpoint's failure streak ends."""
-    conn.execute(query("endpoint_succeeded"), {"id": endpoint_id})
-
-
 def record_failure(conn: Connection, endpoint_id: str) -> dict[str, Any] | None:
     """An attempt failed: start (or continue) the failure streak; returns it."""
     row = conn.execute(query("endpoint_failed"), {"id": endpoint_id}).fetchone()
     return dict(row) if row else None
-
-
-def is_deleted(conn: Connection, endpoint_id: str) -> bool:
-    """Whether the endpoint was deleted (False for one that never existed)."""
-    row = conn.execute(query("endpoint_deleted"), {"id": endpoint_id}).fetchone()
-    return bool(row and row["deleted"])
 
 
 # -- the management API: scoped to the caller's tenant, deleted endpoints not found ------------

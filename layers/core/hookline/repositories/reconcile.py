@@ -113,11 +113,6 @@ def last_run(conn: Connection) -> dict[str, Any] | None:
     return dict(row) if row else None
 
 
-def list_runs(conn: Connection, *, limit: int = 20) -> list[dict[str, Any]]:
-    """The newest reconcile reports first."""
-    return [dict(r) for r in conn.execute(query("list_reconcile_runs"), {"limit": limit})]
-
-
 def prune_runs(conn: Connection, *, keep: timedelta) -> None:
     """Forget reports older than `keep`."""
     conn.execute(query("prune_reconcile_runs"), {"keep": keep})

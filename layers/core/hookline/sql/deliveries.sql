@@ -54,28 +54,11 @@ WHERE id = ANY(%(ids)s) AND state = 'queued'
 SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::double precision AS seconds
 FROM outbox WHERE fanned_out_at IS NULL
 
--- commit_without_flush --
--- SET LOCAL synchronous_commit = off, as a statement PREPARE accepts.
-SELECT set_config('synchronous_commit', 'off', true)
-
--- claim_delivery --
--- Take a queued delivery (or one whose delivering lease expired: its worker crashed) for
--- this generation; a stale or finished one returns nothing.
-UPDATE deliveries d
-SET state = 'delivering', lease_expires_at = now() + %(lease)s, updated_at = now()
-FROM endpoints p, events e
-WHERE d.id = %(id)s AND d.enqueue_seq = %(seq)s
-  AND p.id = d.endpoint_id AND e.id = d.event_id
-  AND (d.state = 'queued' OR (d.state = 'delivering' AND d.lease_expires_at < now()))
-RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
-          d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
-          p.id AS endpoint_id, p.url, p.headers,
-          p.retry_on_4xx, p.enabled, e.type AS event_type, e.payload, e.content_type
-
 -- claim_delivery_to_send --
 -- The deliverer's claim, in one statement and so one round trip and one transaction
--- (docs/decisions/0025-fewer-statements-per-delivery.md): claim this generation (as
--- claim_delivery), and, only when the claim holds and the endpoint is enabled and the
+-- (docs/decisions/0025-fewer-statements-per-delivery.md): claim this generation (a queued
+-- delivery, or one whose delivering lease expired: its worker crashed; a stale or finished
+-- one returns nothing), and, only when the claim holds and the endpoint is enabled and the
 -- deadline (%(now)s, the deliverer's clock) has not passed, read its active secrets (sealed)
 -- and take an endpoint slot. It commits without waiting for the disk (decision 0014): `opts`
 -- sets synchronous_commit for this statement's own transaction, and every row the claim
@@ -109,9 +92,6 @@ SELECT r.*,
        CASE WHEN r.sendable
             THEN hookline_take_slot(r.endpoint_id, r.id, %(lease_seconds)s) END AS wait_seconds
 FROM ready r
-
--- take_endpoint_slot --
-SELECT hookline_take_slot(%(endpoint_id)s, %(id)s, %(lease_seconds)s) AS wait_seconds
 
 -- defer_delivery --
 -- No slot: back to queued, with a lease covering the delay, and no attempt counted.

@@ -39,9 +39,6 @@ UPDATE endpoints SET enabled = false, disabled_reason = %(reason)s, updated_at =
 WHERE id = %(id)s AND enabled
 RETURNING id, tenant_id, url, disabled_reason
 
--- endpoint_succeeded --
-UPDATE endpoints SET failing_since = NULL WHERE id = %(id)s AND failing_since IS NOT NULL
-
 -- endpoint_failed --
 UPDATE endpoints SET failing_since = coalesce(failing_since, now()) WHERE id = %(id)s
 RETURNING failing_since, enabled
@@ -50,9 +47,6 @@ RETURNING failing_since, enabled
 SELECT secret FROM endpoint_secrets
 WHERE endpoint_id = %(endpoint_id)s AND (expires_at IS NULL OR expires_at > now())
 ORDER BY created_at DESC
-
--- endpoint_deleted --
-SELECT deleted_at IS NOT NULL AS deleted FROM endpoints WHERE id = %(id)s
 
 -- The management API's endpoint queries (scoped_*). Their `tenant` parameter is the caller's
 -- scope: NULL for an operator, else its tenant, so another tenant's endpoint is simply not

@@ -143,10 +143,6 @@ VALUES (%(id)s, %(trigger)s, %(started_at)s, %(finished_at)s, %(repairs)s, %(fin
 SELECT id, trigger, started_at, finished_at, repairs, findings, unreconciled
 FROM reconcile_runs ORDER BY started_at DESC LIMIT 1
 
--- list_reconcile_runs --
-SELECT id, trigger, started_at, finished_at, repairs, findings, unreconciled
-FROM reconcile_runs ORDER BY started_at DESC LIMIT %(limit)s
-
 -- prune_reconcile_runs --
 DELETE FROM reconcile_runs WHERE started_at < now() - %(keep)s::interval
 
