@@ -144,6 +144,11 @@ class Stack:
         assert self.dev.state is not None
         return self.dev.state
 
+    @property
+    def auth(self) -> dict[str, str]:
+        """The header a service sends to the front's /v1: the key `--print-env` exports."""
+        return api_auth(self.state)
+
     def sqs(self) -> Any:
         return boto3.client(
             "sqs",
@@ -270,6 +275,11 @@ def serve_sink_on(port: int, sink: Sink) -> ThreadingHTTPServer:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def api_auth(state: DevState) -> dict[str, str]:
+    """`Authorization` with the stack's operator key (decision 0030)."""
+    return {"Authorization": f"Bearer {state.env()['HOOKLINE_API_KEY']}"}
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 20, what: str = "") -> Any:
