@@ -11,6 +11,7 @@ from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import BadRequest
 from hookline.filters import validate_filters
+from hookline.header_syntax import header_problem
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories import sources as source_repo
 from hookline.repositories import tenants as tenant_repo
@@ -93,15 +94,19 @@ def parse_rate_limit(text: str | None) -> float | None:
 
 
 def parse_headers(lines: Sequence[str]) -> dict[str, str]:
-    """`Name: value` lines → a header dict; signature and transport headers are refused."""
+    """`Name: value` lines → a header dict: each an RFC 9110 name and an ASCII value
+    (`header_problem`); signature and transport headers are refused."""
     from hookline.delivery import RESERVED_HEADERS
 
     headers: dict[str, str] = {}
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         name, sep, value = line.partition(":")
         name, value = name.strip(), value.strip()
-        if not sep or not name or any(c.isspace() for c in name) or "\n" in value or "\r" in value:
-            raise BadRequest(f"header {line!r}: use 'Name: value'")
+        if not sep or not name:
+            raise BadRequest(f"header {number}: use 'Name: value'")  # a value may be a token
+        problem = header_problem(name, value)
+        if problem:
+            raise BadRequest(problem)
         if name.lower() in RESERVED_HEADERS:
             raise BadRequest(f"header {name!r} is set by Hookline and cannot be overridden")
         headers[name] = value
