@@ -41,6 +41,9 @@ from hookline.settings import Settings, get_settings
 from tests.support.sinks import Sink
 
 REPO = Path(__file__).resolve().parents[2]
+# This checkout's code for the child processes (the layer first, as on Lambda), not whichever
+# checkout the virtualenv's editable install points at.
+CHILD_PYTHONPATH = os.pathsep.join([str(REPO / "layers" / "core"), str(REPO)])
 
 # Retries every second, two receives before the DLQ, short HTTP timeouts.
 E2E_CONFIG: dict[str, Any] = {
@@ -222,7 +225,7 @@ def dev_process(
     env.update(
         DATABASE_URL=e2e_database_url,
         HOOKLINE_CONFIG=str(config),
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=CHILD_PYTHONPATH,
     )
     localstack = os.environ.get("HOOKLINE_E2E_AWS_ENDPOINT_URL")
     if localstack:

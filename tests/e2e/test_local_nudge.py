@@ -31,7 +31,7 @@ from hookline.local.devstate import DevState, healthy, read_state
 from hookline.local.listener import APPLICATION_NAME
 from hookline.localpg import free_port
 from hookline.settings import get_settings
-from tests.e2e.conftest import E2E_CONFIG, REPO, api_auth, wait_until
+from tests.e2e.conftest import CHILD_PYTHONPATH, E2E_CONFIG, api_auth, wait_until
 from tests.support.environment import exported
 from tests.support.postgres import backend_pids
 from tests.support.sinks import Sink
@@ -110,7 +110,7 @@ def workdir(
         DATABASE_URL=psycopg.conninfo.make_conninfo(pg_admin_url, dbname=name),
         HOOKLINE_CONFIG=str(folder / "hookline.json"),
         HOOKLINE_LOCAL_KEY_FILE=str(folder / "master.key"),  # shared by every process
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=CHILD_PYTHONPATH,
     )
     try:
         yield folder, env
