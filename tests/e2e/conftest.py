@@ -41,6 +41,9 @@ from tests.support import operator
 from tests.support.sinks import Sink
 
 REPO = Path(__file__).resolve().parents[2]
+# This checkout's code for the child processes (the layer first, as on Lambda), not whichever
+# checkout the virtualenv's editable install points at.
+CHILD_PYTHONPATH = os.pathsep.join([str(REPO / "layers" / "core"), str(REPO)])
 
 # Retries every second, two receives before the DLQ, short HTTP timeouts.
 E2E_CONFIG: dict[str, Any] = {
@@ -144,6 +147,11 @@ class Stack:
         assert self.dev.state is not None
         return self.dev.state
 
+    @property
+    def auth(self) -> dict[str, str]:
+        """The header a service sends to the front's /v1: the key `--print-env` exports."""
+        return api_auth(self.state)
+
     def sqs(self) -> Any:
         return boto3.client(
             "sqs",
@@ -219,7 +227,7 @@ def dev_process(
     env.update(
         DATABASE_URL=e2e_database_url,
         HOOKLINE_CONFIG=str(config),
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=CHILD_PYTHONPATH,
     )
     localstack = os.environ.get("HOOKLINE_E2E_AWS_ENDPOINT_URL")
     if localstack:
@@ -272,6 +280,11 @@ def serve_sink_on(port: int, sink: Sink) -> ThreadingHTTPServer:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def api_auth(state: DevState) -> dict[str, str]:
+    """`Authorization` with the stack's operator key (decision 0030)."""
+    return {"Authorization": f"Bearer {state.env()['HOOKLINE_API_KEY']}"}
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 20, what: str = "") -> Any:

@@ -108,7 +108,7 @@ def test_published_events_go_through_their_groups_queue(stack: Stack, sink: Sink
     answer = httpx.post(
         stack.url + "/v1/events",
         json={"tenant_id": tenant, "type": "order.created", "payload": {"order": 7}},
-        headers={"Idempotency-Key": str(uuid.uuid4())},
+        headers={"Idempotency-Key": str(uuid.uuid4()), **stack.auth},
     )
     assert answer.status_code == 200, answer.text
     # Then it is delivered through the priority group, signed
@@ -139,6 +139,7 @@ def test_a_subscriber_down_for_a_while_gets_the_event_when_it_is_back(
     answer = httpx.post(
         stack.url + "/v1/events",
         json={"tenant_id": tenant, "type": "order.created", "payload": {"n": 1}},
+        headers=stack.auth,
     )
     event_id = answer.json()["id"]
     # When a few attempts have failed, and then the subscriber comes up
@@ -167,6 +168,7 @@ def test_a_subscriber_answering_410_has_its_endpoint_disabled(stack: Stack, sink
     answer = httpx.post(
         stack.url + "/v1/events",
         json={"tenant_id": tenant, "type": "order.created", "payload": {"n": 1}},
+        headers=stack.auth,
     )
     wait_until(
         lambda: [d["state"] for d in stack.deliveries(event_id=answer.json()["id"])] == ["failed"],
@@ -220,6 +222,7 @@ def test_a_delivery_redriven_from_the_dlq_is_delivered(stack: Stack, sink: Sink)
         answer = httpx.post(
             stack.url + "/v1/events",
             json={"tenant_id": tenant, "type": "order.created", "payload": {"n": 1}},
+            headers=stack.auth,
         )
         event_id = answer.json()["id"]
         sqs = stack.sqs()

@@ -30,7 +30,7 @@ from hookline.local.devstate import DevState, healthy, read_state
 from hookline.local.listener import APPLICATION_NAME
 from hookline.localpg import free_port
 from hookline.settings import get_settings
-from tests.e2e.conftest import E2E_CONFIG, REPO, wait_until
+from tests.e2e.conftest import CHILD_PYTHONPATH, E2E_CONFIG, api_auth, wait_until
 from tests.support import operator
 from tests.support.environment import exported
 from tests.support.postgres import backend_pids
@@ -110,7 +110,7 @@ def workdir(
         DATABASE_URL=psycopg.conninfo.make_conninfo(pg_admin_url, dbname=name),
         HOOKLINE_CONFIG=str(folder / "hookline.json"),
         HOOKLINE_LOCAL_KEY_FILE=str(folder / "master.key"),  # shared by every process
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=CHILD_PYTHONPATH,
     )
     try:
         yield folder, env
@@ -213,6 +213,7 @@ def test_a_front_role_nudges_the_fanout_role_in_another_process(
         answer = httpx.post(
             front.state.url + "/v1/events",
             json={"tenant_id": tenant, "type": "order.created", "payload": {"n": 1}},
+            headers=api_auth(front.state),
             timeout=10,
         )
         assert answer.status_code == 200, answer.text

@@ -29,6 +29,7 @@ def test_ctrl_c_finishes_the_batch_in_flight_before_stopping(stack: Stack, sink:
     answer = httpx.post(
         stack.url + "/v1/events",
         json={"tenant_id": tenant, "type": "order.created", "payload": {"n": 1}},
+        headers=stack.auth,
     )
     wait_until(lambda: behaviour.in_flight == 1, what="the request in flight")
     # When the operator presses Ctrl-C

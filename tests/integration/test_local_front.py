@@ -4,6 +4,7 @@ writes the handler's answer back as API Gateway does."""
 from __future__ import annotations
 
 import base64
+import json
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -164,3 +165,184 @@ def test_concurrent_requests_are_never_cross_wired(isolated: bool) -> None:
         front.stop()
     # Then every answer is about its own request
     assert all(results)
+
+
+# -- /v1 defends itself: no web page drives the dev stack (issue 12, decision 0030) ------------
+
+OPERATOR_KEY = "the-stacks-operator-key"
+
+
+@pytest.fixture
+def guarded(handler: Recorder) -> Iterator[LocalFront]:
+    """A front that holds the stack's operator key, as `hookline dev` builds it."""
+    f = LocalFront(handler, port=0, operator_key=OPERATOR_KEY)
+    f.start()
+    try:
+        yield f
+    finally:
+        f.stop()
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["https://evil.example", "null", "http://127.0.0.1.evil.example", "http://127.0.0.1:1"],
+)
+def test_a_cross_origin_post_to_v1_is_refused_before_the_api_runs(guarded, handler, origin):
+    # Given a page on another origin that posts to the developer's stack
+    answer = httpx.post(
+        f"{guarded.url}/v1/tenants", json={"name": "pwned"}, headers={"Origin": origin}
+    )
+    # Then the front refuses it and the API function never sees it
+    assert answer.status_code == 403
+    assert answer.json() == {"message": "cross-origin requests to /v1 are refused"}
+    assert handler.events == []
+
+
+@pytest.mark.parametrize(
+    "host", ["attacker.example:{port}", "127.0.0.1:1", "localhost", "[::1]:{port}"]
+)
+def test_a_foreign_host_is_refused_so_dns_rebinding_reaches_nothing(guarded, handler, host):
+    # Given a page whose name was re-pointed at 127.0.0.1 (the browser sends its own Host)
+    answer = httpx.get(
+        f"{guarded.url}/v1/tenants", headers={"Host": host.format(port=guarded.port)}
+    )
+    # Then the front refuses it
+    assert answer.status_code == 403 and "Host must be" in answer.json()["message"]
+    assert handler.events == []
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+def test_a_state_changing_body_that_is_not_json_is_refused(guarded, handler, content_type):
+    # Given the kinds of body a page may send cross-origin without a CORS preflight (a form,
+    # or fetch with mode no-cors), or a body without any content type
+    headers = {"Content-Type": content_type} if content_type else {}
+    answer = httpx.post(f"{guarded.url}/v1/replays", content=b'{"reason": "x"}', headers=headers)
+    # Then it never reaches the API function
+    assert answer.status_code == 415
+    assert "must be JSON" in answer.json()["message"]
+    assert handler.events == []
+
+
+def test_json_bodies_and_bodyless_actions_pass_without_the_front_adding_a_key(guarded, handler):
+    # A non-browser caller (curl, the CLI) with JSON, or a POST with no body at all
+    assert httpx.post(f"{guarded.url}/v1/tenants", json={"name": "a"}).status_code == 200
+    patch = b'{"description": "x"}'
+    headers = {"Content-Type": "application/merge-patch+json; charset=utf-8"}
+    assert httpx.patch(f"{guarded.url}/v1/endpoints/ep_1", content=patch, headers=headers)
+    assert httpx.post(f"{guarded.url}/v1/endpoints/ep_1/test").status_code == 200
+    # Then the API function gets them as sent: without a key of the front's (the API asks
+    # for one)
+    assert len(handler.events) == 3
+    assert all("Authorization" not in (e["headers"] or {}) for e in handler.events)
+
+
+def test_same_origin_requests_carry_the_operator_key_and_a_callers_own_key_is_kept(
+    guarded, handler
+) -> None:
+    # Given a page of the front's own origin (a POST carries Origin; a GET, Sec-Fetch-Site)
+    posted = httpx.post(
+        f"{guarded.url}/v1/tenants",
+        json={"name": "a"},
+        headers={"Origin": f"http://localhost:{guarded.port}"},
+    )
+    fetched = httpx.get(f"{guarded.url}/v1/tenants", headers={"Sec-Fetch-Site": "same-origin"})
+    # And a tenant's own key
+    own = httpx.get(f"{guarded.url}/v1/tenants", headers={"Authorization": "Bearer tenant-key"})
+    assert posted.status_code == fetched.status_code == own.status_code == 200
+    # Then the same-origin ones reach the API as the operator; the tenant's stays the tenant's
+    first, second, third = (e["multiValueHeaders"] for e in handler.events)
+    assert first["Authorization"] == second["Authorization"] == [f"Bearer {OPERATOR_KEY}"]
+    assert third["Authorization"] == ["Bearer tenant-key"]
+
+
+def test_in_stays_open_to_providers_on_any_origin(guarded, handler) -> None:
+    # Providers post cross-origin by nature, with their own content types; the signature is
+    # the receiver's auth
+    answer = httpx.post(
+        f"{guarded.url}/in/src_1",
+        content=b"payload=x",
+        headers={"Origin": "https://hooks.example", "Content-Type": "text/plain"},
+    )
+    assert answer.status_code == 200 and len(handler.events) == 1
+    assert "Authorization" not in handler.events[0]["headers"]
+
+
+# The variables `hookline dev` sets in its own process: registered so the test restores them.
+_STACK_ENV = (
+    "DATABASE_URL", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN", "HOOKLINE_LOCAL_MODE",
+    "HOOKLINE_ALLOW_PRIVATE_TARGETS", "HOOKLINE_ALLOW_HTTP_TARGETS", "HOOKLINE_DB_POOL_SIZE",
+    "POWERTOOLS_TRACE_DISABLED", "HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_API_KEY",
+    "HOOKLINE_FANOUT_FUNCTION", "HOOKLINE_QUEUE_URL_PREFIX", "HOOKLINE_CONFIG",
+    "HOOKLINE_OPERATOR_PRINCIPALS",
+)  # fmt: skip
+
+
+@pytest.fixture
+def dev_front(database_url, moto_endpoint, tmp_path, monkeypatch) -> Iterator[Any]:
+    """`hookline dev --role front` in this process, on this test's database and moto, with no
+    key configured: the stack makes its own."""
+    from hookline.db import reset_database
+    from hookline.local.devstack import DevOptions, DevStack
+    from hookline.settings import get_settings
+
+    for name in _STACK_ENV:
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    monkeypatch.setenv("HOOKLINE_LOCAL_KEY_FILE", str(tmp_path / "master.key"))
+    options = DevOptions(
+        port=0,
+        state_dir=tmp_path / ".hookline",
+        roles=("front",),
+        status="off",
+        log_file=str(tmp_path / "dev.log"),
+    )
+    stack = DevStack(options)
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+        reset_database()
+        get_settings.cache_clear()
+
+
+def test_the_dev_front_takes_the_cli_with_the_printed_key_and_refuses_keyless_callers(
+    dev_front, db, capsys, monkeypatch
+) -> None:
+    from hookline.cli import main
+
+    url = dev_front.state.url
+    # Given a developer's other terminal, which takes what `hookline dev --print-env` prints
+    assert main(["dev", "--print-env", "--state-dir", str(dev_front.state_dir), "--json"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert exported["HOOKLINE_API_KEY"] == dev_front.environ["HOOKLINE_API_KEY"]
+    for name, value in exported.items():
+        monkeypatch.setenv(name, value)
+    # When the CLI goes through the front (`--api`), with no --key: the exported one is used
+    assert main(["tenants", "add", "by-cli", "--api", url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "by-cli"
+    # And a page of the front's own origin creates one (the front adds the operator key)
+    page = httpx.post(f"{url}/v1/tenants", json={"name": "by-page"}, headers={"Origin": url})
+    assert page.status_code == 201, page.text
+    # But a caller without the key is no longer an operator, and a wrong key is refused
+    keyless = httpx.post(f"{url}/v1/tenants", json={"name": "keyless"})
+    wrong = httpx.get(f"{url}/v1/tenants", headers={"Authorization": "Bearer guessed"})
+    assert keyless.status_code == wrong.status_code == 403
+    assert "API key" in keyless.json()["detail"]
+    # And pages elsewhere reach nothing, whatever they send
+    form = {"Content-Type": "text/plain"}
+    rebound = {"Host": f"rebound.example:{dev_front.state.port}"}
+    attacks = [
+        httpx.post(f"{url}/v1/tenants", json={"name": "csrf"}, headers={"Origin": "http://x.io"}),
+        httpx.post(f"{url}/v1/tenants", content=b'{"name": "form"}', headers=form),
+        httpx.get(f"{url}/v1/tenants", headers=rebound),
+    ]
+    assert [a.status_code for a in attacks] == [403, 415, 403]
+    with db.connection() as conn:
+        names = [r["name"] for r in conn.execute("SELECT name FROM tenants ORDER BY name")]
+    assert names == ["by-cli", "by-page"]

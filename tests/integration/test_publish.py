@@ -122,20 +122,22 @@ def test_publish_inside_a_committed_transaction_is_stored_with_its_outbox_row(
     assert rows[0]["outbox"] == accepted.id
 
 
-def test_the_receiver_keeps_v1_events_for_a_local_front(management_env, db, tenant, monkeypatch):
-    # `hookline dev` sends every path to the receiver; it publishes with the API's scoping.
+def test_in_local_mode_the_api_publishes_without_identity_and_the_receiver_has_no_v1(
+    api, management_env, db, tenant, monkeypatch
+):
+    # `hookline dev` routes all of /v1 to the API function, as API Gateway does; the receiver
+    # serves /in only (its transitional POST /v1/events is gone)
     from functions.receiver.handler import lambda_handler
     from hookline.settings import get_settings
 
-    receiver = ApiClient(lambda_handler)
-    body = json.dumps({"tenant_id": tenant["id"], "type": "x", "payload": {}}).encode()
-    assert receiver.post("/v1/events", body=body).status == 403
     monkeypatch.setenv("HOOKLINE_LOCAL_MODE", "1")
     get_settings.cache_clear()
-    result = receiver.post("/v1/events", body=body)
+    body = json.dumps({"tenant_id": tenant["id"], "type": "x", "payload": {}}).encode()
+    assert ApiClient(lambda_handler).post("/v1/events", body=body).status == 404
+    assert api.post("/v1/events", body=b"[1]").json()["detail"] == "body must be a JSON object"
+    result = api.post("/v1/events", body=body)
     assert result.status == 200
     assert [r["id"] for r in events(db)] == [result.json()["id"]]
-    assert receiver.post("/v1/events", body=b"[1]").json()["detail"] == "body must be a JSON object"
 
 
 def test_a_type_or_key_with_control_characters_is_refused(db, database_url, tenant):

@@ -28,6 +28,7 @@ class Behaviour:
     statuses: list[int] = field(default_factory=lambda: [200])
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None  # None: a small JSON answer
     served: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -70,6 +71,8 @@ class Sink:
                     if behaviour.delay:
                         time.sleep(behaviour.delay)
                     payload = b'{"ok": true}' if status < 300 else b'{"error": "nope"}'
+                    if behaviour.body is not None:
+                        payload = behaviour.body
                     self.send_response(status)
                     for k, v in behaviour.headers.items():
                         self.send_header(k, v)

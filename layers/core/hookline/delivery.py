@@ -14,7 +14,8 @@ import httpx
 
 from hookline.db import Connection, Database
 from hookline.errors import UnsafeURL
-from hookline.ingest import publish
+from hookline.ingest import publish, storable_text
+from hookline.observability import logger
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
 from hookline.repositories import endpoints as endpoint_repo
@@ -158,20 +159,19 @@ class Deliverer:
         return Handled(Result.DEFERRED)
 
     def send(self, job: Job, secrets: list[str]) -> AttemptResult:
-        """POST the signed event to the endpoint; never raises for the endpoint's failures."""
+        """POST the signed event to the endpoint. Never raises: whatever goes wrong with this
+        one delivery (the endpoint's failures, but also a header stored before today's checks
+        that httpx cannot encode) is the attempt's error, so it is recorded and the delivery
+        moves on by the retry policy instead of sitting in `delivering` (issue 12)."""
         started_at = self.clock()
         began = time.monotonic()
-        timestamp = int(started_at.timestamp())
-        headers = {k: v for k, v in job.headers.items() if k.lower() not in RESERVED_HEADERS}
-        headers.update(sign(job.id, timestamp, job.payload, secrets))
-        headers["content-type"] = job.content_type or "application/json"
-        headers["user-agent"] = USER_AGENT
         status: int | None = None
         excerpt: str | None = None
         error: str | None = None
         retry_after: float | None = None
         total = self.options.timeout_seconds
         try:
+            headers = self._headers(job, secrets, int(started_at.timestamp()))
             timeout = httpx.Timeout(total, connect=self.options.connect_timeout_seconds)
             with self.http.stream(
                 "POST", job.url, content=job.payload, headers=headers, timeout=timeout
@@ -189,8 +189,23 @@ class Deliverer:
             error = _error_class(err)
         except TimeoutError:
             error = "timeout"
+        except Exception as err:
+            # Not the endpoint's doing: logged (names only, never the headers' values).
+            error = type(err).__name__
+            logger.warning(
+                "delivery attempt failed before an answer",
+                extra={"delivery": job.id, "endpoint": job.endpoint_id, "error": error},
+            )
         duration_ms = int((time.monotonic() - began) * 1000)
         return AttemptResult(started_at, duration_ms, status, excerpt, error, retry_after)
+
+    @staticmethod
+    def _headers(job: Job, secrets: list[str], timestamp: int) -> dict[str, str]:
+        headers = {k: v for k, v in job.headers.items() if k.lower() not in RESERVED_HEADERS}
+        headers.update(sign(job.id, timestamp, job.payload, secrets))
+        headers["content-type"] = job.content_type or "application/json"
+        headers["user-agent"] = USER_AGENT
+        return headers
 
     def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
         # At most response_limit_bytes are read; the attempt as a whole stops at the deadline.
@@ -204,7 +219,9 @@ class Deliverer:
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError("response took too long")
-        return b"".join(chunks).decode("utf-8", "replace")[: self.options.excerpt_chars]
+        # A NUL in the answer must not make the attempt unrecordable (Postgres text).
+        text = b"".join(chunks).decode("utf-8", "replace")
+        return storable_text(text, self.options.excerpt_chars)
 
     def conclude(self, job: Job, attempt: AttemptResult) -> Result:
         """Record the attempt and move the delivery on, in one transaction."""

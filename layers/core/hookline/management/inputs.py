@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from hookline.config import HooklineConfig
 from hookline.delivery import RESERVED_HEADERS
 from hookline.errors import BadRequest
+from hookline.header_syntax import header_problem
 
 
 def check_group(config: HooklineConfig, group: str | None) -> str:
@@ -35,13 +36,17 @@ def parse_rate_limit(text: str | None) -> float | None:
 
 
 def parse_headers(lines: Sequence[str]) -> dict[str, str]:
-    """`Name: value` lines → a header dict; signature and transport headers are refused."""
+    """`Name: value` lines → a header dict: each an RFC 9110 name and an ASCII value
+    (`header_problem`); signature and transport headers are refused."""
     headers: dict[str, str] = {}
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         name, sep, value = line.partition(":")
         name, value = name.strip(), value.strip()
-        if not sep or not name or any(c.isspace() for c in name) or "\n" in value or "\r" in value:
-            raise BadRequest(f"header {line!r}: use 'Name: value'")
+        if not sep or not name:
+            raise BadRequest(f"header {number}: use 'Name: value'")  # a value may be a token
+        problem = header_problem(name, value)
+        if problem:
+            raise BadRequest(problem)
         if name.lower() in RESERVED_HEADERS:
             raise BadRequest(f"header {name!r} is set by Hookline and cannot be overridden")
         headers[name] = value

@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from hookline.header_syntax import header_problem
 
 STATES = Literal["pending", "queued", "delivering", "delivered", "failed", "dead"]
 
@@ -148,6 +150,15 @@ class SourceRotated(BaseModel):
 # -- endpoints --------------------------------------------------------------------------------
 
 
+def _sendable_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
+    # At save, not at the first attempt: a header httpx cannot encode fails every attempt.
+    for name, value in (headers or {}).items():
+        problem = header_problem(name, value)
+        if problem:
+            raise ValueError(problem)
+    return headers
+
+
 class EndpointCreate(Input):
     """A new endpoint. Its URL must be https and resolve to public addresses."""
 
@@ -159,6 +170,8 @@ class EndpointCreate(Input):
     rate_limit_per_second: float | None = Field(default=None, gt=0, le=100_000)
     headers: dict[str, str] = Field(default_factory=dict, max_length=50)
     retry_on_4xx: bool = False
+
+    _headers = field_validator("headers")(_sendable_headers)
 
 
 class EndpointUpdate(Input):
@@ -172,6 +185,8 @@ class EndpointUpdate(Input):
     clear_rate_limit: bool = False
     headers: dict[str, str] | None = Field(default=None, max_length=50)
     retry_on_4xx: bool | None = None
+
+    _headers = field_validator("headers")(_sendable_headers)
 
 
 class Endpoint(BaseModel):
