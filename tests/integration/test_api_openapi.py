@@ -25,13 +25,13 @@ pytestmark = pytest.mark.integration
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 REGENERATE = (
-    ".venv/bin/python -c 'import json; from functions.api.handler import openapi_document; "
+    ".venv/bin/python -c 'import json; from hookline.api.openapi import openapi_document; "
     "print(json.dumps(openapi_document(), indent=2, sort_keys=True))' > docs/openapi.json"
 )
 
 
 def test_the_committed_openapi_document_matches_the_code():
-    from functions.api.handler import openapi_document
+    from hookline.api.openapi import openapi_document
 
     committed = json.loads(COMMITTED.read_text())
     assert committed == openapi_document(), f"docs/openapi.json is stale; run: {REGENERATE}"
