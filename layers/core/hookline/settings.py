@@ -48,6 +48,8 @@ class Settings:
     local_key_file: str = ".hookline/master.key"
     api_key: str | None = field(default=None, repr=False)  # never in a log line
     operator_principals: tuple[str, ...] = ()
+    # How long the API keeps a create's answer for its Idempotency-Key (decision 0028).
+    idempotency_ttl_seconds: int = 24 * 3600
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -76,6 +78,7 @@ class Settings:
             operator_principals=tuple(
                 p.strip() for p in e.get("HOOKLINE_OPERATOR_PRINCIPALS", "").split(",") if p.strip()
             ),
+            idempotency_ttl_seconds=int(e.get("HOOKLINE_IDEMPOTENCY_TTL_SECONDS", str(24 * 3600))),
         )
 
     @property
