@@ -101,7 +101,9 @@ def parse_headers(lines: Sequence[str]) -> dict[str, str]:
         name, sep, value = line.partition(":")
         name, value = name.strip(), value.strip()
         if not sep or not name or any(c.isspace() for c in name) or "\n" in value or "\r" in value:
-            raise BadRequest(f"header {line!r}: use 'Name: value'")
+            # The name only: a header value may be a credential (never in an error or a log).
+            shown = repr(name) if sep and name and not any(c.isspace() for c in name) else "line"
+            raise BadRequest(f"header {shown}: use 'Name: value' on one line")
         if name.lower() in RESERVED_HEADERS:
             raise BadRequest(f"header {name!r} is set by Hookline and cannot be overridden")
         headers[name] = value
