@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hookline.api.app import build_app
 from hookline.problems import PROBLEM
 
 TITLE = "Hookline management API"
@@ -18,8 +19,6 @@ DESCRIPTION = (
 
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI document of the management API's routes."""
-    from hookline.api.app import build_app
-
     doc: dict[str, Any] = json.loads(
         build_app().get_openapi_json_schema(title=TITLE, version=VERSION, description=DESCRIPTION)
     )
