@@ -15,6 +15,7 @@ import base64
 import binascii
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from http import HTTPStatus
 from typing import Any
@@ -28,6 +29,12 @@ MAX_INTEGER_DIGITS = 1_000  # far below Python's 4,300, far above any real ident
 PAYLOAD_FIELDS = frozenset({"payload"})  # stored as bytes, not text: a NUL in it is data
 _SEGMENT = 64  # the longest path segment (a key) a refusal repeats
 _TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+_SUSPECT = re.compile(r"\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+_HIGH = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_LOW = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"(?:\[\]|\{\})+")
 
 
 class _Huge:
@@ -144,11 +151,53 @@ def _body_problems(event: Mapping[str, Any]) -> Iterator[dict[str, str]]:
         return
     except ValueError:
         return
-    # Only an escape (\u0000, \ud800) makes a bad string: raw control characters and
-    # invalid UTF-8 are not JSON. Fewer brackets than MAX_DEPTH cannot nest deeper.
-    escaped = "\\" in text
-    if escaped or huge or text.count("[") + text.count("{") > MAX_DEPTH:
+    # Walking every value is slow (Python): C-speed scans of the text tell first whether
+    # there is anything to find.
+    if huge or _bad_escape(text) or _deeper_than(text, MAX_DEPTH):
         yield from _walk(parsed)
+
+
+def _bad_escape(text: str) -> bool:
+    """Whether the JSON text has a \u0000 or a lone surrogate escape: the only ways a NUL or
+    a lone surrogate gets into a parsed string (raw control characters are not JSON, and
+    UTF-8 cannot encode a surrogate)."""
+    for match in _SUSPECT.finditer(text):
+        start = match.start()
+        if not _escape_starts_at(text, start):
+            continue  # an escaped backslash, then the text "u...."
+        unit = int(match.group(1), 16)
+        if unit == 0:
+            return True
+        if 0xD800 <= unit <= 0xDBFF:
+            if not _LOW.match(text, match.end()):
+                return True
+        elif not (_HIGH.match(text, start - 6) and _escape_starts_at(text, start - 6)):
+            return True
+    return False
+
+
+def _escape_starts_at(text: str, at: int) -> bool:
+    """Whether the backslash at `at` starts an escape (an even number of backslashes before)."""
+    if at < 0:
+        return False
+    before = at
+    while before > 0 and text[before - 1] == "\\":
+        before -= 1
+    return (at - before) % 2 == 0
+
+
+def _deeper_than(text: str, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than `limit` (brackets inside strings aside):
+    each round removes the innermost pairs, so brackets left after `limit` rounds are
+    deeper. A few rounds for the usual document."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    for _ in range(limit):
+        brackets, removed = _INNERMOST.subn("", brackets)
+        if not brackets or not removed:
+            return False
+    return bool(brackets)
 
 
 def _noted(value: _Huge, huge: list[_Huge]) -> _Huge:
