@@ -43,7 +43,7 @@ def test_encrypt_secrets_seals_plaintext_rows(cli, mgmt, db):
 
 
 def test_openapi_prints_the_document(cli):
-    from functions.api.handler import openapi_document
+    from hookline.api.openapi import openapi_document
 
     code, out, _ = cli("api", "openapi", "--json")
     assert code == 0 and json.loads(out) == json.loads(json.dumps(openapi_document()))

@@ -1,6 +1,7 @@
 """The OpenAPI document: generated from the routes, committed as docs/openapi.json, and held
-to by the handler — schemathesis sends generated requests (valid and not) to every operation:
-never a 5xx, and every answer matches the document (status, content type, schema)."""
+to by the handler — schemathesis sends generated requests (valid and not) to every operation,
+as an operator and as a tenant-scoped principal: never a 5xx, and every answer matches the
+document (status, content type, schema)."""
 
 from __future__ import annotations
 
@@ -19,26 +20,34 @@ from schemathesis.checks import (
 )
 
 from hookline.local.apigw import LocalContext, build_rest_event
-from tests.support.management import OPERATOR
+from tests.support.management import OPERATOR, scope_principal
 
 pytestmark = pytest.mark.integration
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 REGENERATE = (
-    ".venv/bin/python -c 'import json; from functions.api.handler import openapi_document; "
+    ".venv/bin/python -c 'import json; from hookline.api.openapi import openapi_document; "
     "print(json.dumps(openapi_document(), indent=2, sort_keys=True))' > docs/openapi.json"
 )
 
 
 def test_the_committed_openapi_document_matches_the_code():
-    from functions.api.handler import openapi_document
+    from hookline.api.openapi import openapi_document
 
     committed = json.loads(COMMITTED.read_text())
     assert committed == openapi_document(), f"docs/openapi.json is stale; run: {REGENERATE}"
 
 
-def lambda_as_wsgi(environ: dict[str, Any], start_response: Any) -> list[bytes]:
-    """The API handler behind a WSGI front, as API Gateway would call it (operator caller)."""
+TENANT = "arn:aws:iam::123456789012:role/fuzzing-tenant"
+
+
+def lambda_as_wsgi(identity: str) -> Any:
+    """The API handler behind a WSGI front, as API Gateway would call it for `identity`."""
+    return lambda environ, start_response: call_lambda(identity, environ, start_response)
+
+
+def call_lambda(identity: str, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    """One WSGI request through the API handler."""
     from functions.api.handler import lambda_handler
 
     path = environ.get("PATH_INFO", "/")
@@ -60,7 +69,7 @@ def lambda_as_wsgi(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         headers,
         body,
         query=environ.get("QUERY_STRING", ""),
-        identity_arn=OPERATOR,
+        identity_arn=identity,
     )
     answer = lambda_handler(event, LocalContext(function_name="api"))
     import base64
@@ -74,7 +83,14 @@ def lambda_as_wsgi(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     return [data]
 
 
-schema = schemathesis.openapi.from_wsgi("/openapi.json", lambda_as_wsgi)
+schema = schemathesis.openapi.from_wsgi("/openapi.json", lambda_as_wsgi(OPERATOR))
+tenant_schema = schemathesis.openapi.from_wsgi("/openapi.json", lambda_as_wsgi(TENANT))
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
 
 
 @pytest.fixture
@@ -88,6 +104,16 @@ def seeded(mgmt):
     return tenant
 
 
+@pytest.fixture
+def seeded_as_tenant(seeded, mgmt, db):
+    """The seeded tenant, and another one beside it, with the fuzzing principal scoped to the
+    first: generated requests meet its rows and the other tenant's ids alike."""
+    other = mgmt.post("/v1/tenants", {"name": "other"}).json()
+    mgmt.post("/v1/endpoints", {"tenant_id": other["id"], "url": "https://93.184.216.34/o"})
+    scope_principal(db, TENANT, seeded["id"])
+    return seeded
+
+
 @schema.parametrize()
 @settings(
     max_examples=5,
@@ -96,11 +122,15 @@ def seeded(mgmt):
     derandomize=True,
 )
 def test_generated_requests_never_5xx_and_match_the_document(case, seeded):
-    case.call_and_validate(
-        checks=[
-            not_a_server_error,
-            status_code_conformance,
-            content_type_conformance,
-            response_schema_conformance,
-        ]
-    )
+    case.call_and_validate(checks=CHECKS)
+
+
+@tenant_schema.parametrize()
+@settings(
+    max_examples=5,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+)
+def test_generated_requests_as_a_tenant_never_5xx_and_match_the_document(case, seeded_as_tenant):
+    case.call_and_validate(checks=CHECKS)

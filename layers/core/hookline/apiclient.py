@@ -3,8 +3,9 @@
 Two transports, one code path (docs/decisions/0017-cli-speaks-the-api.md):
 
 * `InProcessApi` (no `--api`): the request becomes the API Gateway proxy event AWS would
-  build and the API's own resolver answers it in this process, on the database DATABASE_URL
-  names, as an operator (`acting_as`: whoever holds the database URL can do anything anyway);
+  build and the API's own routes (`hookline.api`) answer it in this process, on the database
+  DATABASE_URL names, as an operator (a resolver built with a trusted caller: whoever holds
+  the database URL can do anything anyway);
 * `HttpApi` (`--api URL`): the request goes over HTTP to a deployed API, signed with SigV4
   (`execute-api`, credentials from the usual AWS chain), or with a bearer key for the
   `hookline dev` front.
@@ -67,16 +68,14 @@ def cli_principal() -> str:
 
 
 class InProcessApi:
-    """The API handler's resolver, run here against the configured database."""
+    """The API's resolver, run here against the configured database as one trusted caller."""
 
     def __init__(self, principal: str | None = None) -> None:
-        from hookline.local.devstack import ensure_functions_importable
-        from hookline.management.access import OPERATOR, Caller
-
-        ensure_functions_importable()
-        from functions.api import handler
+        from hookline.api import build_app
+        from hookline.api.edge import trusted
         from hookline.db import resolve_conninfo
-        from hookline.errors import BadRequest
+        from hookline.management.access import OPERATOR, Caller
+        from hookline.problems import per_thread
         from hookline.settings import get_settings
 
         try:
@@ -88,8 +87,9 @@ class InProcessApi:
                 "--api URL"
             ) from err
 
-        self._handler = handler
         self.caller = Caller(principal or cli_principal(), OPERATOR)
+        caller = trusted(self.caller)
+        self._app = per_thread(lambda: build_app(caller))
 
     def send(
         self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]
@@ -97,12 +97,13 @@ class InProcessApi:
         """Resolve the request as API Gateway would hand it to the function."""
         import base64
 
+        from hookline.api import serve
         from hookline.local.apigw import LocalContext, build_rest_event
 
         event = build_rest_event(method, path, headers, body, query=query)
-        with logs_to_stderr(), self._handler.acting_as(self.caller):
+        with logs_to_stderr():
             context: Any = LocalContext(function_name="hookline-cli")
-            answer = self._handler.current_app().resolve(event, context)
+            answer = serve(self._app(), event, context)
         raw = answer.get("body") or ""
         data = base64.b64decode(raw) if answer.get("isBase64Encoded") else str(raw).encode()
         return int(answer["statusCode"]), data

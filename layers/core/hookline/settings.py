@@ -71,6 +71,8 @@ class Settings:
     catchup_api_bases: tuple[tuple[str, str], ...] = ()
     catchup_allow_private: bool = False
     catchup_secret_role_arn: str | None = None
+    # How long the API keeps a create's answer for its Idempotency-Key (decision 0028).
+    idempotency_ttl_seconds: int = 24 * 3600
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -102,6 +104,7 @@ class Settings:
             catchup_api_bases=_api_bases(e.get("HOOKLINE_CATCHUP_API_BASES", "")),
             catchup_allow_private=_bool(e.get("HOOKLINE_CATCHUP_ALLOW_PRIVATE")),
             catchup_secret_role_arn=e.get("HOOKLINE_CATCHUP_SECRET_ROLE_ARN") or None,
+            idempotency_ttl_seconds=int(e.get("HOOKLINE_IDEMPOTENCY_TTL_SECONDS", str(24 * 3600))),
         )
 
     @property

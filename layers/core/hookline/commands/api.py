@@ -76,10 +76,7 @@ def cmd_encrypt_secrets(args: argparse.Namespace, rt: Runtime) -> Any:
 
 def cmd_openapi(args: argparse.Namespace, rt: Runtime) -> Any:
     """The OpenAPI document of the management API."""
-    from hookline.local.devstack import ensure_functions_importable
-
-    ensure_functions_importable()
-    from functions.api.handler import openapi_document
+    from hookline.api.openapi import openapi_document
 
     document: dict[str, Any] = openapi_document()
     return document if args.json else json.dumps(document, indent=2, sort_keys=True)

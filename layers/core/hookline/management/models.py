@@ -11,6 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from hookline.header_syntax import header_problem
 
 STATES = Literal["pending", "queued", "delivering", "delivered", "failed", "dead"]
+REPLAYED_NOTE = (
+    "Set (and `secret` null) when this is a kept answer replayed for its Idempotency-Key: "
+    "the secret was shown once, in the first answer (docs/decisions/0028)."
+)
 
 
 class Input(BaseModel):
@@ -97,9 +101,11 @@ class Source(BaseModel):
 
 
 class SourceCreated(Source):
-    """A created source; `secret` only when Hookline generated it, shown this once."""
+    """A created source; `secret` only when Hookline generated it, shown this once (a
+    repeat of the request with its Idempotency-Key answers null and `secret_note`)."""
 
     secret: str | None = None
+    secret_note: str | None = Field(default=None, description=REPLAYED_NOTE)
 
 
 class SourceUpdate(Input):
@@ -208,9 +214,11 @@ class Endpoint(BaseModel):
 
 
 class EndpointCreated(Endpoint):
-    """A created endpoint with its signing secret, shown this once."""
+    """A created endpoint with its signing secret, shown this once (a repeat of the request
+    with its Idempotency-Key answers null and `secret_note`)."""
 
-    secret: str
+    secret: str | None
+    secret_note: str | None = Field(default=None, description=REPLAYED_NOTE)
 
 
 class EndpointDeleted(Endpoint):
@@ -287,7 +295,8 @@ class EventSummary(BaseModel):
 
 
 class Event(BaseModel):
-    """One event: its payload as JSON when it is JSON, else base64."""
+    """One event: its payload as JSON when it is JSON (nested at most 200 levels deep), else
+    the exact bytes in base64."""
 
     id: str
     tenant_id: str

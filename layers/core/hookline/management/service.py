@@ -36,6 +36,11 @@ from hookline.signing import generate_secret
 from hookline.ssrf import check_url
 from hookline.verifiers import SCHEMES, SourceConfig, verifier_for
 
+# A stored payload nested deeper than this is answered as base64: pydantic's serializer stops
+# near 255 levels, and what the API takes in is refused past it (hookline.api.inputs).
+MAX_RENDERED_DEPTH = 200
+
+
 # -- tenants ----------------------------------------------------------------------------------
 
 
@@ -402,11 +407,29 @@ def get_event(db: Database, caller: Caller, event_id: str) -> dict[str, Any]:
         row = repo.get_event(conn, caller.tenant, event_id)
     raw = bytes(row.pop("payload"))
     try:
-        row["payload"] = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
+        payload = json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
         row["payload_base64"] = base64.b64encode(raw).decode()
+    else:
+        if nesting_depth(payload) <= MAX_RENDERED_DEPTH:
+            row["payload"] = payload
+        else:
+            row["payload_base64"] = base64.b64encode(raw).decode()
     row["headers"] = {str(k): str(v) for k, v in dict(row["headers"]).items()}
     return row
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply arrays and objects nest in a JSON value (a scalar: 0), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def list_events(

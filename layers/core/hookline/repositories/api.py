@@ -81,13 +81,21 @@ def delete_principal(conn: Connection, principal: str) -> None:
 # -- idempotency ----------------------------------------------------------------------------
 
 
-def reserve_idempotency_key(conn: Connection, scope: str, key: str, request_hash: str) -> bool:
-    """Claim a key for a request being served now; False if it is already known."""
+def reserve_idempotency_key(
+    conn: Connection, scope: str, key: str, request_hash: str, ttl: timedelta
+) -> bool:
+    """Claim a key for a request being served now; False if it is known and younger than
+    `ttl` (an older one is claimed afresh)."""
     row = conn.execute(
         query("reserve_idempotency_key"),
-        {"scope": scope, "key": key, "request_hash": request_hash},
+        {"scope": scope, "key": key, "request_hash": request_hash, "ttl": ttl},
     ).fetchone()
     return row is not None
+
+
+def purge_idempotency_keys(conn: Connection, ttl: timedelta, batch: int) -> int:
+    """Forget up to `batch` answers older than `ttl`; how many went."""
+    return conn.execute(query("purge_idempotency_keys"), {"ttl": ttl, "batch": batch}).rowcount
 
 
 def get_idempotency_key(conn: Connection, scope: str, key: str) -> dict[str, Any] | None:

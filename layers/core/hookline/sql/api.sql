@@ -46,10 +46,23 @@ SELECT principal, scope, description, created_at FROM api_principals ORDER BY pr
 DELETE FROM api_principals WHERE principal = %(principal)s RETURNING principal
 
 -- reserve_idempotency_key --
+-- A key older than the time to live is free again: its row starts over as this request's.
 INSERT INTO api_idempotency (scope, key, request_hash)
 VALUES (%(scope)s, %(key)s, %(request_hash)s)
-ON CONFLICT (scope, key) DO NOTHING
+ON CONFLICT (scope, key) DO UPDATE
+    SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, created_at = now()
+    WHERE api_idempotency.created_at < now() - %(ttl)s
 RETURNING key
+
+-- purge_idempotency_keys --
+-- Expired answers, a bounded batch at a time (each create removes some: the table stays about
+-- the size of one time to live of creates).
+DELETE FROM api_idempotency
+WHERE (scope, key) IN (
+    SELECT scope, key FROM api_idempotency
+    WHERE created_at < now() - %(ttl)s
+    ORDER BY created_at LIMIT %(batch)s
+)
 
 -- get_idempotency_key --
 SELECT request_hash, status, response FROM api_idempotency

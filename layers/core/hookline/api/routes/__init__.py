@@ -1,0 +1,30 @@
+"""One router per resource; `ROUTERS` builds them in the order the document lists them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from hookline.api.edge import Edge
+from hookline.api.routes import (
+    deliveries,
+    endpoints,
+    event_types,
+    events,
+    replays,
+    sources,
+    status,
+    tenants,
+)
+
+ROUTERS: tuple[Callable[[Edge], Router], ...] = (
+    tenants.router,
+    sources.router,
+    endpoints.router,
+    events.router,
+    deliveries.router,
+    event_types.router,
+    replays.router,
+    status.router,
+)
