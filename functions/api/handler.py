@@ -8,6 +8,8 @@ Errors are `application/problem+json`. The OpenAPI document is generated from th
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from collections.abc import Callable, Iterator
@@ -26,6 +28,7 @@ from pydantic import BaseModel
 
 from hookline import errors
 from hookline.aws import client
+from hookline.catalogue_limits import LimitExceeded, screen_json_text
 from hookline.db import get_database
 from hookline.event_catalogue import SchemaViolation
 from hookline.management import event_types as catalogue
@@ -391,6 +394,7 @@ def build_app() -> APIGatewayRestResolver:
             type=body.type,
             payload=body.payload,
             idempotency_key=header(app, "Idempotency-Key"),
+            limits=get_settings().catalogue_limits,
         )
         logger.set_correlation_id(accepted.id)
         if not accepted.duplicate:
@@ -518,6 +522,7 @@ def build_app() -> APIGatewayRestResolver:
                     name=body.name,
                     description=body.description,
                     schema=body.schema_,
+                    limits=get_settings().catalogue_limits,
                 )
             ),
         )
@@ -569,7 +574,9 @@ def build_app() -> APIGatewayRestResolver:
             changes["description"] = body.description
         if "schema_" in body.model_fields_set:
             changes["schema"] = body.schema_
-        updated = catalogue.update_event_type(get_database(), caller(), event_type_id, changes)
+        updated = catalogue.update_event_type(
+            get_database(), caller(), event_type_id, changes, get_settings().catalogue_limits
+        )
         return m.EventType(**updated)
 
     @app.delete(
@@ -826,7 +833,7 @@ def openapi_document() -> dict[str, Any]:
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    refused = refuse_non_json(event)
+    refused = refuse_non_json(event) or refuse_unbounded_json(event)
     if refused is not None:
         return refused
     return current_app().resolve(event, context)
@@ -855,3 +862,27 @@ def refuse_non_json(event: dict[str, Any]) -> dict[str, Any] | None:
         "body": body,
         "isBase64Encoded": False,
     }
+
+
+def refuse_unbounded_json(event: dict[str, Any]) -> dict[str, Any] | None:
+    """400 for a body nested too deep or with a too long number (docs/decisions/0027),
+    before Powertools parses it: Python's parser would raise RecursionError or ValueError."""
+    text = event.get("body")
+    if not text:
+        return None
+    try:
+        if event.get("isBase64Encoded"):
+            text = base64.b64decode(text).decode()
+        screen_json_text(text, get_settings().catalogue_limits)
+    except (binascii.Error, UnicodeDecodeError):
+        return None  # Powertools answers these
+    except LimitExceeded as err:
+        logger.info("request refused", extra={"status": 400, "reason": str(err)})
+        body = {"type": "about:blank", "title": "Bad Request", "status": 400, "detail": str(err)}
+        return {
+            "statusCode": 400,
+            "headers": {"Content-Type": PROBLEM},
+            "body": json.dumps(body),
+            "isBase64Encoded": False,
+        }
+    return None

@@ -19,6 +19,7 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline import errors
+from hookline.catalogue_limits import screen_json_text
 from hookline.db import get_database
 from hookline.ingest import Accepted, receive_inbound
 from hookline.management import service as management
@@ -59,7 +60,9 @@ def build_app() -> APIGatewayRestResolver:
             identity_arn=identity.user_arn or identity.caller,
             authorization=header(app, "Authorization"),
         )
-        document = parse_json_object(raw_body(app, settings.max_body_bytes))
+        body = raw_body(app, settings.max_body_bytes)
+        screen_json_text(body.decode(errors="replace"), settings.catalogue_limits)
+        document = parse_json_object(body)
         missing = [k for k in ("type", "payload") if k not in document]
         if missing:
             raise errors.BadRequest(f"missing field(s): {', '.join(missing)}")
@@ -70,6 +73,7 @@ def build_app() -> APIGatewayRestResolver:
             type=document["type"],
             payload=document["payload"],
             idempotency_key=header(app, "Idempotency-Key"),
+            limits=settings.catalogue_limits,
         )
         return accepted_response(accepted)
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from hookline.catalogue_limits import CatalogueLimits
 from hookline.config import HooklineConfig, load_config
 
 
@@ -48,6 +49,8 @@ class Settings:
     local_key_file: str = ".hookline/master.key"
     api_key: str | None = field(default=None, repr=False)  # never in a log line
     operator_principals: tuple[str, ...] = ()
+    # Schemas and published payloads (docs/decisions/0027): HOOKLINE_SCHEMA_MAX_BYTES, …
+    catalogue_limits: CatalogueLimits = field(default_factory=CatalogueLimits)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -76,6 +79,7 @@ class Settings:
             operator_principals=tuple(
                 p.strip() for p in e.get("HOOKLINE_OPERATOR_PRINCIPALS", "").split(",") if p.strip()
             ),
+            catalogue_limits=CatalogueLimits.from_env(e),
         )
 
     @property
