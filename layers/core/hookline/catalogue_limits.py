@@ -40,6 +40,10 @@ class CatalogueLimits:
     payload_max_bytes: int = 1024 * 1024
     payload_max_depth: int = 64
     max_integer_digits: int = 100
+    # Any JSON request body to the API, before it is parsed: deeper than this, Python's
+    # parser under the handler's stack nears its recursion limit (it fails at ~950 levels).
+    # Above the schema and payload limits, so that those name the path.
+    body_max_depth: int = 640
     # Validating one payload against its schema: at most this many steps (one step is one
     # keyword evaluated; an `enum` costs its length, a pattern search its text's length
     # times the pattern's weight / 100).
@@ -125,12 +129,12 @@ _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
 def screen_json_text(text: str, limits: CatalogueLimits) -> None:
-    """Refuse a JSON request body, before it is parsed, that nests deeper than a payload or
-    a schema may (plus the body's own object) or holds a number of more than
-    `max_integer_digits` digits: Python's parser would raise RecursionError or ValueError on
-    it, or spend quadratic time converting the integer. Linear in the text: strings are
-    blanked out, then digit runs and brackets counted."""
-    max_depth = max(limits.payload_max_depth, limits.schema_max_depth) + 1
+    """Refuse a JSON request body, before it is parsed, that nests deeper than
+    `body_max_depth` or holds a number of more than `max_integer_digits` digits: Python's
+    parser would raise RecursionError or ValueError on it, or spend quadratic time converting
+    the integer. Linear in the text: strings are blanked out, then digit runs and brackets
+    counted."""
+    max_depth = limits.body_max_depth
     max_integer_digits = limits.max_integer_digits
     bare = _STRING.sub('""', text)
     longest = max((len(m) for m in _DIGITS.findall(bare)), default=0)
@@ -147,8 +151,7 @@ def screen_json_text(text: str, limits: CatalogueLimits) -> None:
     deepest = max(accumulate(_STEP[c] for c in brackets.encode()))
     if deepest > max_depth:
         raise LimitExceeded(
-            f"body nests deeper than {max_depth} levels (limits payload_max_depth and "
-            "schema_max_depth)",
-            limit="payload_max_depth",
+            f"body nests deeper than {max_depth} levels (limit body_max_depth)",
+            limit="body_max_depth",
             where="body",
         )
