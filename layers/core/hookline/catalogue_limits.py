@@ -85,6 +85,8 @@ def check_json_shape(
     holds an integer of more than `max_integer_digits` digits. Iterative and linear in its
     size; converts no integer to text (quadratic for long ones)."""
     max_bits = math.ceil(max_integer_digits * LOG2_10)
+    if _within(document, max_depth, max_bits - 4):
+        return  # the common case, without building paths
     stack: list[tuple[Any, str, int]] = [(document, root, 0)]
     while stack:
         node, where, depth = stack.pop()
@@ -111,6 +113,24 @@ def check_json_shape(
                     limit="max_integer_digits",
                     where=where,
                 )
+
+
+def _within(document: Any, max_depth: int, safe_bits: int) -> bool:
+    """Whether `document` is surely within the limits (a fast pass without paths)."""
+    if not isinstance(document, dict | list):
+        return not (isinstance(document, int) and abs(document).bit_length() > safe_bits)
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if depth >= max_depth:
+            return False
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif isinstance(child, int) and abs(child).bit_length() > safe_bits:
+                return False
+    return True
 
 
 def check_payload_size(size: int, limits: CatalogueLimits) -> None:

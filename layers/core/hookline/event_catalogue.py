@@ -52,7 +52,7 @@ from hookline.schema_guards import (
     budgeted,
     check_references,
     unique_items,
-    validation_budget,
+    validate_within,
 )
 from hookline.schema_patterns import (
     RE2_KEYWORDS,
@@ -207,8 +207,9 @@ def check_payload(
         ) from None
     payload = json.loads(body)
     try:
-        with validation_budget(limits.validation_max_steps):
-            found = list(validator.iter_errors(payload))
+        found = validate_within(
+            limits.validation_max_steps, lambda: list(validator.iter_errors(payload))
+        )
         first = best_match(found)
     except (Unresolvable, UnusablePattern) as err:
         raise SchemaViolation(

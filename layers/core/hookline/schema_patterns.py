@@ -68,11 +68,15 @@ class PatternCache:
 
     def get(self, pattern: str) -> tuple[Any, int]:
         """The compiled program of `pattern` and its weight (threads at once)."""
-        with self._lock:
-            found = self._entries.get(pattern)
-            if found is not None:
+        # A hit takes no lock: OrderedDict's get and move_to_end are each atomic under the
+        # GIL; an entry evicted in between is simply not refreshed.
+        found = self._entries.get(pattern)
+        if found is not None:
+            try:
                 self._entries.move_to_end(pattern)
-                return found[0], found[1]
+            except KeyError:
+                pass
+            return found[0], found[1]
         # Compiled and searched as UTF-8 bytes (RE2's own encoding): the same matches as
         # str, without the wrapper's per-call character-offset bookkeeping (~3x faster).
         program = re2.compile(pattern.encode(), _RE2_OPTIONS)
