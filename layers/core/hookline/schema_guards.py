@@ -61,9 +61,21 @@ def _per_instance_item(value: Any, instance: Any) -> int:
 
 # What a keyword costs beyond one step: the work it does without descending (descents are
 # counted as the keywords they evaluate).
+def _reference(value: Any, instance: Any) -> int:
+    return REFERENCE_STEPS
+
+
+# Resolving a reference (jsonschema's `referencing` lookups) costs ~10 keywords' time.
+REFERENCE_STEPS = 10
 _COSTS: dict[str, Callable[[Any, Any], int]] = {
     "enum": _per_item,
     "uniqueItems": _per_instance_item,
+    "anyOf": _per_item,
+    "oneOf": _per_item,
+    "allOf": _per_item,
+    "$ref": _reference,
+    "$dynamicRef": _reference,
+    "$recursiveRef": _reference,
 }
 
 

@@ -6,6 +6,7 @@ jsonschema keywords (`pattern`, `patternProperties`, `additionalProperties`) tha
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -72,10 +73,8 @@ class PatternCache:
         # GIL; an entry evicted in between is simply not refreshed.
         found = self._entries.get(pattern)
         if found is not None:
-            try:
+            with contextlib.suppress(KeyError):
                 self._entries.move_to_end(pattern)
-            except KeyError:
-                pass
             return found[0], found[1]
         # Compiled and searched as UTF-8 bytes (RE2's own encoding): the same matches as
         # str, without the wrapper's per-call character-offset bookkeeping (~3x faster).
