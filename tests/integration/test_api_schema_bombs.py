@@ -256,3 +256,26 @@ def test_ordinary_schemas_and_payloads_still_pass(tenant_api, db):
     assert accepted.status == 200, accepted.body
     assert refused.status == 422 and refused.json()["errors"][0]["rule"] == "pattern"
     assert stored_events(db, tenant_id) == 1
+
+
+@pytest.fixture
+def tight_limits(monkeypatch):
+    """The API with limits set through its environment, as a deployment would."""
+    from hookline.settings import get_settings
+
+    monkeypatch.setenv("HOOKLINE_SCHEMA_MAX_PATTERNS", "1")
+    monkeypatch.setenv("HOOKLINE_PAYLOAD_MAX_BYTES", "50")
+    get_settings.cache_clear()
+    yield
+    monkeypatch.undo()
+    get_settings.cache_clear()
+
+
+def test_limits_set_in_the_environment_are_the_ones_the_api_applies(tenant_api, tight_limits):
+    api, _ = tenant_api
+    two = {"properties": {"a": {"pattern": "^a$"}, "b": {"pattern": "^b$"}}}
+    refused = add_type(api, "probe.two", two)
+    assert refused.status == 422 and "more than 1 patterns" in refused.json()["detail"]
+    assert add_type(api, "probe.one", {"properties": {"a": {"pattern": "^a$"}}}).status == 201
+    too_big = publish(api, "order.created", {"text": "x" * 60})
+    assert too_big.status == 413 and "over the limit of 50" in too_big.json()["detail"]
