@@ -167,8 +167,8 @@ def _check_reference_chains(schema: Any, limits: CatalogueLimits) -> None:
     except ReferenceProblem as err:
         if err.looped:
             raise _over(
-                f"schema: the references at {err.where} lead back to it without descending "
-                "into the payload (a $ref loop: validation would never end)",
+                f"schema: following the references from {err.where} comes back to it without "
+                "descending into the payload (a $ref loop: validation would never end)",
                 err.where,
                 "$ref",
             ) from None
