@@ -279,3 +279,32 @@ def test_limits_set_in_the_environment_are_the_ones_the_api_applies(tenant_api, 
     assert add_type(api, "probe.one", {"properties": {"a": {"pattern": "^a$"}}}).status == 201
     too_big = publish(api, "order.created", {"text": "x" * 60})
     assert too_big.status == 413 and "over the limit of 50" in too_big.json()["detail"]
+
+
+def test_the_local_fronts_publish_route_refuses_the_same_bombs(management_env, tenant_api, db):
+    # Given the receiver, which serves POST /v1/events for a local front that sends it every
+    # path (hookline dev), with the operator's identity
+    from functions.receiver.handler import lambda_handler
+    from tests.support.lambdas import ApiClient
+    from tests.support.management import OPERATOR
+
+    _, tenant_id = tenant_api
+    receiver = ApiClient(lambda_handler)
+    nested = "[" * 100_000 + "]" * 100_000
+    digits = "9" * 5000
+    for body, limit in (
+        (f'{{"tenant_id": "{tenant_id}", "type": "a.b", "payload": {nested}}}', "body_max_depth"),
+        (
+            f'{{"tenant_id": "{tenant_id}", "type": "a.b", "payload": {digits}}}',
+            "max_integer_digits",
+        ),
+        (
+            f'{{"tenant_id": "{tenant_id}", "type": "a.b", "payload": {"[" * 70}{"]" * 70}}}',
+            "payload_max_depth",
+        ),
+    ):
+        # When it is published there, then it is the same 400 naming the limit
+        refused = receiver.post("/v1/events", body=body.encode(), identity_arn=OPERATOR)
+        assert refused.status == 400, refused.body
+        assert limit in refused.json()["detail"]
+    assert stored_events(db, tenant_id) == 0
