@@ -13,6 +13,7 @@ import logging
 
 import pytest
 
+from hookline.catalogue_limits import DEFAULT_LIMITS
 from hookline.local.apigw import LocalContext, build_rest_event
 from hookline.repositories.ledger import NewEvent, store_event
 from tests.integration.conftest import STANDARD_SECRET
@@ -133,7 +134,7 @@ def test_a_body_nested_absurdly_deep_is_a_400_naming_the_field(mgmt, tenant_id, 
 
 
 def test_a_published_event_as_deep_as_accepted_reads_back_as_json(mgmt, tenant_id):
-    payload = nested(199)
+    payload = nested(DEFAULT_LIMITS.payload_max_depth - 1)
     published = mgmt.post("/v1/events", {"tenant_id": tenant_id, "type": "x", "payload": payload})
     assert published.status == 200, published.body
     shown = mgmt.get(f"/v1/events/{published.json()['id']}")

@@ -13,17 +13,21 @@ A schema's `pattern` and `patternProperties` are the tenant's regular expression
 shared API's CPU: they are compiled and matched by RE2 (linear time, no backtracking), never
 by Python's `re`, and a pattern RE2 cannot run is refused when the schema is saved
 (docs/decisions/0023).
+
+Schemas and payloads are bounded (docs/decisions/0027, `CatalogueLimits`): at save, a
+schema's size, depth, number of patterns, their RE2 program sizes, and reference loops; at
+publish, the payload's size, depth and integers, and a step budget for its validation. The
+caches of compiled validators and patterns are bounded in memory.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -33,16 +37,38 @@ from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
+from hookline.catalogue_limits import (
+    DEFAULT_LIMITS,
+    CatalogueLimits,
+    LimitExceeded,
+    check_json_shape,
+)
 from hookline.db import Connection
 from hookline.errors import BadRequest
 from hookline.repositories import event_types as repo
+from hookline.schema_guards import (
+    BudgetExceeded,
+    ReferenceProblem,
+    budgeted,
+    check_references,
+    unique_items,
+    validate_within,
+)
+from hookline.schema_patterns import (
+    RE2_KEYWORDS,
+    UnusablePattern,
+    clear_patterns,
+    patterns,
+    program_size_within,
+    re2_compiles,
+    re2_reason,
+)
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
 MAX_NAME = 255
 MAX_ERRORS = 10
 MAX_MESSAGE = 300
 CACHE_SIZE = 512
-PATTERN_CACHE_SIZE = 1024
 PATTERN_HELP = (
     "patterns run on RE2 (linear time, no backtracking): lookaround, backreferences, "
     "possessive or atomic groups and \\Z are not supported"
@@ -69,14 +95,16 @@ def validate_name(name: str) -> str:
     return name
 
 
-def check_schema(schema: Any) -> None:
+def check_schema(schema: Any, limits: CatalogueLimits = DEFAULT_LIMITS) -> int:
     """Refuse anything that is not a valid JSON Schema (Draft 2020-12 unless `$schema` says
-    otherwise), or that refers to documents outside itself (never fetched)."""
+    otherwise), that refers to documents outside itself (never fetched), or that is over one
+    of `limits`; each refusal names the path and the limit. Returns its size in bytes."""
     if not isinstance(schema, dict | bool):
         raise SchemaViolation(
             "schema must be a JSON Schema: an object (or true/false)",
             [{"path": "schema", "rule": "type", "message": "not an object"}],
         )
+    size = _check_bounds(schema, limits)
     if isinstance(schema, dict) and "$schema" in schema:
         known = validators.validator_for(schema, default=None)
         if known is None:
@@ -85,6 +113,7 @@ def check_schema(schema: Any) -> None:
                 "draft such as https://json-schema.org/draft/2020-12/schema",
                 [{"path": "schema.$schema", "rule": "$schema", "message": "unknown dialect"}],
             )
+    _check_patterns(schema, limits)  # before the metaschema's check compiles them
     cls = _validator_class(schema)
     try:
         # The metaschema marks every `pattern` and `patternProperties` key `format: regex`;
@@ -106,28 +135,98 @@ def check_schema(schema: Any) -> None:
                 "(#/$defs/...) are supported, nothing is fetched",
                 [{"path": where, "rule": "$ref", "message": "external reference"}],
             )
-    _check_patterns(schema)
+    _check_reference_chains(schema, limits)
+    return size
 
 
-def check_payload(conn: Connection, tenant_id: str, type: str, body: bytes) -> None:
+def _check_bounds(schema: Any, limits: CatalogueLimits) -> int:
+    try:
+        check_json_shape(
+            schema,
+            root="schema",
+            max_depth=limits.schema_max_depth,
+            max_integer_digits=limits.max_integer_digits,
+            depth_limit="schema_max_depth",
+        )
+    except LimitExceeded as err:
+        raise _over(str(err), err.where, err.limit) from None
+    size = len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False).encode())
+    if size > limits.schema_max_bytes:
+        raise _over(
+            f"schema is {size} bytes of JSON, over the limit of {limits.schema_max_bytes} "
+            "(schema_max_bytes)",
+            "schema",
+            "schema_max_bytes",
+        )
+    return size
+
+
+def _check_reference_chains(schema: Any, limits: CatalogueLimits) -> None:
+    try:
+        check_references(schema, limits.schema_max_depth)
+    except ReferenceProblem as err:
+        if err.looped:
+            raise _over(
+                f"schema: following the references from {err.where} comes back to it without "
+                "descending into the payload (a $ref loop: validation would never end)",
+                err.where,
+                "$ref",
+            ) from None
+        raise _over(
+            f"schema: the references from {err.where} chain through more than "
+            f"{limits.schema_max_depth} subschemas (limit schema_max_depth)",
+            err.where,
+            "schema_max_depth",
+        ) from None
+
+
+def _over(message: str, where: str, rule: str) -> SchemaViolation:
+    return SchemaViolation(message, [{"path": where, "rule": rule, "message": _short(message)}])
+
+
+def check_payload(
+    conn: Connection,
+    tenant_id: str,
+    type: str,
+    body: bytes,
+    limits: CatalogueLimits = DEFAULT_LIMITS,
+) -> None:
     """Refuse a published payload that breaks the schema of its type in the tenant's
-    catalogue (SchemaViolation, nothing stored); any other payload passes."""
+    catalogue, or whose validation would take more than `limits.validation_max_steps`
+    (SchemaViolation, nothing stored); any other payload passes. `body` is JSON within the
+    payload limits (`hookline.ingest.publish` checks them first)."""
     version = repo.schema_version(conn, tenant_id, type)
     if version is None:
         return
+    patterns.bound(limits.pattern_cache_max_entries, limits.pattern_cache_max_program_size)
     try:
-        validator = _cached_validator(conn, tenant_id, *version)
+        validator = _cached_validator(conn, tenant_id, *version, limits)
     except SchemaViolation as err:  # stored before today's rules (such as RE2 patterns)
         raise SchemaViolation(
             f"the schema of event type {type} cannot be used ({err}); fix it", err.errors
         ) from None
     payload = json.loads(body)
     try:
-        found = list(validator.iter_errors(payload))
+        found = validate_within(
+            limits.validation_max_steps, lambda: list(validator.iter_errors(payload))
+        )
         first = best_match(found)
     except (Unresolvable, UnusablePattern) as err:
         raise SchemaViolation(
             f"the schema of event type {type} cannot be used ({_short(str(err))}); fix it"
+        ) from None
+    except BudgetExceeded:
+        raise SchemaViolation(
+            f"validating this payload against the schema of event type {type} takes more than "
+            f"{limits.validation_max_steps} steps (limit validation_max_steps); send a smaller "
+            "payload or simplify the schema; nothing was stored",
+            [{"path": "payload", "rule": "validation_max_steps", "message": "over budget"}],
+        ) from None
+    except RecursionError:  # a backstop: depth and reference chains are bounded at save
+        raise SchemaViolation(
+            f"the schema of event type {type} nests too deeply to evaluate on this payload "
+            "(limits schema_max_depth and payload_max_depth); nothing was stored",
+            [{"path": "payload", "rule": "schema_max_depth", "message": "too deep"}],
         ) from None
     if first is None:
         return
@@ -143,33 +242,44 @@ def check_payload(conn: Connection, tenant_id: str, type: str, body: bytes) -> N
 
 # -- validators ------------------------------------------------------------------------------
 
-_cache: OrderedDict[tuple[str, str, datetime], Validator] = OrderedDict()
+_cache: OrderedDict[tuple[str, str, datetime], tuple[Validator, int]] = OrderedDict()
 _cache_lock = threading.Lock()
+_cache_bytes = [0]
 
 
 def _cached_validator(
-    conn: Connection, tenant_id: str, type_id: str, updated_at: datetime
+    conn: Connection,
+    tenant_id: str,
+    type_id: str,
+    updated_at: datetime,
+    limits: CatalogueLimits,
 ) -> Validator:
     key = (tenant_id, type_id, updated_at)
     with _cache_lock:
         found = _cache.get(key)
         if found is not None:
             _cache.move_to_end(key)
-            return found
+            return found[0]
     schema = repo.schema_of(conn, type_id)
-    check_schema(schema)  # a schema stored under older rules is refused, not run
+    size = check_schema(schema, limits)  # a schema stored under older rules is not run
     validator = _validator_class(schema)(schema)
     with _cache_lock:
-        _cache[key] = validator
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+        if key not in _cache:
+            _cache[key] = (validator, size)
+            _cache_bytes[0] += size
+        while _cache and (
+            len(_cache) > CACHE_SIZE or _cache_bytes[0] > limits.validator_cache_max_bytes
+        ):
+            _cache_bytes[0] -= _cache.popitem(last=False)[1][1]
     return validator
 
 
 def clear_cache() -> None:
-    """Forget every compiled validator (tests)."""
+    """Forget every compiled validator and pattern (tests)."""
     with _cache_lock:
         _cache.clear()
+        _cache_bytes[0] = 0
+    clear_patterns()
 
 
 def _validator_class(schema: Any) -> type[Validator]:
@@ -182,10 +292,12 @@ _format_checkers: dict[Any, FormatChecker] = {}
 
 
 def _safe_validator_class(dialect: type[Validator]) -> type[Validator]:
-    """`dialect` with its regular-expression keywords matched by RE2 instead of `re`."""
+    """`dialect` with its regular-expression keywords matched by RE2 instead of `re`,
+    `uniqueItems` in linear time, and every keyword drawing from the validation budget."""
     safe = _safe_classes.get(dialect)
     if safe is None:
-        overrides = {k: f for k, f in _RE2_KEYWORDS.items() if k in dialect.VALIDATORS}
+        own = {**dialect.VALIDATORS, **RE2_KEYWORDS, "uniqueItems": unique_items}
+        overrides = {k: budgeted(k, f) for k, f in own.items() if k in dialect.VALIDATORS}
         safe = _safe_classes.setdefault(dialect, validators.extend(dialect, overrides))
     return safe
 
@@ -196,108 +308,9 @@ def _schema_format_checker(dialect: type[Validator]) -> FormatChecker:
     if checker is None:
         checker = copy.copy(dialect.FORMAT_CHECKER)
         checker.checkers = dict(dialect.FORMAT_CHECKER.checkers)  # leave the shared one be
-        checker.checks("regex", raises=re2.error)(_re2_compiles)
+        checker.checks("regex", raises=re2.error)(re2_compiles)
         checker = _format_checkers.setdefault(dialect, checker)
     return checker
-
-
-# -- patterns (RE2) --------------------------------------------------------------------------
-
-
-class UnusablePattern(Exception):
-    """A stored pattern RE2 cannot compile (saved before patterns were checked)."""
-
-
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # a refused pattern is the caller's 422, not a log line
-_RE2_OPTIONS.never_capture = True  # only "does it match" is asked
-
-
-@functools.lru_cache(maxsize=PATTERN_CACHE_SIZE)
-def _re2_program(pattern: str) -> Any:
-    # Compiled and searched as UTF-8 bytes (RE2's own encoding): the same matches as str,
-    # without the wrapper's per-call character-offset bookkeeping (~3x faster).
-    return re2.compile(pattern.encode(), _RE2_OPTIONS)
-
-
-def _re2_compiles(pattern: object) -> bool:
-    if isinstance(pattern, str):
-        _re2_program(pattern)
-    return True
-
-
-def _re2_reason(err: BaseException) -> str:
-    reason = err.args[0] if err.args else err
-    text = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
-    return _short(text)
-
-
-def _matches(pattern: str, text: str) -> bool:
-    """Whether `pattern` matches anywhere in `text` (ECMA-262's `test`, which JSON Schema
-    asks for), in time linear in the text."""
-    try:
-        program = _re2_program(pattern)
-    except re2.error as err:
-        raise UnusablePattern(f"pattern {pattern[:100]!r}: {_re2_reason(err)}") from None
-    try:
-        encoded = text.encode()
-    except UnicodeEncodeError:
-        # A lone surrogate is valid in JSON text but not in UTF-8: match it as U+FFFD.
-        encoded = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
-    return program.search(encoded) is not None
-
-
-def _pattern(
-    validator: Validator, pattern: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    if validator.is_type(instance, "string") and not _matches(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(
-    validator: Validator, patterns: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            if _matches(pattern, key):
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _additional_properties(
-    validator: Validator, allowed: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    # jsonschema's own runs the patternProperties keys with `re`: the same rule, on RE2.
-    if not validator.is_type(instance, "object"):
-        return
-    known = schema.get("properties", {})
-    patterns = list(schema.get("patternProperties", {}))
-    extras = sorted(
-        (k for k in instance if k not in known and not any(_matches(p, k) for p in patterns)),
-        key=str,
-    )
-    if validator.is_type(allowed, "object"):
-        for extra in extras:
-            yield from validator.descend(instance[extra], allowed, path=extra)
-    elif not allowed and extras:
-        joined = ", ".join(repr(each) for each in extras)
-        if patterns:
-            verb = "does" if len(extras) == 1 else "do"
-            listed = ", ".join(repr(each) for each in sorted(patterns))
-            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
-        else:
-            verb = "was" if len(extras) == 1 else "were"
-            yield ValidationError(
-                f"Additional properties are not allowed ({joined} {verb} unexpected)"
-            )
-
-
-_RE2_KEYWORDS: dict[str, Callable[..., Iterator[ValidationError]]] = {
-    "pattern": _pattern,
-    "patternProperties": _pattern_properties,
-    "additionalProperties": _additional_properties,
-}
 
 
 def _pattern_refused(where: str, err: SchemaError) -> SchemaViolation:
@@ -309,7 +322,7 @@ def _pattern_refused(where: str, err: SchemaError) -> SchemaViolation:
 
 
 def _refusal(pattern: str, where: str, cause: BaseException) -> SchemaViolation:
-    reason = _re2_reason(cause)
+    reason = re2_reason(cause)
     return SchemaViolation(
         f"schema: the pattern {pattern[:200]!r} at {where} cannot be used: {reason}; "
         f"{PATTERN_HELP}",
@@ -317,19 +330,41 @@ def _refusal(pattern: str, where: str, cause: BaseException) -> SchemaViolation:
     )
 
 
-def _check_patterns(schema: Any) -> None:
+def _check_patterns(schema: Any, limits: CatalogueLimits) -> None:
+    """Refuse a pattern RE2 cannot run, more patterns than `schema_max_patterns`, or
+    programs over `pattern_max_program_size` each or `schema_max_program_size` together.
+    Each is compiled with an RE2 memory budget just above the limit, so an oversized one
+    (`(?:\\pL|\\pN){300,329}`, 441,551 instructions) is refused early in its compile."""
     found: dict[str, str] = {}
+    count = total = 0
     for keyword, where, value in _keywords(schema, "schema"):
-        if keyword not in ("unevaluatedProperties", "patternProperties"):
-            continue
-        found.setdefault(keyword, where)
-        if keyword == "patternProperties" and isinstance(value, dict):
+        if keyword in ("unevaluatedProperties", "patternProperties"):
+            found.setdefault(keyword, where)
+        if keyword == "pattern" and isinstance(value, str):
+            patterns = [(value, where)]
+        elif keyword == "patternProperties" and isinstance(value, dict):
             # Drafts 3 and 4 have no propertyNames: their metaschema never checks these keys.
-            for pattern in value:
-                try:
-                    _re2_program(pattern)
-                except re2.error as err:
-                    raise _refusal(pattern, f"{where}[{json.dumps(pattern)}]", err) from None
+            patterns = [(p, f"{where}[{json.dumps(p)}]") for p in value if isinstance(p, str)]
+        else:
+            continue
+        for pattern, at in patterns:
+            count += 1
+            if count > limits.schema_max_patterns:
+                raise _over(
+                    f"schema holds more than {limits.schema_max_patterns} patterns "
+                    f"(limit schema_max_patterns), the next at {at}",
+                    at,
+                    "schema_max_patterns",
+                )
+            total += _program_size(pattern, at, limits)
+            if total > limits.schema_max_program_size:
+                raise _over(
+                    f"schema: the patterns up to {at} compile to {total} RE2 instructions, "
+                    f"over the limit of {limits.schema_max_program_size} for one schema "
+                    "(schema_max_program_size)",
+                    at,
+                    "schema_max_program_size",
+                )
     # jsonschema's unevaluatedProperties runs patternProperties keys with `re` deep in its
     # own recursion, which cannot be given another engine: the combination is refused.
     if len(found) == 2:
@@ -345,6 +380,23 @@ def _check_patterns(schema: Any) -> None:
 # Keywords whose value maps names (not keywords) to subschemas; and those holding data.
 _NAMED_SUBSCHEMAS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _DATA = ("enum", "const", "default", "examples")
+
+
+def _program_size(pattern: str, where: str, limits: CatalogueLimits) -> int:
+    cap = limits.pattern_max_program_size
+    try:
+        size = program_size_within(pattern, cap)
+    except re2.error as err:
+        raise _refusal(pattern, where, err) from None
+    if size > cap:
+        raise SchemaViolation(
+            f"schema: the pattern {pattern[:200]!r} at {where} compiles to more than {cap} "
+            "RE2 instructions (limit pattern_max_program_size); a counted repetition of a "
+            "class such as (?:\\pL|\\pN){300,329} is expanded copy by copy: bound the "
+            "length with minLength/maxLength instead",
+            [{"path": where, "rule": "pattern_max_program_size", "message": "too large"}],
+        )
+    return size
 
 
 def _keywords(node: Any, where: str) -> Iterator[tuple[str, str, Any]]:

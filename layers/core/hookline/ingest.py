@@ -9,6 +9,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hookline.catalogue_limits import (
+    DEFAULT_LIMITS,
+    CatalogueLimits,
+    check_json_shape,
+    check_payload_size,
+)
 from hookline.db import Connection, Database
 from hookline.errors import BadRequest, NotFound, PayloadTooLarge
 from hookline.event_catalogue import check_payload
@@ -80,6 +86,7 @@ def publish(
     type: str,
     payload: Any,
     idempotency_key: str | None = None,
+    limits: CatalogueLimits = DEFAULT_LIMITS,
 ) -> Accepted:
     """Write a tenant's own event and its outbox row on `conn`, in the caller's transaction.
 
@@ -90,15 +97,24 @@ def publish(
     next schedule.
 
     When the tenant's event-type catalogue gives `type` a schema, a payload that breaks it is
-    refused (SchemaViolation, a BadRequest) before anything is written.
+    refused (SchemaViolation, a BadRequest) before anything is written. So is a payload over
+    `limits` (size 413; depth or an integer's digits 400), whatever its type.
     """
+    check_json_shape(
+        payload,
+        root="payload",
+        max_depth=limits.payload_max_depth,
+        max_integer_digits=limits.max_integer_digits,
+        depth_limit="payload_max_depth",
+    )
     body = encode_payload(payload)
+    check_payload_size(len(body), limits)
     validate_event_type(type)
     if idempotency_key is not None and not (0 < len(idempotency_key) <= MAX_IDEMPOTENCY_KEY_LENGTH):
         raise BadRequest(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
     if idempotency_key is not None and not idempotency_key.isprintable():
         raise BadRequest("Idempotency-Key must contain printable characters only")
-    check_payload(conn, tenant_id, type, body)
+    check_payload(conn, tenant_id, type, body, limits)
     dedupe_key = f"idem:{idempotency_key}" if idempotency_key else f"auto:{new_id('pub')}"
     stored: Stored = store_event(
         conn,

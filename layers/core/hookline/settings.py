@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from hookline.catalogue_limits import CatalogueLimits
 from hookline.config import HooklineConfig, load_config
 
 
@@ -73,6 +74,8 @@ class Settings:
     catchup_secret_role_arn: str | None = None
     # How long the API keeps a create's answer for its Idempotency-Key (decision 0028).
     idempotency_ttl_seconds: int = 24 * 3600
+    # Schemas and published payloads (docs/decisions/0027): HOOKLINE_SCHEMA_MAX_BYTES, …
+    catalogue_limits: CatalogueLimits = field(default_factory=CatalogueLimits)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -105,6 +108,7 @@ class Settings:
             catchup_allow_private=_bool(e.get("HOOKLINE_CATCHUP_ALLOW_PRIVATE")),
             catchup_secret_role_arn=e.get("HOOKLINE_CATCHUP_SECRET_ROLE_ARN") or None,
             idempotency_ttl_seconds=int(e.get("HOOKLINE_IDEMPOTENCY_TTL_SECONDS", str(24 * 3600))),
+            catalogue_limits=CatalogueLimits.from_env(e),
         )
 
     @property

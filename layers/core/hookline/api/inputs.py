@@ -28,7 +28,7 @@ MAX_DEPTH = MAX_RENDERED_DEPTH  # what the API takes in, it can answer as JSON a
 MAX_INTEGER_DIGITS = 1_000  # far below Python's 4,300, far above any real identifier
 PAYLOAD_FIELDS = frozenset({"payload"})  # stored as bytes, not text: a NUL in it is data
 _SEGMENT = 64  # the longest path segment (a key) a refusal repeats
-_TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+_TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels (limit body_max_depth)"
 _SUSPECT = re.compile(r"\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
 _HIGH = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 _LOW = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
@@ -207,7 +207,8 @@ def _noted(value: _Huge, huge: list[_Huge]) -> _Huge:
 
 def _integer(text: str, huge: list[_Huge]) -> Any:
     if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
-        return _noted(_Huge(f"a number of more than {MAX_INTEGER_DIGITS} digits"), huge)
+        why = f"a number of more than {MAX_INTEGER_DIGITS} digits (limit max_integer_digits)"
+        return _noted(_Huge(why), huge)
     return int(text)
 
 
@@ -237,7 +238,7 @@ def _walk(root: Any) -> Iterator[dict[str, str]]:
                 yield {
                     "field": top,
                     "in": "body",
-                    "message": f"nested deeper than {MAX_DEPTH} levels",
+                    "message": _TOO_DEEP,
                 }
                 return
             items = value.items() if isinstance(value, dict) else enumerate(value)

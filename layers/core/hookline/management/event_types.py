@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hookline.catalogue_limits import DEFAULT_LIMITS, CatalogueLimits
 from hookline.db import Database
 from hookline.event_catalogue import check_schema, validate_name
 from hookline.ids import new_id
@@ -27,13 +28,15 @@ def create_event_type(
     name: str,
     description: str,
     schema: dict[str, Any] | None,
+    limits: CatalogueLimits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """A new type in the caller's tenant (an operator names the tenant); its schema, if any,
-    must be a valid JSON Schema. Conflict when a live type already has the name."""
+    must be a valid JSON Schema within `limits`. Conflict when a live type already has the
+    name."""
     tenant = caller.tenant_for(tenant_id)
     validate_name(name)
     if schema is not None:
-        check_schema(schema)
+        check_schema(schema, limits)
     with db.connection() as conn, conn.transaction():
         api_repo.get_tenant(conn, caller.tenant, tenant)
         row = repo.insert_event_type(
@@ -80,13 +83,18 @@ def list_event_types(
 
 
 def update_event_type(
-    db: Database, caller: Caller, event_type_id: str, changes: dict[str, Any]
+    db: Database,
+    caller: Caller,
+    event_type_id: str,
+    changes: dict[str, Any],
+    limits: CatalogueLimits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
-    """Change a live type's description and/or schema (`schema: None` removes it)."""
+    """Change a live type's description and/or schema (`schema: None` removes it); a new
+    schema must be within `limits`."""
     clear_schema = "schema" in changes and changes["schema"] is None
     schema = changes.get("schema")
     if schema is not None:
-        check_schema(schema)
+        check_schema(schema, limits)
     with db.connection() as conn, conn.transaction():
         row = repo.update_event_type(
             conn,

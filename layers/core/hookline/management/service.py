@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hookline.catalogue_limits import DEFAULT_LIMITS, CatalogueLimits
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import BadRequest
@@ -390,14 +391,21 @@ def publish_event(
     type: Any,
     payload: Any,
     idempotency_key: str | None,
+    limits: CatalogueLimits = DEFAULT_LIMITS,
 ) -> Accepted:
-    """A tenant's own event into the ledger; the Idempotency-Key is its dedupe key."""
+    """A tenant's own event into the ledger; the Idempotency-Key is its dedupe key. A payload
+    over `limits` (size, depth, integers, validation steps) is refused, nothing stored."""
     tenant = caller.tenant_for(tenant_id)
     if not isinstance(tenant, str):
         raise BadRequest("tenant_id must be a string")
     with db.connection() as conn:
         return publish(
-            conn, tenant_id=tenant, type=type, payload=payload, idempotency_key=idempotency_key
+            conn,
+            tenant_id=tenant,
+            type=type,
+            payload=payload,
+            idempotency_key=idempotency_key,
+            limits=limits,
         )
 
 

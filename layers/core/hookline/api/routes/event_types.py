@@ -13,6 +13,7 @@ from hookline.api.params import Cursor, IdPath, Limit, TenantFilter, created_ok,
 from hookline.db import get_database
 from hookline.management import event_types as catalogue
 from hookline.management import models as m
+from hookline.settings import get_settings
 
 
 def router(edge: Edge) -> Router:
@@ -37,6 +38,7 @@ def router(edge: Edge) -> Router:
                     name=body.name,
                     description=body.description,
                     schema=body.schema_,
+                    limits=get_settings().catalogue_limits,
                 )
             ),
         )
@@ -89,7 +91,9 @@ def router(edge: Edge) -> Router:
             changes["description"] = body.description
         if "schema_" in body.model_fields_set:
             changes["schema"] = body.schema_
-        updated = catalogue.update_event_type(get_database(), edge.caller(), event_type_id, changes)
+        updated = catalogue.update_event_type(
+            get_database(), edge.caller(), event_type_id, changes, get_settings().catalogue_limits
+        )
         return m.EventType(**updated)
 
     @routes.delete(

@@ -35,6 +35,7 @@ def router(edge: Edge) -> Router:
             type=body.type,
             payload=body.payload,
             idempotency_key=edge.header("Idempotency-Key"),
+            limits=get_settings().catalogue_limits,
         )
         logger.set_correlation_id(accepted.id)
         if not accepted.duplicate:
