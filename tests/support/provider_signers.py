@@ -207,8 +207,16 @@ CASES: list[Case] = [
         "idem-1",
         options={"public_url": URL},
     ),
-    Case("discord", DISCORD_PUBLIC, DISCORD_OTHER, b'{"id":"i-1","type":2}', discord, "2", "i-1",
-         timed=True),
+    Case(
+        "discord",
+        DISCORD_PUBLIC,
+        DISCORD_OTHER,
+        b'{"id":"i-1","type":2}',
+        discord,
+        "2",
+        "i-1",
+        timed=True,
+    ),
     Case(
         "sendgrid",
         _spki(SENDGRID_KEY),
@@ -305,8 +313,16 @@ CASES: list[Case] = [
         "repo:push",
         "req-1",
     ),
-    Case("mailgun", "mg-key", "other", b"", lambda s, b, t: dict(JSON), "delivered", "mg-ev-1",
-         timed=True),
+    Case(
+        "mailgun",
+        "mg-key",
+        "other",
+        b"",
+        lambda s, b, t: dict(JSON),
+        "delivered",
+        "mg-ev-1",
+        timed=True,
+    ),
     Case(
         "typeform",
         "tf-secret",
@@ -339,8 +355,7 @@ CASES: list[Case] = [
         b'{"event":"invitee.created","payload":{"uri":"https://api.calendly.com/x/1"}}',
         lambda s, b, t: {
             **JSON,
-            "Calendly-Webhook-Signature": f"t={t},v1="
-            + hex_hmac(s.encode(), f"{t}.".encode() + b),
+            "Calendly-Webhook-Signature": f"t={t},v1=" + hex_hmac(s.encode(), f"{t}.".encode() + b),
         },
         "invitee.created",
         "https://api.calendly.com/x/1",
