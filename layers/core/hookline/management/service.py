@@ -28,6 +28,7 @@ from hookline.repositories import api as repo
 from hookline.repositories import audit as audit_repo
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories import sources as source_repo
+from hookline.repositories.source_activity import source_activity
 from hookline.settings import Settings
 from hookline.signing import generate_secret
 from hookline.ssrf import check_url
@@ -120,12 +121,13 @@ def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[st
     tenant_id = caller.tenant_for(body.get("tenant_id"))
     with db.connection() as conn:
         repo.get_tenant(conn, caller.tenant, tenant_id)
-    generated = None if body.get("secret") else generate_secret()
+    given = body.get("secrets") or ([body["secret"]] if body.get("secret") else [])
+    generated = None if given else generate_secret()
     created = admin.add_source(
         db,
         tenant_id=tenant_id,
         scheme=body["scheme"],
-        secrets=[body.get("secret") or generated or ""],
+        secrets=given or [generated or ""],
         name=body.get("name"),
         tolerance_seconds=body.get("tolerance_seconds", 300),
         options=body.get("options") or {},
@@ -134,9 +136,11 @@ def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[st
 
 
 def get_source(db: Database, caller: Caller, source_id: str) -> dict[str, Any]:
-    """One source in scope, without secrets."""
+    """One source in scope, without secrets, with its activity (decision 0038)."""
     with db.connection() as conn:
-        return _source_out(source_repo.get_in_scope(conn, caller.tenant, source_id))
+        row = source_repo.get_in_scope(conn, caller.tenant, source_id)
+        activity = source_activity(conn, row["tenant_id"], source_id)
+    return {**_source_out(row), "activity": activity}
 
 
 def list_sources(
