@@ -225,3 +225,24 @@ def test_get_to_a_provider_without_a_get_handshake_is_405(api, db, tenant):
     created = source(db, tenant, "stripe", "whsec_x")
     status, headers, _ = send(api, "GET", created["path"], {}, query="challenge=x")
     assert status == 405 and headers["allow"] == "POST"
+
+
+def test_asanas_hook_secret_becomes_the_sources_secret_once(api, db, tenant):
+    # Given an Asana source (created with a generated secret Asana does not know)
+    created = source(db, tenant, "asana", "generated-at-creation")
+    # When Asana's handshake brings its X-Hook-Secret
+    status, headers, _ = send(api, "POST", created["path"], {"X-Hook-Secret": "b537207f20cb"})
+    # Then it is echoed, and nothing is stored
+    assert (status, headers["x-hook-secret"]) == (200, "b537207f20cb")
+    assert stored(db) == (0, 0)
+    # And events signed with it now verify
+    body = b'{"events":[{"action":"added","resource":{"resource_type":"task"}}]}'
+    signature = hmac.new(b"b537207f20cb", body, hashlib.sha256).hexdigest()
+    event_headers = {"Content-Type": "application/json", "X-Hook-Signature": signature}
+    status, _, _ = send(api, "POST", created["path"], event_headers, body)
+    assert status == 200 and stored(db) == (1, 1)
+    # And a second handshake (anyone who learnt the URL) cannot replace it
+    status, headers, _ = send(api, "POST", created["path"], {"X-Hook-Secret": "attacker"})
+    assert status == 403 and "x-hook-secret" not in headers
+    status, _, _ = send(api, "POST", created["path"], event_headers, body)
+    assert status == 200

@@ -23,7 +23,11 @@ from hookline.event_catalogue import check_payload
 from hookline.ids import new_id
 from hookline.nudge import nudge_on_commit
 from hookline.repositories.ledger import NewEvent, Stored, store_event
-from hookline.repositories.source_activity import record_handshake, record_rejection
+from hookline.repositories.source_activity import (
+    adopt_handshake_secret,
+    record_handshake,
+    record_rejection,
+)
 from hookline.repositories.sources import Source, get_source
 from hookline.settings import get_settings
 from hookline.verifiers import (
@@ -94,6 +98,9 @@ def receive_inbound(
             answer = answer_handshake(verifier, hdrs, body, context)
             if answer is None and method != "POST":
                 raise MethodNotAllowed("use POST")
+            if answer is not None and answer.adopt_secret is not None:
+                if not adopt_handshake_secret(conn, source.id, answer.adopt_secret):
+                    raise HandshakeRefused("this source already took its secret by handshake")
             verified = None if answer else verifier.verify(hdrs, body, context)
         except REJECTIONS as err:
             record_rejection(conn, source.id, type(err).__name__)

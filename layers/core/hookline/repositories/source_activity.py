@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hookline.db import Connection
+from hookline.secretbox import seal
 from hookline.sqlfiles import query
 
 
@@ -26,3 +27,10 @@ def source_activity(conn: Connection, tenant_id: str, source_id: str) -> dict[st
     ).fetchone()
     assert row is not None
     return dict(row)
+
+
+def adopt_handshake_secret(conn: Connection, source_id: str, secret: str) -> bool:
+    """Make a handshake's secret (Asana's X-Hook-Secret) the source's, sealed; False when the
+    source already took one (it keeps it)."""
+    params = {"source_id": source_id, "secret": seal(conn, secret)}
+    return conn.execute(query("adopt_handshake_secret"), params).fetchone() is not None

@@ -23,3 +23,11 @@ SELECT
     a.last_rejected_at, a.last_rejected_reason, COALESCE(a.rejected, '{}'::jsonb) AS rejected
 FROM (SELECT 1) AS one
 LEFT JOIN source_activity AS a ON a.source_id = %(source_id)s
+
+-- adopt_handshake_secret --
+-- Once only: a source whose secret already came by handshake keeps it.
+UPDATE sources
+SET secrets = ARRAY[%(secret)s]::text[],
+    options = options || '{"handshake_secret": "adopted"}'::jsonb, updated_at = now()
+WHERE id = %(source_id)s AND deleted_at IS NULL AND NOT (options ? 'handshake_secret')
+RETURNING id

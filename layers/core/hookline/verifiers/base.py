@@ -90,6 +90,7 @@ class HandshakeAnswer:
     content_type: str = "application/json"
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
+    adopt_secret: str | None = None  # the provider's secret the source takes (Asana), once
 
 
 class Verifier(abc.ABC):

@@ -120,7 +120,7 @@ def template_fields(template: str) -> list[str]:
 def check_options(entry: Entry, options: Mapping[str, Any]) -> None:
     """An entry's source options: `verify_token` and `public_url`; ValueError says what is
     wrong (a Meta source without its verify token could never subscribe)."""
-    unknown = sorted(set(options) - {"verify_token", "public_url", "catchup"})
+    unknown = sorted(set(options) - {"verify_token", "public_url", "catchup", "handshake_secret"})
     if unknown:
         raise ValueError(f"unknown {entry.scheme} option(s): {', '.join(unknown)}")
     token = options.get("verify_token")

@@ -178,6 +178,34 @@ def twitch_verification(
     return _echo("webhook_callback_verification", challenge if isinstance(challenge, str) else "")
 
 
+ADOPTED = "handshake_secret"  # the option marking a source whose secret came by handshake
+
+
+def asana_hook_secret(
+    verifier: Verifier, headers: Headers, body: bytes, context: RequestContext
+) -> HandshakeAnswer | None:
+    """Asana's `X-Hook-Secret` handshake: echo it, and it becomes the source's secret — once.
+
+    It is unsigned by nature, so a source takes it only while it has not taken one: a second
+    handshake (anyone who learnt the URL) is refused rather than replacing the secret."""
+    secret = header_value(headers, "X-Hook-Secret")
+    if context.method != "POST" or secret is None:
+        return None
+    if verifier.config.options.get(ADOPTED):
+        raise HandshakeRefused(
+            "this source already took its Asana secret: create a new source for a new webhook"
+        )
+    if len(secret) > MAX_ECHO or not secret.isprintable():
+        raise HandshakeRefused("malformed X-Hook-Secret")
+    return HandshakeAnswer(
+        kind="hook_secret",
+        body="",
+        content_type=TEXT,
+        headers={"X-Hook-Secret": secret},
+        adopt_secret=secret,
+    )
+
+
 HANDSHAKES: dict[str, Handshake] = {
     "slack_url_verification": slack_url_verification,
     "discord_ping": discord_ping,
@@ -188,6 +216,7 @@ HANDSHAKES: dict[str, Handshake] = {
     "dropbox_challenge": dropbox_challenge,
     "okta_verification": okta_verification,
     "twitch_verification": twitch_verification,
+    "asana_hook_secret": asana_hook_secret,
 }
 GET_HANDSHAKES = frozenset(
     {"meta_subscribe", "x_crc", "graph_validation", "dropbox_challenge", "okta_verification"}
@@ -202,6 +231,7 @@ DESCRIPTIONS = {
     "dropbox_challenge": "GET challenge → echoed as text/plain",
     "okta_verification": "GET x-okta-verification-challenge → verification",
     "twitch_verification": "POST webhook_callback_verification → the challenge",
+    "asana_hook_secret": "POST X-Hook-Secret → echoed; it becomes the source's secret, once",
 }
 
 

@@ -108,7 +108,8 @@ ENTRIES: tuple[Entry, ...] = (
         header="X-Hook-Signature",
         type_fields=("events.0.resource.resource_type",),
         action_field="events.0.action",
-        material="the X-Hook-Secret of the handshake",
+        handshake="asana_hook_secret",
+        material="none: the X-Hook-Secret of the handshake becomes it",
     ),
     Entry(
         scheme="twilio",
