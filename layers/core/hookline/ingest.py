@@ -98,9 +98,9 @@ def receive_inbound(
             answer = answer_handshake(verifier, hdrs, body, context)
             if answer is None and method != "POST":
                 raise MethodNotAllowed("use POST")
-            if answer is not None and answer.adopt_secret is not None:
-                if not adopt_handshake_secret(conn, source.id, answer.adopt_secret):
-                    raise HandshakeRefused("this source already took its secret by handshake")
+            adopt = answer.adopt_secret if answer is not None else None
+            if adopt is not None and not adopt_handshake_secret(conn, source.id, adopt):
+                raise HandshakeRefused("this source already took its secret by handshake")
             verified = None if answer else verifier.verify(hdrs, body, context)
         except REJECTIONS as err:
             record_rejection(conn, source.id, type(err).__name__)
