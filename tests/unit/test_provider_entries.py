@@ -8,7 +8,7 @@ import pytest
 from hookline.errors import VerificationFailed
 from hookline.verifiers import SCHEMES, SourceConfig, Verifier
 from hookline.verifiers.providers import ENTRIES
-from tests.support.provider_signers import CASES, Case, body_of, digest
+from tests.support.provider_signers import CASES, UNSIGNED_BODY, Case, body_of, digest
 
 NOW = 1_700_000_000
 pytestmark = pytest.mark.unit
@@ -44,11 +44,6 @@ def test_a_request_signed_by_the_provider_verifies_and_routes(case: Case) -> Non
     # Then it is typed and keyed by the provider's own type and id
     assert verified.event_type == case.event_type
     assert verified.dedupe_key == (case.dedupe_key or digest(body))
-
-
-# Token, basic-auth and clientState providers, and Mailgun (timestamp + token), do not sign the
-# body: the catalogue says so (docs/providers.md).
-UNSIGNED_BODY = {"microsoft_graph", "okta", "gitlab", "mailgun", "telegram", "postmark"}
 
 
 @pytest.mark.parametrize(
