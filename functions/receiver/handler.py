@@ -28,6 +28,7 @@ from hookline.management.access import resolve_caller
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, logger, metrics, tracer
 from hookline.problems import error_response, header, per_thread, problem, status_for
+from hookline.runtime import http_client
 from hookline.settings import get_settings
 
 
@@ -100,6 +101,7 @@ def inbound(app: APIGatewayRestResolver, source_id: str, method: str) -> Respons
         method=method,
         query=event.query_string_parameters or {},
         url=request_url(app),
+        http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
     )
     if isinstance(result, Handshook):
         return handshake_response(result)

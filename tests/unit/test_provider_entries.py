@@ -31,7 +31,8 @@ def request(case: Case, secret: str, ts: int = NOW) -> tuple[dict[str, str], byt
 
 def test_every_entry_has_a_signed_case() -> None:
     # Given the registry / When its schemes are listed / Then each has a provider test case
-    assert {e.scheme for e in ENTRIES} == {c.scheme for c in CASES}
+    # (SNS needs its certificate server: tests/integration/test_receiver_sns.py)
+    assert {e.scheme for e in ENTRIES} - {"sns"} == {c.scheme for c in CASES}
     assert len(SCHEMES) >= 40
 
 

@@ -44,6 +44,11 @@ class Conflict(HooklineError):
     """The request conflicts with the current state of an object (409)."""
 
 
+class UpstreamUnavailable(HooklineError):
+    """A provider endpoint Hookline must reach to verify a request (SNS) did not answer (503):
+    the provider retries."""
+
+
 class DatabaseUnavailable(HooklineError):
     """Postgres cannot be reached; the caller should retry later (503)."""
 

@@ -74,10 +74,12 @@ def receive_inbound(
     method: str = "POST",
     query: Mapping[str, str] | None = None,
     url: str | None = None,
+    http: Any = None,
 ) -> Accepted | Handshook:
     """Answer a provider's handshake, or verify its request against its source and store it
     once. `url` is the URL the request reached; a source's `public_url` option replaces it
-    (the URL the provider was given, which is what URL-signing providers sign).
+    (the URL the provider was given, which is what URL-signing providers sign). `http` is the
+    SSRF-guarded client a scheme may need (SNS: its certificates and confirmations).
 
     Raises NotFound (unknown or disabled source), PayloadTooLarge, MethodNotAllowed (a GET
     that is not the source's handshake), UnsupportedMediaType, VerificationFailed,
@@ -93,7 +95,7 @@ def receive_inbound(
             raise NotFound("unknown source")
         config = SourceConfig(source.secrets, source.tolerance_seconds, source.options)
         verifier = verifier_for(source.scheme, config)
-        context = RequestContext(method, dict(query or {}), public_url(source, url, query))
+        context = RequestContext(method, dict(query or {}), public_url(source, url, query), http)
         try:
             answer = answer_handshake(verifier, hdrs, body, context)
             if answer is None and method != "POST":

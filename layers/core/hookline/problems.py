@@ -27,6 +27,7 @@ STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
     errors.PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
     errors.UnsupportedMediaType: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
     errors.DatabaseUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+    errors.UpstreamUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
 }
 
 

@@ -79,6 +79,7 @@ class RequestContext:
     method: str = "POST"
     query: Mapping[str, str] = field(default_factory=dict)
     url: str | None = None
+    http: Any = None  # the SSRF-guarded httpx.Client, for SNS certificates and confirmations
 
 
 @dataclass(frozen=True)

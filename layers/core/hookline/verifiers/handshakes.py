@@ -24,6 +24,7 @@ from hookline.verifiers.base import (
     header_value,
     try_parse_json,
 )
+from hookline.verifiers.sns import sns_subscription
 
 Handshake = Callable[[Verifier, Headers, bytes, RequestContext], HandshakeAnswer | None]
 
@@ -217,6 +218,7 @@ HANDSHAKES: dict[str, Handshake] = {
     "okta_verification": okta_verification,
     "twitch_verification": twitch_verification,
     "asana_hook_secret": asana_hook_secret,
+    "sns_subscription": sns_subscription,
 }
 GET_HANDSHAKES = frozenset(
     {"meta_subscribe", "x_crc", "graph_validation", "dropbox_challenge", "okta_verification"}
@@ -232,6 +234,7 @@ DESCRIPTIONS = {
     "okta_verification": "GET x-okta-verification-challenge → verification",
     "twitch_verification": "POST webhook_callback_verification → the challenge",
     "asana_hook_secret": "POST X-Hook-Secret → echoed; it becomes the source's secret, once",
+    "sns_subscription": "POST SubscriptionConfirmation → verified, SubscribeURL fetched on SNS",
 }
 
 

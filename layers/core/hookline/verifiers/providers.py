@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hookline.verifiers.base import Verifier
 from hookline.verifiers.entry import Entry, EntryVerifier, verifier_class
+from hookline.verifiers.sns import SnsVerifier
 from hookline.verifiers.special import (
     ClientStateVerifier,
     EcdsaVerifier,
@@ -110,6 +111,20 @@ ENTRIES: tuple[Entry, ...] = (
         action_field="events.0.action",
         handshake="asana_hook_secret",
         material="none: the X-Hook-Secret of the handshake becomes it",
+    ),
+    Entry(
+        scheme="sns",
+        title="AWS SNS (HTTPS subscriptions)",
+        docs="https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
+        check="sns",
+        body="any",
+        id_field="MessageId",
+        type_fields=("Type",),
+        kept=("x-amz-sns-message-type", "x-amz-sns-topic-arn", "x-amz-sns-subscription-arn"),
+        handshake="sns_subscription",
+        material="the topic ARN (SNS signs with its own certificates)",
+        notes="RSA (SignatureVersion 1: SHA1, 2: SHA256) of the canonical message, with the "
+        "certificate at SigningCertURL on the topic's SNS endpoint",
     ),
     Entry(
         scheme="twilio",
@@ -429,6 +444,7 @@ _CLASSES: dict[str, type[EntryVerifier]] = {
     "ecdsa": EcdsaVerifier,
     "twilio": TwilioVerifier,
     "mailgun": MailgunVerifier,
+    "sns": SnsVerifier,
 }
 
 
