@@ -16,7 +16,7 @@ from hookline.verifiers.base import (
 )
 from hookline.verifiers.generic import HmacVerifier
 from hookline.verifiers.github import GitHubVerifier
-from hookline.verifiers.handshakes import DESCRIPTIONS, GET_HANDSHAKES, answer_handshake
+from hookline.verifiers.handshakes import DESCRIPTIONS, answer_handshake
 from hookline.verifiers.providers import ALIASES, ENTRIES, entry_verifiers
 from hookline.verifiers.razorpay import RazorpayVerifier
 from hookline.verifiers.shopify import ShopifyVerifier
@@ -63,12 +63,6 @@ def verifier_for(scheme: str, config: SourceConfig) -> Verifier:
     return cls(config)
 
 
-def handshakes_with_get(scheme: str) -> bool:
-    """Whether the scheme's provider sends a handshake as GET (so GET is not a 405)."""
-    cls = SCHEMES.get(scheme)
-    return cls is not None and cls.handshake_name in GET_HANDSHAKES
-
-
 def describe_schemes() -> list[dict[str, Any]]:
     """Every scheme with what a source of it needs, for `hookline sources schemes`."""
     rows = [
@@ -101,6 +95,5 @@ __all__ = [
     "Verifier",
     "answer_handshake",
     "describe_schemes",
-    "handshakes_with_get",
     "verifier_for",
 ]

@@ -9,12 +9,10 @@ still takes its headers, ids and types from an entry.
 
 from __future__ import annotations
 
-import base64
-import hmac
 import string
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -87,7 +85,6 @@ class Entry:
     material: str = "shared secret"
     kept: tuple[str, ...] = ()
     notes: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def signs_time(self) -> bool:
@@ -278,10 +275,6 @@ class EntryVerifier(Verifier):
         names = (entry.id_header, entry.type_header, entry.timestamp_header, *entry.kept)
         return keep_headers(headers, [n for n in names if n])
 
-    def hmac_of(self, message: bytes) -> list[bytes]:
-        """The HMAC of `message` under each of the source's keys."""
-        return [hmac.new(key, message, self.entry.algorithm).digest() for key in self.keys]
-
 
 def fill(template: str, values: Mapping[str, bytes]) -> bytes:
     """A signed template filled in with raw bytes (the body is never decoded)."""
@@ -298,8 +291,3 @@ def verifier_class(entry: Entry, base: type[EntryVerifier] = EntryVerifier) -> t
     name = "".join(part.title() for part in entry.scheme.split("_")) + "Verifier"
     attributes = {"scheme": entry.scheme, "entry": entry, "handshake_name": entry.handshake}
     return type(name, (base,), attributes)
-
-
-def b64(data: bytes) -> str:
-    """Standard base64 text."""
-    return base64.b64encode(data).decode()

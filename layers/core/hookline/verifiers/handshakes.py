@@ -220,9 +220,6 @@ HANDSHAKES: dict[str, Handshake] = {
     "asana_hook_secret": asana_hook_secret,
     "sns_subscription": sns_subscription,
 }
-GET_HANDSHAKES = frozenset(
-    {"meta_subscribe", "x_crc", "graph_validation", "dropbox_challenge", "okta_verification"}
-)
 DESCRIPTIONS = {
     "slack_url_verification": "POST url_verification → the challenge",
     "discord_ping": "POST PING (type 1) → PONG",
