@@ -86,3 +86,4 @@ def test_a_sources_status_shows_handshakes_and_rejections(mgmt, tenant_id, api):
     # Then both are counted
     assert activity["handshakes"] == 1 and activity["last_handshake_kind"] == "subscribe"
     assert activity["rejected"] == {"HandshakeRefused": 1}
+    assert activity["last_received_at"] == activity["last_rejected_at"]

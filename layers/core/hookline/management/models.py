@@ -90,6 +90,7 @@ class SourceCreate(Input):
 class SourceActivity(BaseModel):
     """What a source last saw: handshakes and rejections store no event (decision 0038)."""
 
+    last_received_at: datetime | None = Field(description="The latest of the three below.")
     last_accepted_at: datetime | None
     last_handshake_at: datetime | None
     last_handshake_kind: str | None

@@ -14,14 +14,16 @@ SET last_rejected_at = now(), last_rejected_reason = EXCLUDED.last_rejected_reas
         %(reason)s::text, COALESCE((source_activity.rejected ->> %(reason)s)::bigint, 0) + 1)
 
 -- source_activity --
-SELECT
-    -- the tenant's (tenant_id, received_at) index, newest first: quick for a live source
-    (SELECT received_at FROM events
-     WHERE tenant_id = %(tenant_id)s AND source_id = %(source_id)s
-     ORDER BY received_at DESC LIMIT 1) AS last_accepted_at,
+SELECT GREATEST(accepted.at, a.last_handshake_at, a.last_rejected_at) AS last_received_at,
+    accepted.at AS last_accepted_at,
     a.last_handshake_at, a.last_handshake_kind, COALESCE(a.handshakes, 0) AS handshakes,
     a.last_rejected_at, a.last_rejected_reason, COALESCE(a.rejected, '{}'::jsonb) AS rejected
-FROM (SELECT 1) AS one
+FROM (
+    -- the tenant's (tenant_id, received_at) index, newest first: quick for a live source
+    SELECT (SELECT received_at FROM events
+            WHERE tenant_id = %(tenant_id)s AND source_id = %(source_id)s
+            ORDER BY received_at DESC LIMIT 1) AS at
+) AS accepted
 LEFT JOIN source_activity AS a ON a.source_id = %(source_id)s
 
 -- adopt_handshake_secret --
