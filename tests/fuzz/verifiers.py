@@ -20,7 +20,8 @@ What fails the run (a Python exception, reported by libFuzzer with the input tha
   time was outside the tolerance (a replay-window bypass), or, for Standard Webhooks and Svix,
   whose dedupe key is not the signed message id.
 
-`HOOKLINE_FUZZ_SABOTAGE=1` makes GitHub's verifier skip its signature check (a planted bug):
+`HOOKLINE_FUZZ_SABOTAGE=1` makes GitHub's verifier skip its signature check (a planted bug;
+the run then picks among the first nine configurations only):
 `tests/unit/test_verifier_fuzz.py` uses it to show that the oracle above catches forgeries.
 """
 
@@ -189,8 +190,12 @@ def one_input(data: bytes) -> None:
 
 
 def main() -> None:
+    global ALL_PROVIDERS
     if os.environ.get("HOOKLINE_FUZZ_SABOTAGE") == "1":
         sabotaged()
+        # The planted bug is GitHub's; among 42 providers a fixed-seed run of 100,000 inputs
+        # no longer reaches it, among the first nine it does (the oracle is what is tested).
+        ALL_PROVIDERS = PROVIDERS
     atheris.Setup(sys.argv, one_input)
     atheris.Fuzz()
 
