@@ -217,7 +217,8 @@ def dev_process(
     env.update(
         DATABASE_URL=e2e_database_url,
         HOOKLINE_CONFIG=str(config),
-        PYTHONPATH=str(REPO),
+        # The checkout's own layer first, not the venv's editable install (worktrees).
+        PYTHONPATH=os.pathsep.join([str(REPO / "layers" / "core"), str(REPO)]),
     )
     localstack = os.environ.get("HOOKLINE_E2E_AWS_ENDPOINT_URL")
     if localstack:
