@@ -190,11 +190,8 @@ def accepted_response(accepted: Accepted) -> Response[str]:
     logger.info(
         "event accepted", extra={"duplicate": accepted.duplicate, "tenant": accepted.tenant_id}
     )
-    return Response(
-        status_code=200,
-        content_type="application/json",
-        body=json.dumps({"id": accepted.id, "duplicate": accepted.duplicate}),
-    )
+    body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
+    return Response(status_code=200, content_type="application/json", body=body)
 
 
 @logger.inject_lambda_context(log_event=False)

@@ -246,3 +246,17 @@ def test_asanas_hook_secret_becomes_the_sources_secret_once(api, db, tenant):
     assert status == 403 and "x-hook-secret" not in headers
     status, _, _ = send(api, "POST", created["path"], event_headers, body)
     assert status == 200
+
+
+def test_a_discord_command_is_stored_and_answered_with_a_deferral(api, db, tenant):
+    # Given a Discord slash command (type 2), signed with the app's key
+    created = source(db, tenant, "discord", DISCORD_PUBLIC)
+    body = b'{"id":"i-7","type":2,"token":"tok","data":{"name":"ping"}}'
+    # When Discord posts it
+    status, _, answer = send(
+        api, "POST", created["path"], discord("", body, int(time.time())), body
+    )
+    # Then it is stored for the subscribers, and Discord gets a deferred response (type 5), as
+    # it shows "This interaction failed" for anything else
+    assert (status, json.loads(answer)) == (200, {"type": 5})
+    assert stored(db) == (1, 1)

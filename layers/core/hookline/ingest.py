@@ -53,6 +53,7 @@ class Accepted:
     id: str
     duplicate: bool
     tenant_id: str
+    answer: str | None = None  # the body the provider needs instead (Discord's deferral)
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,8 @@ def receive_inbound(
                 headers={k: storable_text(v, 1024) for k, v in verified.kept_headers.items()},
             ),
         )
-    return Accepted(stored.id, stored.duplicate, source.tenant_id)
+    reply = verifier.accepted_answer(verified.payload)
+    return Accepted(stored.id, stored.duplicate, source.tenant_id, reply)
 
 
 def public_url(source: Source, url: str | None, query: Mapping[str, str] | None) -> str | None:

@@ -148,6 +148,11 @@ class Verifier(abc.ABC):
     def event_type(self, headers: Headers, payload: Any | None) -> str:
         """The provider's event type, used by endpoint filters."""
 
+    def accepted_answer(self, payload: Any | None) -> str | None:
+        """The body a provider needs in the answer to an accepted event, when it is not
+        Hookline's `{"id", "duplicate"}` (Discord waits for an interaction response)."""
+        return None
+
     def key_from_secret(self, secret: str) -> bytes:
         """The HMAC key a secret stands for: its UTF-8 bytes unless the scheme says otherwise."""
         return secret.encode("utf-8")

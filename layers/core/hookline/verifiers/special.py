@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,6 +27,10 @@ from hookline.verifiers.base import (
     signed_header_bytes,
 )
 from hookline.verifiers.entry import EntryVerifier
+
+# Discord shows "This interaction failed" unless it is answered within 3 s with a response:
+# Hookline defers (the subscriber follows up with the interaction token), per interaction type.
+DISCORD_DEFERRALS = {2: 5, 3: 6, 5: 5}  # command, component, modal → deferred message/update
 
 
 class Ed25519Verifier(EntryVerifier):
@@ -56,6 +61,15 @@ class Ed25519Verifier(EntryVerifier):
             except InvalidSignature:
                 continue
         raise VerificationFailed("signature does not match")
+
+    def accepted_answer(self, payload: Any | None) -> str | None:
+        """Discord's deferred response to an interaction (type 5 for a command or a modal,
+        6 for a component); autocomplete (type 4) gets no choices."""
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if kind == 4:
+            return json.dumps({"type": 8, "data": {"choices": []}})
+        deferral = DISCORD_DEFERRALS.get(kind) if isinstance(kind, int) else None
+        return json.dumps({"type": deferral}) if deferral else None
 
 
 class EcdsaVerifier(EntryVerifier):
