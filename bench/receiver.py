@@ -363,11 +363,12 @@ class ServiceCaller(Caller[tuple[dict[str, str], bytes]]):
 
     def call(self, item: tuple[dict[str, str], bytes]) -> bool:
         """Verify and store one request."""
-        from hookline.ingest import receive_inbound
+        from hookline.ingest import Accepted, receive_inbound
 
         accepted = receive_inbound(
             self.db, self.source_id, item[0], item[1], max_body_bytes=self.max_body_bytes
         )
+        assert isinstance(accepted, Accepted)  # a Stripe source has no handshake
         return not accepted.duplicate
 
 

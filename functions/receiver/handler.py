@@ -1,6 +1,7 @@
 """Receiver: API Gateway REST (v1) proxy events in, verified events into the ledger.
 
-Route: POST /in/{source_id} (provider webhooks; the signature is the auth). `/v1` is the
+Route: POST /in/{source_id} (provider webhooks; the signature is the auth), and GET for the
+providers that handshake with GET (Meta, X, Dropbox, Okta; others get 405). `/v1` is the
 management API's (functions/api): API Gateway routes `/v1/{proxy+}` there, and so does the
 local front (`hookline dev`).
 """
@@ -12,6 +13,7 @@ import binascii
 import json
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlencode
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
@@ -19,10 +21,11 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline import errors
 from hookline.db import get_database
-from hookline.ingest import Accepted, receive_inbound
+from hookline.ingest import Accepted, Handshook, receive_inbound
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, logger, metrics, tracer
-from hookline.problems import error_response, per_thread, problem, status_for
+from hookline.problems import error_response, header, per_thread, problem, status_for
+from hookline.runtime import http_client
 from hookline.settings import get_settings
 
 
@@ -34,18 +37,18 @@ def build_app() -> APIGatewayRestResolver:
 
     @app.post("/in/<source_id>")
     def receive(source_id: str) -> Response[str]:
-        """A provider's webhook: verify, store once, answer."""
-        settings = get_settings()
-        accepted = receive_inbound(
-            get_database(),
-            source_id,
-            app.current_event.headers or {},
-            raw_body(app, settings.max_body_bytes),
-            max_body_bytes=settings.max_body_bytes,
-        )
-        return accepted_response(accepted)
+        """A provider's webhook or handshake: verify, store once (or answer), answer."""
+        return inbound(app, source_id, "POST")
 
-    @app.route("/in/<source_id>", method=["GET", "PUT", "PATCH", "DELETE"])
+    @app.get("/in/<source_id>")
+    def receive_get(source_id: str) -> Response[str]:
+        """A provider's GET handshake; a GET to any other source is 405."""
+        try:
+            return inbound(app, source_id, "GET")
+        except errors.MethodNotAllowed:
+            return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", {"Allow": "POST"})
+
+    @app.route("/in/<source_id>", method=["PUT", "PATCH", "DELETE"])
     def method_not_allowed(source_id: str) -> Response[str]:
         """Providers only POST."""
         return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", {"Allow": "POST"})
@@ -55,6 +58,58 @@ def build_app() -> APIGatewayRestResolver:
 
 
 current_app = per_thread(build_app)
+
+
+def inbound(app: APIGatewayRestResolver, source_id: str, method: str) -> Response[str]:
+    """Receive one provider request; a handshake is answered and counted, never stored."""
+    settings = get_settings()
+    event = app.current_event
+    result = receive_inbound(
+        get_database(),
+        source_id,
+        event.headers or {},
+        raw_body(app, settings.max_body_bytes) if method == "POST" else b"",
+        max_body_bytes=settings.max_body_bytes,
+        method=method,
+        query=event.query_string_parameters or {},
+        url=request_url(app),
+        http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
+    )
+    if isinstance(result, Handshook):
+        return handshake_response(result)
+    return accepted_response(result)
+
+
+def request_url(app: APIGatewayRestResolver) -> str | None:
+    """The URL the request reached, as far as API Gateway tells (a source's `public_url`
+    overrides it for providers that sign their URL)."""
+    event = app.current_event
+    host = header(app, "Host")
+    if not host:
+        return None
+    proto = header(app, "X-Forwarded-Proto") or "https"
+    path = event.request_context.path or event.path
+    query = event.query_string_parameters or {}
+    return f"{proto}://{host}{path}" + ("?" + urlencode(query) if query else "")
+
+
+def handshake_response(handshook: Handshook) -> Response[str]:
+    """The provider's handshake answer, counted by scheme; no event, no fan-out."""
+    answer = handshook.answer
+    with single_metric(
+        name="Handshakes", unit=MetricUnit.Count, value=1, namespace=NAMESPACE
+    ) as metric:
+        metric.add_dimension(name="Scheme", value=handshook.scheme)
+    logger.info(
+        "handshake answered",
+        extra={"kind": answer.kind, "scheme": handshook.scheme, "tenant": handshook.tenant_id},
+    )
+    return Response(
+        status_code=answer.status,
+        content_type=answer.content_type,
+        body=answer.body,
+        headers=dict(answer.headers),
+    )
 
 
 def domain_error(err: errors.HooklineError) -> Response[str]:
@@ -96,11 +151,8 @@ def accepted_response(accepted: Accepted) -> Response[str]:
     logger.info(
         "event accepted", extra={"duplicate": accepted.duplicate, "tenant": accepted.tenant_id}
     )
-    return Response(
-        status_code=200,
-        content_type="application/json",
-        body=json.dumps({"id": accepted.id, "duplicate": accepted.duplicate}),
-    )
+    body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
+    return Response(status_code=200, content_type="application/json", body=body)
 
 
 @logger.inject_lambda_context(log_event=False)

@@ -99,6 +99,15 @@ class Api(Construct):
             request_parameters={"method.request.path.source_id": True},
             request_validator=validator,
         )
+        # Meta, X, Dropbox and Okta handshake with GET (decision 0038); the receiver answers 405
+        # to a GET for any other provider.
+        self.inbound_get_method = inbound.add_method(
+            "GET",
+            integration,
+            authorization_type=apigw.AuthorizationType.NONE,
+            request_parameters={"method.request.path.source_id": True},
+            request_validator=validator,
+        )
         v1 = self.rest_api.root.add_resource("v1").add_resource("{proxy+}")
         self.management_method = v1.add_method(
             "ANY",

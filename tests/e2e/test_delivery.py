@@ -121,12 +121,14 @@ def test_published_events_go_through_their_groups_queue(stack: Stack, sink: Sink
 
 
 def test_the_front_answers_like_api_gateway_outside_the_routes(stack: Stack) -> None:
-    for method, path in (("GET", "/in/src_x"), ("POST", "/elsewhere"), ("DELETE", "/in/a/b")):
+    # (GET on /in/{source_id} is routed: providers handshake with it, decision 0038)
+    for method, path in (("PUT", "/in/src_x"), ("POST", "/elsewhere"), ("DELETE", "/in/a/b")):
         answer = httpx.request(method, stack.url + path)
         assert answer.status_code == 403
         assert answer.json() == {"message": "Missing Authentication Token"}
     unknown = httpx.post(stack.url + "/in/src_unknown", content=b"{}")
     assert unknown.status_code == 404 and "x-amzn-requestid" in unknown.headers
+    assert httpx.get(stack.url + "/in/src_unknown").status_code == 404
 
 
 def test_a_subscriber_down_for_a_while_gets_the_event_when_it_is_back(

@@ -20,7 +20,8 @@ What fails the run (a Python exception, reported by libFuzzer with the input tha
   time was outside the tolerance (a replay-window bypass), or, for Standard Webhooks and Svix,
   whose dedupe key is not the signed message id.
 
-`HOOKLINE_FUZZ_SABOTAGE=1` makes GitHub's verifier skip its signature check (a planted bug):
+`HOOKLINE_FUZZ_SABOTAGE=1` makes GitHub's verifier skip its signature check (a planted bug;
+the run then picks among the first nine configurations only):
 `tests/unit/test_verifier_fuzz.py` uses it to show that the oracle above catches forgeries.
 """
 
@@ -30,6 +31,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from urllib.parse import parse_qs
 
 import atheris
 
@@ -38,7 +40,17 @@ with atheris.instrument_imports(include=["hookline.verifiers"]):
     from hookline.verifiers.github import GitHubVerifier
 
 from hookline.errors import BadRequest, UnsupportedMediaType, VerificationFailed
+from hookline.verifiers.base import RequestContext
+from tests.support.provider_signers import CASES, UNSIGNED_BODY, URL
 from tests.support.providers import NOW, PROVIDERS, TOLERANCE, Provider
+
+# The registry entries, as providers of the same table (their request URL is the one they sign).
+ENTRY_PROVIDERS = [
+    Provider(c.scheme, c.scheme, c.secret, c.wrong, c.sign, "", signs_time=c.timed,
+             options=c.options or {})
+    for c in CASES
+]  # fmt: skip
+ALL_PROVIDERS = PROVIDERS + ENTRY_PROVIDERS
 
 REJECTIONS = (VerificationFailed, BadRequest, UnsupportedMediaType)
 CONTENT_TYPES = (
@@ -65,7 +77,9 @@ def sabotaged() -> None:
     GitHubVerifier.check_signature = lambda self, headers, body: None  # type: ignore[method-assign]
 
 
-VERIFIERS: dict[str, Verifier] = {p.name: p.verifier() for p in PROVIDERS}
+VERIFIERS: dict[str, Verifier] = {p.name: p.verifier() for p in ALL_PROVIDERS}
+for _verifier in VERIFIERS.values():
+    _verifier.context = RequestContext("POST", {}, URL)
 
 
 def make_body(fdp: atheris.FuzzedDataProvider) -> bytes:
@@ -135,7 +149,11 @@ def check(
         verified = verify(headers, body)
     except REJECTIONS:
         return
-    if body != signed_body:
+    if (
+        body != signed_body
+        and provider.scheme not in UNSIGNED_BODY
+        and not same_params(provider, body, signed_body)
+    ):
         raise Forgery(f"{provider.name}: accepted a body that was not the one signed")
     if provider.signs_time and abs(signed_at - NOW) > TOLERANCE:
         raise Forgery(f"{provider.name}: accepted a signature {signed_at - NOW:+d} s off")
@@ -145,9 +163,22 @@ def check(
         raise Forgery(f"{provider.name}: accepted with a message id that was not signed")
 
 
+def same_params(provider: Provider, body: bytes, signed_body: bytes) -> bool:
+    """Twilio signs the form's parameters (names and distinct values), not its bytes: another
+    spelling of the same parameters is the same request."""
+    if provider.scheme != "twilio":
+        return False
+
+    def params(raw: bytes) -> dict[str, set[str]]:
+        parsed = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
+        return {name: set(values) for name, values in parsed.items()}
+
+    return params(body) == params(signed_body)
+
+
 def one_input(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
-    provider = PROVIDERS[fdp.ConsumeIntInRange(0, len(PROVIDERS) - 1)]
+    provider = ALL_PROVIDERS[fdp.ConsumeIntInRange(0, len(ALL_PROVIDERS) - 1)]
     skew = fdp.ConsumeIntInRange(0, 800)  # 0 (also when the input runs out) is "now"
     signed_at = NOW + (skew if skew <= 400 else 400 - skew)
     signed_body = make_body(fdp)
@@ -159,8 +190,12 @@ def one_input(data: bytes) -> None:
 
 
 def main() -> None:
+    global ALL_PROVIDERS
     if os.environ.get("HOOKLINE_FUZZ_SABOTAGE") == "1":
         sabotaged()
+        # The planted bug is GitHub's; among 42 providers a fixed-seed run of 100,000 inputs
+        # no longer reaches it, among the first nine it does (the oracle is what is tested).
+        ALL_PROVIDERS = PROVIDERS
     atheris.Setup(sys.argv, one_input)
     atheris.Fuzz()
 

@@ -13,17 +13,21 @@ from tests.infra.view import StackView
 pytestmark = pytest.mark.infra
 
 
-def _method_on(view: StackView, path_part: str) -> dict:  # type: ignore[type-arg]
+def _methods_on(view: StackView, path_part: str) -> dict[str, dict]:  # type: ignore[type-arg]
     (resource_id,) = [
         k
         for k, v in view.of_type("AWS::ApiGateway::Resource").items()
         if v["Properties"]["PathPart"] == path_part
     ]
-    (method,) = [
-        v["Properties"]
+    return {
+        v["Properties"]["HttpMethod"]: v["Properties"]
         for v in view.of_type("AWS::ApiGateway::Method").values()
         if v["Properties"]["ResourceId"] == {"Ref": resource_id}
-    ]
+    }
+
+
+def _method_on(view: StackView, path_part: str) -> dict:  # type: ignore[type-arg]
+    (method,) = _methods_on(view, path_part).values()
     return method
 
 
@@ -35,11 +39,13 @@ def test_every_body_arrives_base64_so_signatures_see_raw_bytes(variant: StackVie
 
 def test_inbound_route_is_open_and_proxies_to_the_receiver(variant: StackView) -> None:
     receiver, _ = variant.function("Receiver")
-    method = _method_on(variant, "{source_id}")
-    assert method["HttpMethod"] == "POST"
-    assert method["AuthorizationType"] == "NONE"
-    assert method["Integration"]["Type"] == "AWS_PROXY"
-    assert receiver in json.dumps(method["Integration"]["Uri"])
+    methods = _methods_on(variant, "{source_id}")
+    # POST for webhooks, GET for the providers that handshake with GET (decision 0038)
+    assert set(methods) == {"POST", "GET"}
+    for method in methods.values():
+        assert method["AuthorizationType"] == "NONE"
+        assert method["Integration"]["Type"] == "AWS_PROXY"
+        assert receiver in json.dumps(method["Integration"]["Uri"])
 
 
 def test_management_api_requires_iam_and_goes_to_the_api_function(variant: StackView) -> None:

@@ -72,11 +72,18 @@ def test_a_request_becomes_the_proxy_event_api_gateway_builds(front, handler) ->
 def test_v1_takes_any_method_and_other_routes_get_api_gateways_403(front, handler) -> None:
     assert httpx.delete(f"{front.url}/v1/endpoints/ep_1").status_code == 200
     assert handler.events[-1]["pathParameters"] == {"proxy": "endpoints/ep_1"}
-    for method, path in (("GET", "/in/src_1"), ("POST", "/nowhere"), ("POST", "/in/a/b")):
+    for method, path in (("PUT", "/in/src_1"), ("POST", "/nowhere"), ("POST", "/in/a/b")):
         answer = httpx.request(method, front.url + path)
         assert answer.status_code == 403
         assert answer.json() == {"message": "Missing Authentication Token"}
     assert len(handler.events) == 1
+
+
+def test_a_get_on_an_inbound_path_reaches_the_receiver_for_get_handshakes(front, handler) -> None:
+    # Given Meta's subscription GET / When it reaches the front / Then the receiver gets it
+    httpx.get(f"{front.url}/in/src_1", params={"hub.mode": "subscribe", "hub.challenge": "7"})
+    event = handler.events[-1]
+    assert (event["httpMethod"], event["queryStringParameters"]["hub.challenge"]) == ("GET", "7")
 
 
 def test_the_handlers_answer_is_written_back_with_every_header(front, handler) -> None:

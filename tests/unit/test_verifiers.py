@@ -753,8 +753,8 @@ def test_every_scheme_is_registered_under_its_name() -> None:
     # Given the schemes the design lists
     expected = {"standard", "svix", "stripe", "github", "shopify", "slack", "razorpay", "hmac"}
 
-    # When / Then each is in the registry
-    assert set(SCHEMES) == expected
+    # When / Then each is in the registry (with the entries of tests/unit/test_provider_entries.py)
+    assert expected <= set(SCHEMES)
 
 
 def test_verifier_for_uses_the_real_clock() -> None:

@@ -31,8 +31,22 @@ class Unauthorized(HooklineError):
     """A management request without an authenticated identity (403)."""
 
 
+class HandshakeRefused(Unauthorized):
+    """A provider handshake with a wrong verify token or a malformed challenge (403): the
+    challenge is not answered."""
+
+
+class MethodNotAllowed(HooklineError):
+    """A method the source's provider never sends, e.g. GET without a GET handshake (405)."""
+
+
 class Conflict(HooklineError):
     """The request conflicts with the current state of an object (409)."""
+
+
+class UpstreamUnavailable(HooklineError):
+    """A provider endpoint Hookline must reach to verify a request (SNS) did not answer (503):
+    the provider retries."""
 
 
 class DatabaseUnavailable(HooklineError):

@@ -4,10 +4,10 @@ ledger with its outbox row. Nothing unverified is ever stored."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from hookline.catalogue_limits import (
     DEFAULT_LIMITS,
@@ -16,18 +16,40 @@ from hookline.catalogue_limits import (
     check_payload_size,
 )
 from hookline.db import Connection, Database
-from hookline.errors import BadRequest, NotFound, PayloadTooLarge
+from hookline.errors import (
+    BadRequest,
+    HandshakeRefused,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    VerificationFailed,
+)
 from hookline.event_catalogue import check_payload
 from hookline.ids import new_id
 from hookline.nudge import nudge_on_commit
 from hookline.repositories.ledger import NewEvent, Stored, store_event
+from hookline.repositories.source_activity import (
+    adopt_handshake_secret,
+    record_handshake,
+    record_rejection,
+)
 from hookline.repositories.sources import Source, get_source
 from hookline.settings import get_settings
-from hookline.verifiers import Headers, SourceConfig, verifier_for
+from hookline.verifiers import (
+    HandshakeAnswer,
+    Headers,
+    RequestContext,
+    SourceConfig,
+    answer_handshake,
+    verifier_for,
+)
 
 MAX_TYPE_LENGTH = 255
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 PUBLISH_ORIGIN = "publish"
+# A caller's rejections, counted on the source's activity (a 503 or 404 is not the caller's).
+REJECTIONS = (VerificationFailed, BadRequest, UnsupportedMediaType, HandshakeRefused)
 
 
 @dataclass(frozen=True)
@@ -37,6 +59,16 @@ class Accepted:
     id: str
     duplicate: bool
     tenant_id: str
+    answer: str | None = None  # the body the provider needs instead (Discord's deferral)
+
+
+@dataclass(frozen=True)
+class Handshook:
+    """A provider handshake, answered: nothing was stored (decision 0038)."""
+
+    answer: HandshakeAnswer
+    tenant_id: str
+    scheme: str
 
 
 def receive_inbound(
@@ -46,12 +78,20 @@ def receive_inbound(
     body: bytes,
     *,
     max_body_bytes: int,
-    clock: Callable[[], float] = time.time,
-) -> Accepted:
-    """Verify a provider's request against its source and store it once.
+    method: str = "POST",
+    query: Mapping[str, str] | None = None,
+    url: str | None = None,
+    http: Any = None,
+) -> Accepted | Handshook:
+    """Answer a provider's handshake, or verify its request against its source and store it
+    once. `url` is the URL the request reached; a source's `public_url` option replaces it
+    (the URL the provider was given, which is what URL-signing providers sign). `http` is the
+    SSRF-guarded client a scheme may need (SNS: its certificates and confirmations).
 
-    Raises NotFound (unknown or disabled source), PayloadTooLarge, UnsupportedMediaType,
-    VerificationFailed, BadRequest or DatabaseUnavailable; stores nothing when it raises.
+    Raises NotFound (unknown or disabled source), PayloadTooLarge, MethodNotAllowed (a GET
+    that is not the source's handshake), UnsupportedMediaType, VerificationFailed,
+    HandshakeRefused, BadRequest or DatabaseUnavailable; stores no event when it raises, and
+    never stores a handshake.
     """
     if len(body) > max_body_bytes:
         raise PayloadTooLarge(f"body exceeds {max_body_bytes} bytes")
@@ -61,7 +101,23 @@ def receive_inbound(
         if not source.enabled:
             raise NotFound("unknown source")
         config = SourceConfig(source.secrets, source.tolerance_seconds, source.options)
-        verified = verifier_for(source.scheme, config).verify(hdrs, body)
+        verifier = verifier_for(source.scheme, config)
+        context = RequestContext(method, dict(query or {}), public_url(source, url, query), http)
+        try:
+            answer = answer_handshake(verifier, hdrs, body, context)
+            if answer is None and method != "POST":
+                raise MethodNotAllowed("use POST")
+            adopt = answer.adopt_secret if answer is not None else None
+            if adopt is not None and not adopt_handshake_secret(conn, source.id, adopt):
+                raise HandshakeRefused("this source already took its secret by handshake")
+            verified = None if answer else verifier.verify(hdrs, body, context)
+        except REJECTIONS as err:
+            record_rejection(conn, source.id, type(err).__name__)
+            raise
+        if answer is not None:
+            record_handshake(conn, source.id, answer.kind)
+            return Handshook(answer, source.tenant_id, source.scheme)
+        assert verified is not None
         # Types, ids and headers are text the signature may not cover: bound and clean them.
         stored = store_event(
             conn,
@@ -76,7 +132,17 @@ def receive_inbound(
                 headers={k: storable_text(v, 1024) for k, v in verified.kept_headers.items()},
             ),
         )
-    return Accepted(stored.id, stored.duplicate, source.tenant_id)
+    reply = verifier.accepted_answer(verified.payload)
+    return Accepted(stored.id, stored.duplicate, source.tenant_id, reply)
+
+
+def public_url(source: Source, url: str | None, query: Mapping[str, str] | None) -> str | None:
+    """The URL the provider posted to: the source's `public_url` (with the request's query)
+    when set, else the one the request reached."""
+    configured = source.options.get("public_url")
+    if not isinstance(configured, str) or not configured:
+        return url
+    return configured + ("?" + urlencode(dict(query)) if query else "")
 
 
 def publish(

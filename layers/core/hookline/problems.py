@@ -23,9 +23,11 @@ STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
     errors.Unauthorized: HTTPStatus.FORBIDDEN,
     errors.NotFound: HTTPStatus.NOT_FOUND,
     errors.Conflict: HTTPStatus.CONFLICT,
+    errors.MethodNotAllowed: HTTPStatus.METHOD_NOT_ALLOWED,
     errors.PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
     errors.UnsupportedMediaType: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
     errors.DatabaseUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+    errors.UpstreamUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
 }
 
 

@@ -12,7 +12,10 @@ from hookline.errors import BadRequest
 if TYPE_CHECKING:
     from hookline.cli import Runtime
 
-SCHEMES = ["standard", "svix", "stripe", "github", "shopify", "slack", "razorpay", "hmac"]
+from hookline.verifiers import SCHEMES as _REGISTRY
+from hookline.verifiers import describe_schemes
+
+SCHEMES = sorted(_REGISTRY)
 
 TENANT_COLUMNS = ("id", "name", "group", "created_at")
 SOURCE_COLUMNS = ("id", "tenant_id", "name", "scheme", "enabled", "path")
@@ -71,12 +74,17 @@ def _hmac_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_sources_add(args: argparse.Namespace, rt: Runtime) -> Any:
     options = _hmac_options(args) if args.scheme == "hmac" else {}
+    options.update(_drop_none({"verify_token": args.verify_token, "public_url": args.public_url}))
+    secrets = args.secret or []
+    if len(secrets) > 2:
+        raise BadRequest("a source takes one or two secrets (--secret twice during rotation)")
     body = _drop_none(
         {
             "tenant_id": args.tenant,
             "scheme": args.scheme,
             "name": args.name,
-            "secret": args.secret,
+            "secret": secrets[0] if len(secrets) == 1 else None,
+            "secrets": secrets if len(secrets) == 2 else None,
             "tolerance_seconds": args.tolerance,
             "options": options or None,
         }
@@ -84,6 +92,11 @@ def cmd_sources_add(args: argparse.Namespace, rt: Runtime) -> Any:
     return rt.client(args).request(
         "POST", "/v1/sources", data=body, idempotency_key=args.idempotency_key
     )
+
+
+def cmd_sources_schemes(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Every scheme a source can use, with what it needs (no API request: the registry)."""
+    return describe_schemes()
 
 
 def cmd_sources_list(args: argparse.Namespace, rt: Runtime) -> Any:
@@ -320,7 +333,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sources.add_parser("add", parents=one, help="create an inbound source")
     p.add_argument("--tenant", required=True, metavar="ID")
     p.add_argument("--scheme", required=True, choices=SCHEMES)
-    p.add_argument("--secret", help="the provider's signing secret (default: Hookline makes one)")
+    p.add_argument(
+        "--secret",
+        action="append",
+        help="the verification material: the provider's shared secret, or its public key for "
+        "Ed25519/ECDSA providers (see `sources schemes`); twice during a rotation "
+        "(default: Hookline makes one)",
+    )
+    p.add_argument("--verify-token", help="the verify token of a GET handshake (Meta)")
+    p.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the URL the provider posts to, if it signs it "
+        "(Twilio, Square, HubSpot) and a proxy changes it",
+    )
     p.add_argument("--name")
     p.add_argument("--tolerance", type=int, help="timestamp tolerance, seconds (default 300)")
     hmac_opts = p.add_argument_group("hmac scheme options")
@@ -333,6 +359,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     hmac_opts.add_argument("--type-field", help="dotted JSON path of the event type")
     creates(p)
     p.set_defaults(func=cmd_sources_add)
+    sources.add_parser(
+        "schemes", parents=[common], help="the schemes and what each needs"
+    ).set_defaults(func=cmd_sources_schemes)
     p = sources.add_parser("list", parents=many, help="list sources")
     p.add_argument("--tenant", metavar="ID")
     p.set_defaults(func=cmd_sources_list)

@@ -49,7 +49,8 @@ ApiHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 """A Lambda handler for API Gateway REST proxy events."""
 
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # API Gateway's payload quota
-ROUTES = {"/in/{source_id}": frozenset({"POST"}), "/v1/{proxy+}": None}  # None: ANY method
+# GET too on /in: the providers that handshake with GET (decision 0038).
+ROUTES = {"/in/{source_id}": frozenset({"POST", "GET"}), "/v1/{proxy+}": None}  # None: ANY method
 FUNCTION_NAMES = {"/in/{source_id}": "hookline-receiver", "/v1/{proxy+}": "hookline-api"}
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length"})
 

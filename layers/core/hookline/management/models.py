@@ -73,15 +73,38 @@ class SourceCreate(Input):
     tenant_id: str | None = Field(default=None, max_length=100)
     scheme: str = Field(min_length=1, max_length=50)
     name: str | None = Field(default=None, max_length=200)
-    secret: str | None = Field(default=None, min_length=1, max_length=1000)
+    secret: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1000,
+        description="The verification material: a shared secret, or the provider's public key "
+        "for Ed25519 (Discord) and ECDSA (SendGrid) schemes; checked against the scheme.",
+    )
+    secrets: list[str] | None = Field(
+        default=None, min_length=2, max_length=2, description="Two secrets during a rotation."
+    )
     tolerance_seconds: int = Field(default=300, ge=1, le=86_400)
     options: dict[str, Any] = Field(
         default_factory=dict,
-        description="Scheme options, and `catchup` (provider catch-up). An inline "
+        description="Scheme options (`verify_token`, `public_url`, the hmac scheme's), and "
+        "`catchup` (provider catch-up). An inline "
         "`catchup.api_key` is stored encrypted and never shown again, not even in this "
         'answer: every answer carries `"<redacted>"` in its place. `catchup.api_base` and '
         "`catchup.api_key_secret_arn` are an operator's to set (403 for a tenant).",
     )
+
+
+class SourceActivity(BaseModel):
+    """What a source last saw: handshakes and rejections store no event (decision 0038)."""
+
+    last_received_at: datetime | None = Field(description="The latest of the three below.")
+    last_accepted_at: datetime | None
+    last_handshake_at: datetime | None
+    last_handshake_kind: str | None
+    handshakes: int
+    last_rejected_at: datetime | None
+    last_rejected_reason: str | None
+    rejected: dict[str, int] = Field(description="Rejections by reason.")
 
 
 class Source(BaseModel):
@@ -98,6 +121,9 @@ class Source(BaseModel):
     enabled: bool
     path: str
     created_at: datetime
+    activity: SourceActivity | None = Field(
+        default=None, description="When it last accepted, handshook and rejected (one source)."
+    )
 
 
 class SourceCreated(Source):

@@ -32,6 +32,7 @@ from hookline.repositories import audit as audit_repo
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories import sources as source_repo
 from hookline.repositories import tenants as tenant_repo
+from hookline.repositories.source_activity import source_activity
 from hookline.settings import Settings
 from hookline.signing import generate_secret
 from hookline.ssrf import check_url
@@ -96,9 +97,11 @@ def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[st
     options = source_rules.guard_catchup_options(
         caller, body.get("options") or {}, None, tenant_id=tenant_id
     )
-    generated = None if body.get("secret") else generate_secret()
+    # One secret, or two (a rotation's newer and older); generated when none is given.
+    given = [s for s in body.get("secrets") or [body.get("secret")] if s]
+    generated = None if given else generate_secret()
     scheme = body["scheme"]
-    secrets = [body.get("secret") or generated or ""]
+    secrets = given or [generated or ""]
     tolerance = body.get("tolerance_seconds", 300)
     if scheme not in SCHEMES:
         raise BadRequest(f"unknown scheme {scheme!r}; known: {', '.join(sorted(SCHEMES))}")
@@ -116,9 +119,11 @@ def create_source(db: Database, caller: Caller, body: dict[str, Any]) -> dict[st
 
 
 def get_source(db: Database, caller: Caller, source_id: str) -> dict[str, Any]:
-    """One source in scope, without secrets."""
+    """One source in scope, without secrets, with its activity (decision 0038)."""
     with db.connection() as conn:
-        return _source_out(source_repo.get_in_scope(conn, caller.tenant, source_id))
+        row = source_repo.get_in_scope(conn, caller.tenant, source_id)
+        activity = source_activity(conn, row["tenant_id"], source_id)
+    return {**_source_out(row), "activity": activity}
 
 
 def list_sources(

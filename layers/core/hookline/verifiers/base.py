@@ -70,6 +70,30 @@ class VerifiedRequest:
 Clock = Callable[[], float]
 
 
+@dataclass(frozen=True)
+class RequestContext:
+    """What a verifier may need beyond headers and body: the method, the query parameters,
+    and the URL the provider posted to (the source's `public_url` when set, since a provider
+    that signs its URL signs the one it was given, not the one a proxy forwards)."""
+
+    method: str = "POST"
+    query: Mapping[str, str] = field(default_factory=dict)
+    url: str | None = None
+    http: Any = None  # the SSRF-guarded httpx.Client, for SNS certificates and confirmations
+
+
+@dataclass(frozen=True)
+class HandshakeAnswer:
+    """The answer to a provider's handshake: never stored as an event."""
+
+    kind: str
+    body: str
+    content_type: str = "application/json"
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    adopt_secret: str | None = None  # the provider's secret the source takes (Asana), once
+
+
 class Verifier(abc.ABC):
     """One inbound scheme. `verify` raises a domain error or returns what it learned.
 
@@ -82,6 +106,8 @@ class Verifier(abc.ABC):
 
     scheme: ClassVar[str]
     requires_json: ClassVar[bool] = True
+    handshake_name: ClassVar[str | None] = None  # a name in hookline.verifiers.handshakes
+    context: RequestContext = RequestContext()
 
     def __init__(self, config: SourceConfig, clock: Clock = time.time) -> None:
         # A bare string is a Sequence[str] too: each character would become a secret.
@@ -97,9 +123,13 @@ class Verifier(abc.ABC):
         self.clock = clock
         self.keys: tuple[bytes, ...] = tuple(self.key_from_secret(s) for s in config.secrets)
 
-    def verify(self, headers: Mapping[str, str], body: bytes) -> VerifiedRequest:
+    def verify(
+        self, headers: Mapping[str, str], body: bytes, context: RequestContext | None = None
+    ) -> VerifiedRequest:
         """Check the request; return its type, dedupe key and parsed payload."""
         hdrs = headers if isinstance(headers, Headers) else Headers(headers)
+        if context is not None:
+            self.context = context
         self.check_content_type(hdrs)
         self.check_signature(hdrs, body)
         payload = self.parse_payload(hdrs, body)
@@ -117,6 +147,11 @@ class Verifier(abc.ABC):
     @abc.abstractmethod
     def event_type(self, headers: Headers, payload: Any | None) -> str:
         """The provider's event type, used by endpoint filters."""
+
+    def accepted_answer(self, payload: Any | None) -> str | None:
+        """The body a provider needs in the answer to an accepted event, when it is not
+        Hookline's `{"id", "duplicate"}` (Discord waits for an interaction response)."""
+        return None
 
     def key_from_secret(self, secret: str) -> bytes:
         """The HMAC key a secret stands for: its UTF-8 bytes unless the scheme says otherwise."""
@@ -287,12 +322,16 @@ def parse_form(body: bytes) -> dict[str, str]:
 
 
 def json_field(payload: Any, path: str) -> str | None:
-    """Read a dotted path (`data.object.id`) from parsed JSON; None when absent or not scalar."""
+    """Read a dotted path (`data.object.id`, `value.0.changeType`) from parsed JSON; None when
+    absent or not scalar. A numeric part indexes a list."""
     node = payload
     for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
+        if isinstance(node, list) and part.isascii() and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
             return None
-        node = node[part]
     if isinstance(node, (str, int, float)) and not isinstance(node, bool):
         return str(node)
     return None

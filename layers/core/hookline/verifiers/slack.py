@@ -33,6 +33,7 @@ class SlackVerifier(Verifier):
 
     scheme: ClassVar[str] = "slack"
     requires_json: ClassVar[bool] = False
+    handshake_name: ClassVar[str | None] = "slack_url_verification"
 
     def check_content_type(self, headers: Headers) -> None:
         """Accept JSON and URL-encoded forms, the two bodies Slack sends."""
