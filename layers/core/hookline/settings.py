@@ -27,6 +27,14 @@ class Settings:
     # On AWS the database URL is assembled from this Secrets Manager secret (RDS managed).
     database_secret_arn: str | None = None
     database_host: str | None = None  # RDS Proxy endpoint, overrides the secret's host
+    # IAM authentication to RDS Proxy as this database user (docs/decisions/0033): a token
+    # per new connection, no secret read; the proxy holds the rotated secret.
+    database_iam_user: str | None = None
+    database_port: int = 5432
+    database_name: str = "hookline"
+    database_sslmode: str = "require"  # for a connection built from the secret's fields
+    # Connections go through RDS Proxy: no statement may pin the session (decision 0036).
+    database_proxied: bool = False
     db_pool_size: int = 4
     db_connect_timeout_seconds: float = 3.0
     max_body_bytes: int = 1024 * 1024
@@ -57,6 +65,11 @@ class Settings:
             database_url=e.get("DATABASE_URL", ""),
             database_secret_arn=e.get("HOOKLINE_DATABASE_SECRET_ARN") or None,
             database_host=e.get("HOOKLINE_DATABASE_HOST") or None,
+            database_iam_user=e.get("HOOKLINE_DATABASE_IAM_USER") or None,
+            database_port=int(e.get("HOOKLINE_DATABASE_PORT", "5432")),
+            database_name=e.get("HOOKLINE_DATABASE_NAME") or "hookline",
+            database_sslmode=e.get("HOOKLINE_DATABASE_SSLMODE") or "require",
+            database_proxied=_bool(e.get("HOOKLINE_DATABASE_PROXIED")),
             db_pool_size=int(e.get("HOOKLINE_DB_POOL_SIZE", "4")),
             db_connect_timeout_seconds=float(e.get("HOOKLINE_DB_CONNECT_TIMEOUT", "3")),
             max_body_bytes=int(e.get("HOOKLINE_MAX_BODY_BYTES", str(1024 * 1024))),
