@@ -22,6 +22,7 @@ from infra.nag import suppress
 from infra.paths import function_dir
 
 METRICS_NAMESPACE = "Hookline"
+API_GATEWAY_TIMEOUT_SECONDS = 29  # the REST API's integration timeout
 QUEUE_URL_PREFIX = Fn.sub("https://sqs.${AWS::Region}.${AWS::URLSuffix}/${AWS::AccountId}/")
 
 # Lambda's VPC networking (ENIs) and X-Ray segment upload accept no resource ARNs.
@@ -51,6 +52,8 @@ class FunctionSpec:
     environment: dict[str, str] = field(default_factory=dict)
     reserved_concurrency: int | None = None
     direct_database: bool = False  # bypass the proxy (migrations)
+    # Deliver sends deferrals and short retries to its own queue on purpose (decision 0034).
+    allow_recursive_loop: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,9 @@ class HooklineFunction(Construct):
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             tracing=lambda_.Tracing.ACTIVE,
             reserved_concurrent_executions=spec.reserved_concurrency,
+            recursive_loop=(
+                lambda_.RecursiveLoop.ALLOW if spec.allow_recursive_loop else None
+            ),
             vpc=network.vpc if network else None,
             vpc_subnets=network.app_subnets if network else None,
             allow_all_outbound=True if network else None,
@@ -185,7 +191,9 @@ class ServiceFunctions(Construct):
                 name="api",
                 description="The /v1 management API: tenants, sources, endpoints, events",
                 memory_mb=infra.receiver_memory_mb,
-                timeout_seconds=infra.replay_timeout_seconds,
+                # API Gateway answers 504 after 29 s whatever the function does: long work is
+                # a replay run (202 and the replay function), not a request.
+                timeout_seconds=min(infra.api_timeout_seconds, API_GATEWAY_TIMEOUT_SECONDS),
                 environment={"HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name},
             ),
         )
@@ -219,9 +227,11 @@ class ServiceFunctions(Construct):
         self.replay = replay.function
 
         # A nudge or a schedule tick that fails is superseded by the next one: no retries,
-        # and stale events expire instead of queueing behind the reserved concurrency.
+        # and stale events expire after a minute (the shortest Lambda allows, the schedule's
+        # period) instead of piling up as throttled invocations behind the reserved
+        # concurrency.
         for fn in (self.fanout, self.reconcile):
-            fn.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(2))
+            fn.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))
 
         for caller in (receiver, management):
             self.fanout.grant_invoke(caller.function)

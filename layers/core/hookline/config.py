@@ -64,6 +64,7 @@ class Infrastructure:
     deliver_memory_mb: int = 256
     worker_memory_mb: int = 256  # reconcile, replay and migrate
     receiver_timeout_seconds: int = 10
+    api_timeout_seconds: int = 29  # the management API; at most API Gateway's 29 s
     fanout_timeout_seconds: int = 60
     reconcile_timeout_seconds: int = 120
     replay_timeout_seconds: int = 300

@@ -18,16 +18,30 @@ BATCH = 10  # SendMessageBatch takes at most 10 entries
 
 @dataclass(frozen=True)
 class DeliveryMessage:
-    """What a queue message says: which delivery, and which enqueue generation."""
+    """What a queue message says: which delivery, and which enqueue generation; for a
+    deferral sent back to the queue, how many times in a row it was deferred."""
 
     delivery_id: str
     seq: int
     endpoint_id: str
     tenant_group: str
+    deferrals: int = 0
 
     def body(self) -> str:
         """The message body."""
-        return json.dumps({"delivery_id": self.delivery_id, "seq": self.seq})
+        doc: dict[str, Any] = {"delivery_id": self.delivery_id, "seq": self.seq}
+        if self.deferrals:
+            doc["deferrals"] = self.deferrals
+        return json.dumps(doc)
+
+    @staticmethod
+    def deferrals_in(body: str) -> int:
+        """How many times in a row the message's delivery was deferred (0 if not said)."""
+        try:
+            value = json.loads(body).get("deferrals", 0)
+        except (ValueError, AttributeError):
+            return 0
+        return value if isinstance(value, int) and value > 0 else 0
 
     @staticmethod
     def parse(body: str) -> tuple[str, int]:

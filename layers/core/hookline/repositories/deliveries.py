@@ -187,6 +187,15 @@ def defer_without_flush(conn: Connection, job: Job, lease: timedelta) -> None:
     )
 
 
+def park(conn: Connection, job: Job, wait: timedelta) -> None:
+    """A delivery deferred too often in a row: pending, due after `wait`, for fan-out to
+    enqueue (no attempt counted); only while this claim stands. Its message is dropped."""
+    conn.execute(
+        query("park_deferred_delivery"),
+        {"id": job.id, "wait": wait, "seq": job.seq, "claimed_until": job.claimed_until},
+    )
+
+
 @dataclass(frozen=True)
 class AttemptRecord:
     """One HTTP try as recorded in `attempts`."""
