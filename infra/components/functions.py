@@ -131,9 +131,7 @@ class HooklineFunction(Construct):
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             tracing=lambda_.Tracing.ACTIVE,
             reserved_concurrent_executions=spec.reserved_concurrency,
-            recursive_loop=(
-                lambda_.RecursiveLoop.ALLOW if spec.allow_recursive_loop else None
-            ),
+            recursive_loop=(lambda_.RecursiveLoop.ALLOW if spec.allow_recursive_loop else None),
             vpc=network.vpc if network else None,
             vpc_subnets=network.app_subnets if network else None,
             allow_all_outbound=True if network else None,

@@ -35,7 +35,9 @@ class RotatingRole:
         params = psycopg.conninfo.conninfo_to_dict(database_url)
         self.dbname = str(params["dbname"])
         self.host, self.port = str(params.get("host", "127.0.0.1")), int(params.get("port", 5432))
-        self.secrets = boto3.client("secretsmanager", endpoint_url=moto_endpoint, region_name=REGION)
+        self.secrets = boto3.client(
+            "secretsmanager", endpoint_url=moto_endpoint, region_name=REGION
+        )
         self.arn = ""
 
     def create(self, password: str, database_url: str) -> None:
@@ -183,7 +185,7 @@ def test_the_migrate_function_reconnects_with_the_rotated_password(
     monkeypatch.setenv("HOOKLINE_DATABASE_SECRET_ARN", rotating_role.arn)
     monkeypatch.setenv("HOOKLINE_DATABASE_SSLMODE", "disable")
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    from hookline.db import credentials_for, connect_refreshing
+    from hookline.db import connect_refreshing, credentials_for
     from hookline.migrate import current_version
     from hookline.settings import Settings
 

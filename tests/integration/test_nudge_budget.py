@@ -36,7 +36,7 @@ def lambda_api(status: int = 202, *, hold: bool = False) -> Iterator[tuple[FakeL
     api = FakeLambdaApi(status, hold)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("content-length") or 0))
             with api._lock:
                 api.requests += 1

@@ -226,6 +226,11 @@ class Database:
         )
         self.pool.open(wait=False)
 
+    @property
+    def proxied(self) -> bool:
+        """Whether connections go through RDS Proxy (no statement may pin a session)."""
+        return self.credentials.proxied
+
     @contextmanager
     def connection(self) -> Iterator[Connection]:
         """A pooled connection; DatabaseUnavailable if Postgres cannot be reached."""

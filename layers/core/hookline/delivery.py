@@ -121,7 +121,9 @@ class Deliverer:
             # the reconciler brings it back), while the attempt's record commits durably and
             # flushes it with it; the endpoint row the slot locks is released at that commit
             # (docs/decisions/0014-delivery-claims-commit-asynchronously.md, 0025).
-            claim = repo.claim_to_send(conn, delivery_id, seq, self.options.claim_lease, now)
+            claim = repo.claim_to_send(
+                conn, delivery_id, seq, self.options.claim_lease, now, durable=self.db.proxied
+            )
             if claim is None:
                 return Handled(Result.SKIPPED)
             job = claim.job
@@ -143,7 +145,7 @@ class Deliverer:
                     repo.park(conn, job, timedelta(seconds=delay))
                     return Handled(Result.PARKED)
                 lease = self.options.queued_lease + timedelta(seconds=delay)
-                repo.defer_without_flush(conn, job, lease)
+                repo.defer_without_flush(conn, job, lease, durable=self.db.proxied)
                 return self._requeue_deferred(job, delay, deferrals)
             try:
                 secrets = [reveal(conn, sealed) for sealed in claim.sealed_secrets]
