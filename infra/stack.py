@@ -116,7 +116,10 @@ class HooklineStack(Stack):
                 priority=100,
                 fixed_rate=config.infrastructure.xray_sampling_rate,
                 reservoir_size=1,
-                service_name="*",
+                # Lambda names a function's trace segments after the function, and every
+                # function of this stack is named "<stack>-…": this stack's services only,
+                # not every traced service of the account.
+                service_name=f"{self.stack_name}-*",
                 service_type="*",
                 host="*",
                 http_method="*",

@@ -17,7 +17,7 @@ from infra.components.database import DatabaseAccess
 from infra.components.layer import CONFIG_PATH_IN_LAYER, CoreLayer
 from infra.components.logging import retention
 from infra.components.network import Network
-from infra.components.queues import GroupQueues
+from infra.components.queues import GroupQueues, resource_prefix
 from infra.nag import suppress
 from infra.paths import function_dir
 
@@ -104,6 +104,7 @@ class HooklineFunction(Construct):
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             "HOOKLINE_CONFIG": CONFIG_PATH_IN_LAYER,
             "HOOKLINE_QUEUE_URL_PREFIX": QUEUE_URL_PREFIX,
+            "HOOKLINE_RESOURCE_PREFIX": resource_prefix(self),
             **ctx.database.environment(direct=spec.direct_database),
             **({"HOOKLINE_KMS_KEY_ID": ctx.secrets_key.key_arn} if ctx.secrets_key else {}),
             **spec.environment,

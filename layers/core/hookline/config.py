@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 
+DEFAULT_RESOURCE_PREFIX = "hookline"
+
+
 @dataclass(frozen=True)
 class TenantGroup:
     """An isolation class: its own queue, DLQ, deliver function and concurrency cap."""
@@ -24,13 +27,22 @@ class TenantGroup:
 
     @property
     def queue_name(self) -> str:
-        """Name of the group's delivery queue."""
-        return f"hookline-deliver-{self.name}"
+        """Name of the group's delivery queue (with the default resource prefix)."""
+        return self.queue_name_for(DEFAULT_RESOURCE_PREFIX)
 
     @property
     def dlq_name(self) -> str:
-        """Name of the group's dead-letter queue."""
-        return f"hookline-deliver-{self.name}-dlq"
+        """Name of the group's dead-letter queue (with the default resource prefix)."""
+        return self.dlq_name_for(DEFAULT_RESOURCE_PREFIX)
+
+    def queue_name_for(self, prefix: str) -> str:
+        """The delivery queue's name in the deployment whose names start with `prefix`
+        (on AWS the stack's name, so two stacks live side by side in one account)."""
+        return f"{prefix}-deliver-{self.name}"
+
+    def dlq_name_for(self, prefix: str) -> str:
+        """The dead-letter queue's name under `prefix`."""
+        return f"{prefix}-deliver-{self.name}-dlq"
 
 
 @dataclass(frozen=True)

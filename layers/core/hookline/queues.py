@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hookline.config import HooklineConfig
+from hookline.config import DEFAULT_RESOURCE_PREFIX, HooklineConfig
 from hookline.errors import BadRequest
 
 MAX_DELAY_SECONDS = 900  # SQS's longest DelaySeconds: 15 minutes
@@ -66,17 +66,19 @@ class DeliveryQueues:
         *,
         url_prefix: str | None = None,
         fair_queues: bool = True,
+        name_prefix: str = DEFAULT_RESOURCE_PREFIX,
     ) -> None:
         self.sqs = sqs
         self.config = config
         self.url_prefix = url_prefix
+        self.name_prefix = name_prefix
         self.fair_queues = fair_queues
         self._urls: dict[str, str] = {}
 
     def url(self, group: str) -> str:
         """The queue URL of a tenant group (from the prefix, else looked up once)."""
         if group not in self._urls:
-            name = self.config.group(group).queue_name
+            name = self.config.group(group).queue_name_for(self.name_prefix)
             if self.url_prefix:
                 self._urls[group] = self.url_prefix.rstrip("/") + "/" + name
             else:
@@ -85,7 +87,7 @@ class DeliveryQueues:
 
     def dlq_url(self, group: str) -> str:
         """The dead-letter queue URL of a tenant group."""
-        name = self.config.group(group).dlq_name
+        name = self.config.group(group).dlq_name_for(self.name_prefix)
         if self.url_prefix:
             return self.url_prefix.rstrip("/") + "/" + name
         return str(self.sqs.get_queue_url(QueueName=name)["QueueUrl"])

@@ -44,6 +44,8 @@ class Settings:
     aws_endpoint_url: str | None = None
     aws_region: str = "us-east-1"
     queue_url_prefix: str | None = None  # base URL of the group queues
+    # Physical names start with this (on AWS the stack's name, lowercased): queues, DLQs.
+    resource_prefix: str = "hookline"
     fanout_function_name: str | None = None  # nudged asynchronously after an accept
     # Runs replays created through the API (invoked asynchronously); none: a local thread.
     replay_function_name: str | None = None
@@ -79,6 +81,7 @@ class Settings:
             aws_endpoint_url=e.get("AWS_ENDPOINT_URL") or None,
             aws_region=e.get("AWS_REGION") or e.get("AWS_DEFAULT_REGION") or "us-east-1",
             queue_url_prefix=e.get("HOOKLINE_QUEUE_URL_PREFIX") or None,
+            resource_prefix=e.get("HOOKLINE_RESOURCE_PREFIX") or "hookline",
             fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
             replay_function_name=e.get("HOOKLINE_REPLAY_FUNCTION") or None,
             config_path=e.get("HOOKLINE_CONFIG") or None,
