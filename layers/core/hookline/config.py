@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 DEFAULT_RESOURCE_PREFIX = "hookline"
 
 
