@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, Names, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from hookline.config import HooklineConfig
+from infra.components.logging import retention
 from infra.components.network import Network
 from infra.nag import suppress
 
@@ -75,6 +77,8 @@ class Database(Construct):
             ),
             enable_performance_insights=True,
             cloudwatch_logs_exports=["postgresql"],
+            # RDS creates the export's log group itself, never expiring, unless told.
+            cloudwatch_logs_retention=retention(config.log_retention_days),
             auto_minor_version_upgrade=True,
             publicly_accessible=False,
         )
@@ -88,6 +92,16 @@ class Database(Construct):
             # trigger on the first deploy.
             rotate_immediately_on_update=False,
         )
+        # The rotation function (a Serverless Application) would create its log group on its
+        # first run, never expiring: create it first, with the configured retention.
+        rotation_logs = logs.LogGroup(
+            self,
+            "RotationLogs",
+            log_group_name=f"/aws/lambda/{Names.unique_id(self.rotation)}",
+            retention=retention(config.log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.rotation.node.add_dependency(rotation_logs)
         # A sibling of the instance, not its child: the migrations trigger waits for the
         # instance only, while the functions' ingress rules on the proxy wait for the trigger.
         self.proxy = rds.DatabaseProxy(
@@ -104,6 +118,24 @@ class Database(Construct):
         self._nag(config)
 
     def _nag(self, config: HooklineConfig) -> None:
+        # CDK's log-retention provider (one per stack) sets the export log group's retention.
+        for child in Stack.of(self).node.children:
+            if child.node.id.startswith("LogRetention"):
+                suppress(
+                    child,
+                    "AwsSolutions-IAM4",
+                    "CDK's log-retention provider function uses the AWS managed "
+                    "AWSLambdaBasicExecutionRole for its own logs.",
+                    ["Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                     "AWSLambdaBasicExecutionRole"],
+                )  # fmt: skip
+                suppress(
+                    child,
+                    "AwsSolutions-IAM5",
+                    "CDK's log-retention provider sets retention on log groups by name "
+                    "(logs:PutRetentionPolicy on '*', as CDK generates it).",
+                    ["Resource::*"],
+                )
         suppress(
             self.instance,
             "AwsSolutions-RDS11",

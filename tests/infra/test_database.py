@@ -3,6 +3,8 @@ deploy run before the functions and the API are created or updated."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aws_cdk.assertions import Match
 
@@ -120,3 +122,19 @@ def test_migrations_run_on_deploy_after_the_database_before_the_code(aws: StackV
         assert trigger_id in aws.resources[name].get("DependsOn", []), name
     deployment = aws.logical_id("Deployment", "AWS::ApiGateway::Deployment")
     assert trigger_id in aws.resources[deployment].get("DependsOn", [])
+
+
+def test_the_rds_log_export_and_the_rotation_function_logs_expire(aws: StackView) -> None:
+    days = 30  # retention(config.log_retention_days) for the default 30
+    assert aws.config.log_retention_days == days
+    (retention,) = aws.of_type("Custom::LogRetention").values()
+    assert retention["Properties"]["RetentionInDays"] == days
+    assert "/postgresql" in json.dumps(retention["Properties"]["LogGroupName"])
+    (app,) = aws.of_type("AWS::Serverless::Application").values()
+    name = app["Properties"]["Parameters"]["functionName"]
+    groups = {
+        g["Properties"]["LogGroupName"]: g
+        for g in aws.of_type("AWS::Logs::LogGroup").values()
+        if isinstance(g["Properties"].get("LogGroupName"), str)
+    }
+    assert groups[f"/aws/lambda/{name}"]["Properties"]["RetentionInDays"] == days

@@ -67,7 +67,10 @@ class Infrastructure:
     db_backup_retention_days: int = 7
     db_secret_rotation_days: int = 30
     waf_enabled: bool = True
-    waf_rate_limit_per_5min: int = 10_000  # per source IP; webhook providers send from few IPs
+    waf_rate_limit_per_5min: int = 10_000  # per source IP, for everything but /in/
+    # /in/: per source IP *and* source path — a large provider sends from a few addresses,
+    # to one path per source; 100,000 per 5 minutes is ~330 requests/s per address and source.
+    waf_inbound_rate_limit_per_5min: int = 100_000
     api_throttle_rate_per_second: int = 1_000
     api_throttle_burst: int = 2_000
     receiver_memory_mb: int = 256
