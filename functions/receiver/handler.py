@@ -1,4 +1,6 @@
-"""Receiver: API Gateway REST (v1) proxy events in, verified events into the ledger.
+"""Receiver: proxy events in — API Gateway REST (payload 1.0), HTTP API or a function URL
+(2.0), whichever `infrastructure.ingress` put in front (`hookline.ingress`) — verified events
+into the ledger.
 
 Route: POST /in/{source_id} (provider webhooks; the signature is the auth). `/v1` is the
 management API's (functions/api): API Gateway routes `/v1/{proxy+}` there, and so does the
@@ -13,24 +15,26 @@ import json
 from http import HTTPStatus
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline import errors
 from hookline.db import get_database
 from hookline.ingest import Accepted, receive_inbound
+from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, logger, metrics, tracer
-from hookline.problems import error_response, per_thread, problem, status_for
+from hookline.problems import error_response, problem, status_for
 from hookline.settings import get_settings
 
 
-def build_app() -> APIGatewayRestResolver:
-    """The routes. One resolver per thread: a resolver holds the current event, and the
-    local runner and benchmarks call this handler from several threads at once (on AWS each
-    container runs one invocation at a time)."""
-    app = APIGatewayRestResolver()
+def build_app(ingress: str = "rest") -> ApiGatewayResolver:
+    """The routes, on the resolver of `ingress`. One resolver per thread: a resolver holds the
+    current event, and the local runner and benchmarks call this handler from several threads
+    at once (on AWS each container runs one invocation at a time)."""
+    app = new_resolver(ingress)
 
     @app.post("/in/<source_id>")
     def receive(source_id: str) -> Response[str]:
@@ -54,7 +58,7 @@ def build_app() -> APIGatewayRestResolver:
     return app
 
 
-current_app = per_thread(build_app)
+current_app = per_thread_and_ingress(build_app)
 
 
 def domain_error(err: errors.HooklineError) -> Response[str]:
@@ -68,7 +72,7 @@ def domain_error(err: errors.HooklineError) -> Response[str]:
     return error_response(err)
 
 
-def raw_body(app: APIGatewayRestResolver, limit: int) -> bytes:
+def raw_body(app: ApiGatewayResolver, limit: int) -> bytes:
     """The body bytes exactly as the caller sent them (API Gateway may base64 them)."""
     event = app.current_event
     body = event.body or ""
@@ -108,4 +112,4 @@ def accepted_response(accepted: Accepted) -> Response[str]:
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    return current_app().resolve(event, context)
+    return current_app(event_ingress(event)).resolve(event, context)
