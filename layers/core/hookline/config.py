@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_RESOURCE_PREFIX = "hookline"
+# The front door (docs/decisions/0035): API Gateway REST, HTTP API, or Lambda function URLs.
+INGRESSES = ("rest", "http", "function_url")
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,10 @@ class Infrastructure:
     db_multi_az: bool = False
     db_backup_retention_days: int = 7
     db_secret_rotation_days: int = 30
-    waf_enabled: bool = True
+    ingress: str = "rest"  # one of INGRESSES
+    # With `function_url` the receiver's reserved concurrency is its only throttle.
+    receiver_reserved_concurrency: int = 50
+    waf_enabled: bool = True  # the REST API's web ACL (the other fronts take no WAF)
     waf_rate_limit_per_5min: int = 10_000  # per source IP, for everything but /in/
     # /in/: per source IP *and* source path — a large provider sends from a few addresses,
     # to one path per source; 100,000 per 5 minutes is ~330 requests/s per address and source.
@@ -159,6 +164,9 @@ class HooklineConfig:
             config = cls(
                 tenant_groups=groups, schedules=schedules, infrastructure=infrastructure, **rest
             )
+        if config.infrastructure.ingress not in INGRESSES:
+            known = ", ".join(INGRESSES)
+            raise ValueError(f"infrastructure.ingress must be one of {known}")
         if config.default_group not in config.group_names:
             raise ValueError(f"default_group {config.default_group!r} is not a tenant group")
         return config

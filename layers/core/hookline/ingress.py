@@ -24,7 +24,8 @@ from aws_lambda_powertools.event_handler import (
 )
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 
-INGRESSES = ("rest", "http", "function_url")
+from hookline.config import INGRESSES
+
 _RESOLVERS: dict[str, type[ApiGatewayResolver]] = {
     "rest": APIGatewayRestResolver,
     "http": APIGatewayHttpResolver,

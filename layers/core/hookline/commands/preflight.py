@@ -41,9 +41,12 @@ class Check:
 
 def reserved_concurrency(config: HooklineConfig) -> int:
     """Reserved concurrency the stack sets: each deliver function its group's cap, fan-out
-    its reservation, reconcile and migrate one each (infra/components)."""
+    its reservation, reconcile and migrate one each, and behind function URLs the receiver
+    its throttle (infra/components)."""
+    infra = config.infrastructure
     deliver = sum(g.max_concurrency for g in config.tenant_groups)
-    return deliver + config.infrastructure.fanout_reserved_concurrency + 2
+    receiver = infra.receiver_reserved_concurrency if infra.ingress == "function_url" else 0
+    return deliver + infra.fanout_reserved_concurrency + 2 + receiver
 
 
 def check_lambda(lambda_: Any, config: HooklineConfig, stack: str) -> Check:
