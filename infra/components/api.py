@@ -18,6 +18,7 @@ from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
 from hookline.config import HooklineConfig
+from infra.components.ingress import PERIOD, FrontMetrics
 from infra.components.logging import retention
 from infra.nag import suppress
 
@@ -224,6 +225,26 @@ class Api(Construct):
     def inbound_url(self) -> str:
         """The base URL providers post to: `<url>in/<source_id>`."""
         return self.rest_api.url_for_path("/in")
+
+    @property
+    def url(self) -> str:
+        """The stage's base URL."""
+        return self.rest_api.url
+
+    @property
+    def management_arn(self) -> str:
+        """execute-api ARN of the stage (grant `<arn>/<method>/v1/*`)."""
+        return self.rest_api.arn_for_execute_api(stage=self.rest_api.deployment_stage.stage_name)
+
+    @property
+    def metrics(self) -> FrontMetrics:
+        """The REST API's request and error counts."""
+        api = self.rest_api
+        return FrontMetrics(
+            api.metric_count(period=PERIOD),
+            api.metric_client_error(period=PERIOD),
+            api.metric_server_error(period=PERIOD, statistic="Sum"),
+        )
 
 
 def _visibility(metric_name: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:

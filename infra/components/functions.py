@@ -180,6 +180,10 @@ class ServiceFunctions(Construct):
                 memory_mb=infra.receiver_memory_mb,
                 timeout_seconds=infra.receiver_timeout_seconds,
                 environment={"HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name},
+                # Behind a function URL nothing else throttles the receiver (decision 0035).
+                reserved_concurrency=(
+                    infra.receiver_reserved_concurrency if infra.ingress == "function_url" else None
+                ),
             ),
         )
         management = HooklineFunction(
