@@ -68,3 +68,34 @@ def test_the_iam_caller_is_found_in_each_shape(ingress):
     event = SHAPES[ingress]("GET", "/v1/tenants", {}, b"", identity_arn=arn)
     assert iam_principal(event) == arn
     assert iam_principal(SHAPES[ingress]("GET", "/v1/tenants", {}, b"")) is None
+
+
+@pytest.mark.parametrize("ingress", ["http", "function_url"])
+def test_the_local_front_speaks_the_chosen_shape(api, db, stripe_source, ingress):
+    import httpx
+
+    from functions.receiver.handler import lambda_handler
+    from hookline.local.front import LocalFront
+
+    # Given the dev stack's front imitating an HTTP API or a function URL
+    seen: list[str] = []
+
+    def receiver(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        seen.append(event_ingress(event))
+        return lambda_handler(event, context)
+
+    front = LocalFront(receiver, port=0, ingress=ingress)
+    front.start()
+    try:
+        # When a provider posts a signed event over HTTP
+        body = stripe_event(f"evt_front_{ingress}")
+        answer = httpx.post(
+            f"{front.url}{stripe_source['path']}",
+            content=body,
+            headers=stripe_headers(STRIPE_SECRET, body),
+        )
+    finally:
+        front.stop()
+    # Then the receiver got the 2.0 shape and accepted the event
+    assert seen == [ingress]
+    assert answer.status_code == 200 and answer.json()["duplicate"] is False
