@@ -3,8 +3,9 @@
 into the ledger.
 
 Route: POST /in/{source_id} (provider webhooks; the signature is the auth). `/v1` is the
-management API's (functions/api): API Gateway routes `/v1/{proxy+}` there, and so does the
-local front (`hookline dev`).
+management API's (functions/api; API Gateway routes `/v1/{proxy+}` there). The receiver keeps
+`POST /v1/events` only for a local front that sends every path here (`hookline dev`), through
+the same caller scoping and publish service as the API, until that front routes /v1 to the API.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from hookline import errors
 from hookline.db import get_database
 from hookline.ingest import Accepted, receive_inbound
-from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
+from hookline.ingress import event_ingress, iam_principal, new_resolver, per_thread_and_ingress
+from hookline.management import service as management
+from hookline.management.access import resolve_caller
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, logger, metrics, tracer
-from hookline.problems import error_response, problem, status_for
+from hookline.problems import error_response, header, problem, status_for
 from hookline.settings import get_settings
 
 
@@ -46,6 +49,30 @@ def build_app(ingress: str = "rest") -> ApiGatewayResolver:
             app.current_event.headers or {},
             raw_body(app, settings.max_body_bytes),
             max_body_bytes=settings.max_body_bytes,
+        )
+        return accepted_response(accepted)
+
+    @app.post("/v1/events")
+    def publish_event() -> Response[str]:
+        """A tenant's own event (the management API's route; see the module docstring)."""
+        settings = get_settings()
+        caller = resolve_caller(
+            get_database(),
+            settings,
+            identity_arn=iam_principal(app.current_event.raw_event),
+            authorization=header(app, "Authorization"),
+        )
+        document = parse_json_object(raw_body(app, settings.max_body_bytes))
+        missing = [k for k in ("type", "payload") if k not in document]
+        if missing:
+            raise errors.BadRequest(f"missing field(s): {', '.join(missing)}")
+        accepted = management.publish_event(
+            get_database(),
+            caller,
+            tenant_id=document.get("tenant_id"),
+            type=document["type"],
+            payload=document["payload"],
+            idempotency_key=header(app, "Idempotency-Key"),
         )
         return accepted_response(accepted)
 
@@ -87,6 +114,17 @@ def raw_body(app: ApiGatewayResolver, limit: int) -> bytes:
     if len(body) > limit:
         raise errors.PayloadTooLarge(f"body exceeds {limit} bytes")
     return body.encode("utf-8", "surrogateescape")
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    """The request's JSON object, or BadRequest."""
+    try:
+        document = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise errors.BadRequest("body is not valid JSON") from err
+    if not isinstance(document, dict):
+        raise errors.BadRequest("body must be a JSON object")
+    return document
 
 
 def accepted_response(accepted: Accepted) -> Response[str]:

@@ -51,13 +51,7 @@ from psycopg.rows import dict_row
 
 from hookline.errors import HooklineError
 from hookline.local.apigw import LocalContext
-from hookline.local.devstate import (
-    DevState,
-    find_running,
-    operator_key,
-    remove_state,
-    write_state,
-)
+from hookline.local.devstate import DevState, find_running, remove_state, write_state
 from hookline.local.emulator import MotoProcess, wait_until_answering
 from hookline.local.front import LocalFront
 from hookline.local.listener import FanoutListener
@@ -78,13 +72,9 @@ logger = logging.getLogger("hookline.local")
 
 EMBEDDED_DB = "hookline"
 LOCK_WAIT_SECONDS = 5.0
-OPTIONAL_FUNCTIONS = ("reconcile",)  # scheduled only once it exists
-# Settings that other processes need to share with the stack (exported by --print-env): the
-# operator key is what the CLI sends to the front's /v1 (decision 0030).
-SHARED_ENV = (
-    "HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES",
-    "HOOKLINE_API_KEY",
-)  # fmt: skip
+OPTIONAL_FUNCTIONS = ("api", "reconcile")  # scheduled or routed only once they exist
+# Settings that other processes need to share with the stack (exported by --print-env).
+SHARED_ENV = ("HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES")
 ROLES = ("front", "fanout", "reconcile", "deliver")  # deliver:<group> for one tenant group
 
 
@@ -342,9 +332,6 @@ class DevStack:
             env.setdefault("AWS_ACCESS_KEY_ID", "test")
             env.setdefault("AWS_SECRET_ACCESS_KEY", "test")  # LocalStack's documented dummy
         env["HOOKLINE_LOCAL_MODE"] = "1"  # /v1 without an IAM identity: local only
-        # ... but with a key: a caller of the front's /v1 is an operator only with it (or from
-        # the front's own origin), so a web page cannot drive the stack (decision 0030).
-        env["HOOKLINE_API_KEY"] = env.get("HOOKLINE_API_KEY") or operator_key(self.state_dir)
         env.setdefault("HOOKLINE_ALLOW_PRIVATE_TARGETS", "1")  # subscribers on this machine
         env.setdefault("HOOKLINE_ALLOW_HTTP_TARGETS", "1")
         # On AWS each container has its own small pool; here the front's threads, every
@@ -432,13 +419,14 @@ class DevStack:
             self.parts.reconcile.start()
 
     def _start_front(self, handlers: dict[str, Callable[..., Any]], config: HooklineConfig) -> None:
-        # /v1 goes to the management API function, as API Gateway routes it on AWS.
+        # /v1 goes to the management API function, as API Gateway routes it on AWS (before
+        # that function existed, the receiver served POST /v1/events).
+        api = handlers.get("api")
         try:
             front = LocalFront(
                 handlers["receiver"],
-                handlers={"/v1/{proxy+}": handlers["api"]},
+                handlers={"/v1/{proxy+}": api} if api else None,
                 one_at_a_time=not self.isolated,
-                operator_key=self.environ["HOOKLINE_API_KEY"],
                 port=self.options.port,
                 timeout_seconds=config.infrastructure.receiver_timeout_seconds,
                 health=lambda: {"status": "ok", "pid": os.getpid()},
@@ -586,10 +574,11 @@ class DevStack:
             else "not scheduled (functions/reconcile/handler.py does not exist yet)"
         )
         aws = "moto server (child process)" if emulator == "moto" else "AWS_ENDPOINT_URL"
+        v1 = "api (local mode: no IAM signature)" if handler_exists("api") else "receiver"
         lines = [
             "Hookline is running on this machine — the Lambda handlers, invoked as AWS would.",
             f"  API (API Gateway REST)  {s.url}   POST /in/{{source_id}} → receiver · "
-            "ANY /v1/{proxy+} → api (with $HOOKLINE_API_KEY from --print-env, not SigV4)",
+            f"ANY /v1/{{proxy+}} → {v1}",
             f"  Postgres                {_redact(s.database_url)}  ({pg_kind})",
             f"  AWS (SQS + DLQs)        {s.aws_endpoint_url}  ({aws})",
             f"  Deliver per group       {groups}",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -23,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 STATE_FILE = "dev.json"
-API_KEY_FILE = "api.key"  # the stack's operator key for /v1, kept across restarts
 HEALTH_PATH = "/_hookline/health"  # answered by the local front itself, never by the receiver
 DEFAULT_STATE_DIR = ".hookline"
 
@@ -84,25 +82,6 @@ def write_state(state_dir: str | Path, state: DevState) -> Path:
         json.dump(asdict(state), out, indent=2)
     tmp.replace(path)
     return path
-
-
-def operator_key(state_dir: str | Path) -> str:
-    """The dev stack's operator key for `/v1` (decision 0030): read from `api.key` in
-    `state_dir`, or made (random, readable by this user only) on the first start, so a shell
-    that exported it keeps working across restarts."""
-    path = Path(state_dir) / API_KEY_FILE
-    try:
-        key = path.read_text().strip()
-    except FileNotFoundError:
-        key = ""
-    if key:
-        return key
-    key = "hkl_local_" + secrets.token_urlsafe(32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(key + "\n")
-    return key
 
 
 def read_state(state_dir: str | Path) -> DevState | None:

@@ -9,10 +9,6 @@ each to its own handler; anything else gets API Gateway's own
 `403 Missing Authentication Token`. Also as on AWS: a body over 10 MB is refused with 413
 before the function runs, and a handler that crashes is a `502 Internal server error`.
 
-Where AWS asks `/v1` callers for SigV4, the front screens `/v1` requests itself
-(`hookline.local.guard`: its own Host, no foreign Origin, JSON bodies, a key unless
-same-origin), so a web page cannot drive the stack (decision 0030).
-
 `GET /_hookline/health` is the front's own (not the receiver's): the dev stack's liveness.
 
 The server is the standard library's `ThreadingHTTPServer` (a thread per connection, HTTP/1.1
@@ -41,7 +37,6 @@ from typing import Any
 
 from hookline.local.apigw import LocalContext, build_http_event, build_rest_event, match_resource
 from hookline.local.devstate import HEALTH_PATH
-from hookline.local.guard import ApiGuard, Refused
 
 logger = logging.getLogger("hookline.local")
 
@@ -76,7 +71,6 @@ class LocalFront:
         timeout_seconds: float = 10.0,
         health: Callable[[], dict[str, Any]] | None = None,
         one_at_a_time: bool = True,
-        operator_key: str | None = None,
         ingress: str = "rest",
     ) -> None:
         """Bind 127.0.0.1:`port` (0 picks a free port); nothing is served until `start()`.
@@ -84,11 +78,9 @@ class LocalFront:
         `handler` serves every route unless `handlers` names another for a resource
         (`"/v1/{proxy+}"`: the management API function). `one_at_a_time` serialises the
         invocations (needed unless the handlers are safe to run concurrently in one process).
-        `operator_key` is the key the API function takes from the stack's operator; the front
-        adds it to same-origin `/v1` requests (`hookline.local.guard`). `ingress` is the
-        front door being imitated for `/in` (`infrastructure.ingress`, decision 0035): `rest`
-        sends payload format 1.0, `http` and `function_url` 2.0; `/v1` stays 1.0 until the
-        management API's handler resolves 2.0 too.
+        `ingress` is the front door being imitated for `/in` (`infrastructure.ingress`,
+        decision 0035): `rest` sends payload format 1.0, `http` and `function_url` 2.0; `/v1`
+        stays 1.0 until the management API's handler resolves 2.0 too.
         """
         self.ingress = ingress
         self.handlers = {resource: handler for resource in ROUTES}
@@ -105,7 +97,6 @@ class LocalFront:
         self._idle = threading.Condition(self._lock)
         self.server = _Server(("127.0.0.1", port), _handler_class(self))
         self.port = int(self.server.server_address[1])
-        self.guard = ApiGuard(self.port, operator_key)
         self._thread = threading.Thread(
             target=self.server.serve_forever, name="http-front", daemon=True
         )
@@ -142,12 +133,6 @@ class LocalFront:
             return _api_gateway_error(403, "Missing Authentication Token")
         if len(body) > MAX_PAYLOAD_BYTES:
             return _api_gateway_error(413, "Request Too Long")
-        if resource == "/v1/{proxy+}":
-            try:
-                headers = self.guard.screen(method, headers, body)
-            except Refused as refused:
-                kind = "ForbiddenException" if refused.status == 403 else None
-                return _api_gateway_error(refused.status, refused.message, kind)
         if resource == "/in/{source_id}" and self.ingress != "rest":
             function_url = self.ingress == "function_url"
             event = build_http_event(
@@ -308,12 +293,9 @@ def _proxy_response(response: dict[str, Any]) -> tuple[int, list[tuple[str, str]
     return status, headers, body
 
 
-def _api_gateway_error(
-    status: int, message: str, error_type: str | None = None
-) -> tuple[int, list[tuple[str, str]], bytes]:
+def _api_gateway_error(status: int, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
     """An error API Gateway itself answers (no function runs)."""
-    kind = error_type or _ERROR_TYPES[status]
-    headers = [("Content-Type", "application/json"), ("x-amzn-ErrorType", kind)]
+    headers = [("Content-Type", "application/json"), ("x-amzn-ErrorType", _ERROR_TYPES[status])]
     return status, headers, json.dumps({"message": message}).encode()
 
 
@@ -321,6 +303,5 @@ _ERROR_TYPES = {
     400: "BadRequestException",
     403: "MissingAuthenticationTokenException",
     413: "RequestTooLongException",
-    415: "UnsupportedMediaTypeException",
     502: "InternalServerErrorException",
 }
