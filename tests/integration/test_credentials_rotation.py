@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,6 +77,15 @@ class RotatingRole:
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
                 (self.name,),
             ).fetchall()
+            # Until the backends are gone their sockets may still look healthy to the pool's
+            # check; a real rotation ends no session, so wait rather than race it.
+            for _ in range(100):
+                left = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE usename = %s", (self.name,)
+                ).fetchone()
+                if not left or left[0] == 0:
+                    break
+                time.sleep(0.05)
         return len(rows)
 
     def drop(self, database_url: str) -> None:
@@ -195,3 +205,35 @@ def test_the_migrate_function_reconnects_with_the_rotated_password(
     rotating_role.rotate("second-password")
     # Then its next connection is refused once, re-reads the secret, and succeeds
     assert connect_refreshing(credentials, current_version) > 0
+
+
+def test_a_connection_refused_after_another_one_re_read_the_secret_still_reconnects(
+    rotating_role, moto_endpoint, monkeypatch
+):
+    # Given a container's credentials read before a rotation
+    monkeypatch.setenv("DATABASE_URL", "")
+    monkeypatch.setenv("HOOKLINE_DATABASE_SECRET_ARN", rotating_role.arn)
+    monkeypatch.setenv("HOOKLINE_DATABASE_SSLMODE", "disable")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    from hookline.db import connect_refreshing, credentials_for
+    from hookline.settings import Settings
+
+    credentials = credentials_for(Settings.from_env())
+    credentials.conninfo()
+    rotating_role.rotate("second-password")
+    attempts: list[str] = []
+
+    def connect(conninfo: str) -> int:
+        if not attempts:
+            # Another pool worker is refused first and re-reads the secret, while this one
+            # is still connecting with the old password.
+            credentials.refresh()
+        attempts.append(conninfo)
+        with psycopg.connect(conninfo) as conn:
+            row = conn.execute("SELECT 1").fetchone()
+        return int(row[0]) if row else 0
+
+    # When this connection is refused
+    # Then it retries with the credentials the other worker read, and connects
+    assert connect_refreshing(credentials, connect) == 1
+    assert len(attempts) == 2 and attempts[0] != attempts[1]

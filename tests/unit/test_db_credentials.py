@@ -46,5 +46,6 @@ def test_iam_credentials_sign_a_token_for_the_proxy_and_hold_no_password(monkeyp
 def test_a_database_url_is_used_as_given_and_never_re_read():
     credentials = credentials_for(Settings.from_env({"DATABASE_URL": "postgresql://x@h/db"}))
     assert credentials.conninfo() == "postgresql://x@h/db"
-    assert credentials.refresh() is False
+    credentials.refresh()
+    assert credentials.conninfo() == "postgresql://x@h/db"
     assert not credentials.proxied

@@ -50,9 +50,8 @@ class Credentials(Protocol):
         """The connection string for the next new connection."""
         ...
 
-    def refresh(self) -> bool:
-        """Re-read the credentials after an authentication failure; True if they changed
-        (worth one more try)."""
+    def refresh(self) -> None:
+        """Re-read the credentials after an authentication failure."""
         ...
 
 
@@ -67,9 +66,8 @@ class StaticCredentials:
         """The one connection string."""
         return self._conninfo
 
-    def refresh(self) -> bool:
+    def refresh(self) -> None:
         """Nothing to re-read."""
-        return False
 
 
 class SecretCredentials:
@@ -99,13 +97,11 @@ class SecretCredentials:
                 self._current = self._build()
             return self._current
 
-    def refresh(self) -> bool:
-        """Read the secret again; True if the connection string changed."""
+    def refresh(self) -> None:
+        """Read the secret again."""
         fresh = self._build()
         with self._lock:
-            changed = fresh != self._current
             self._current = fresh
-        return changed
 
     def _build(self) -> str:
         secret = json.loads(self._read())
@@ -145,9 +141,8 @@ class IamCredentials:
             sslmode="require",
         )
 
-    def refresh(self) -> bool:
+    def refresh(self) -> None:
         """Every new connection signs a new token already: nothing to re-read."""
-        return False
 
 
 def is_authentication_failure(err: psycopg.OperationalError) -> bool:
@@ -159,13 +154,19 @@ def is_authentication_failure(err: psycopg.OperationalError) -> bool:
 
 
 def connect_refreshing(credentials: Credentials, connect: Callable[[str], T]) -> T:
-    """`connect(conninfo)`, and once more with re-read credentials if they were refused."""
+    """`connect(conninfo)`, and once more with re-read credentials if they were refused and
+    are not the ones just refused (another connection may have re-read them meanwhile)."""
+    used = credentials.conninfo()
     try:
-        return connect(credentials.conninfo())
+        return connect(used)
     except psycopg.OperationalError as err:
-        if not is_authentication_failure(err) or not credentials.refresh():
+        if not is_authentication_failure(err):
             raise
-        return connect(credentials.conninfo())
+        credentials.refresh()
+        fresh = credentials.conninfo()
+        if fresh == used:
+            raise
+        return connect(fresh)
 
 
 def _connection_class(credentials: Credentials) -> type[psycopg.Connection[Any]]:
