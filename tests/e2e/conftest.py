@@ -217,7 +217,8 @@ def dev_process(
     env.update(
         DATABASE_URL=e2e_database_url,
         HOOKLINE_CONFIG=str(config),
-        PYTHONPATH=str(REPO),
+        # This checkout's layer first: the venv's installed `hookline` may be another one's.
+        PYTHONPATH=f"{REPO / 'layers' / 'core'}{os.pathsep}{REPO}",
     )
     localstack = os.environ.get("HOOKLINE_E2E_AWS_ENDPOINT_URL")
     if localstack:

@@ -110,7 +110,7 @@ def workdir(
         DATABASE_URL=psycopg.conninfo.make_conninfo(pg_admin_url, dbname=name),
         HOOKLINE_CONFIG=str(folder / "hookline.json"),
         HOOKLINE_LOCAL_KEY_FILE=str(folder / "master.key"),  # shared by every process
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=f"{REPO / 'layers' / 'core'}{os.pathsep}{REPO}",
     )
     try:
         yield folder, env
