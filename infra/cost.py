@@ -1,7 +1,8 @@
 """Cost model of a Hookline deployment, computed from `HooklineConfig` at AWS list prices.
 
-    python -m infra.cost               print the tables (markdown)
-    python -m infra.cost --write-doc   refresh the generated section of docs/cost.md
+    python -m infra.cost                        print the tables (markdown)
+    python -m infra.cost --write-doc            refresh the generated section of docs/cost.md
+    python -m infra.cost --ingress http --json  one front door's totals as JSON
 
 Fixed monthly cost: what the stack costs idle (NAT, Elastic IPs, RDS, RDS Proxy, WAF, ...).
 Variable cost: per million accepted events, each fanned out to `deliveries_per_event`
@@ -11,10 +12,12 @@ endpoints, at the handler durations and payload sizes in `Workload`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from hookline.config import HooklineConfig, load_config
+from hookline.config import INGRESSES, HooklineConfig, load_config
 
 HOURS_PER_MONTH = 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
@@ -54,6 +57,7 @@ class Prices:
     alarm_month: float = 0.10
     custom_metric_month: float = 0.30
     apigw_rest_million: float = 3.50  # first 333 M requests/month
+    apigw_http_million: float = 1.00  # first 300 M requests/month, per 512 KB
     lambda_arm_gb_second: float = 0.0000133334
     lambda_million_requests: float = 0.20
     sqs_million_requests: float = 0.40  # standard queues, per 64 KiB chunk
@@ -80,14 +84,18 @@ class Workload:
     fanout_ms_per_event: float = 10
     deliver_ms_per_attempt: float = 150
     fanout_invocations_per_event: float = 1.0  # one nudge per accepted event (worst case)
-    sqs_batch_fill: float = 10  # messages per send/receive/delete batch at sustained load
+    # Batches rarely fill: a nudged fan-out run sends what one or two events made; the event
+    # source hands deliver what is visible when it polls.
+    sqs_send_batch_fill: float = 2
+    sqs_receive_batch_fill: float = 3
+    deliver_batch_overhead: float = 1.2  # a batch's attempts run on threads at once
     payload_kb: float = 2.0
     delivery_wire_kb: float = 6.0  # request + response + TLS overhead through the NAT
     log_bytes_receiver: int = 700  # one structured line per request
     log_bytes_fanout_per_event: int = 300
     log_bytes_deliver_per_attempt: int = 700
     log_bytes_emf_per_invocation: int = 500  # Powertools EMF blob
-    log_bytes_access_log: int = 600  # API Gateway JSON access log line
+    log_bytes_access_log: int = 600  # API Gateway JSON access log line (none for a URL)
     traces_per_event: float = 3  # receiver, fanout, deliver
     custom_metrics: int = 34  # metric x dimension combinations the code emits
 
@@ -140,7 +148,7 @@ def fixed_monthly(config: HooklineConfig, prices: Prices | None = None) -> list[
             max(2, vcpus) * HOURS_PER_MONTH * p.rds_proxy_vcpu_hour,
         ),
         Line("Secrets Manager", "1 database secret", p.secret_month),
-        Line("KMS key", "alarm topic encryption", p.kms_key_month),
+        Line("KMS keys", "2: alarm topic, secrets' data key", 2 * p.kms_key_month),
         Line(
             "CloudWatch dashboard + alarms",
             f"1 dashboard, {alarms} alarms",
@@ -169,9 +177,25 @@ def fixed_monthly(config: HooklineConfig, prices: Prices | None = None) -> list[
             + sweeps / MILLION * p.lambda_million_requests,
         ),
     ]
-    if infra.waf_enabled:
-        lines.append(Line("WAF web ACL", "1 ACL + 1 rate rule", p.waf_acl_month + p.waf_rule_month))
+    if _waf(config):
+        lines.append(
+            Line("WAF web ACL", "1 ACL + 2 rate rules", p.waf_acl_month + 2 * p.waf_rule_month)
+        )
     return lines
+
+
+def _waf(config: HooklineConfig) -> bool:
+    """Only the REST API takes a web ACL."""
+    return config.infrastructure.waf_enabled and config.infrastructure.ingress == "rest"
+
+
+def _front(config: HooklineConfig, p: Prices) -> Line:
+    ingress = config.infrastructure.ingress
+    if ingress == "rest":
+        return Line("API Gateway REST", "1 M requests", p.apigw_rest_million)
+    if ingress == "http":
+        return Line("API Gateway HTTP", "1 M requests", p.apigw_http_million)
+    return Line("Lambda function URL", "no request fee (the invocation is the receiver's)", 0.0)
 
 
 def variable_per_million(
@@ -184,19 +208,27 @@ def variable_per_million(
     attempts = MILLION * w.deliveries_per_event * w.attempts_per_delivery
     deliveries = MILLION * w.deliveries_per_event
     fanout_calls = MILLION * w.fanout_invocations_per_event
-    deliver_calls = attempts / w.sqs_batch_fill
+    deliver_calls = attempts / w.sqs_receive_batch_fill
+    access_log = 0 if infra.ingress == "function_url" else w.log_bytes_access_log
 
     def gb_s(calls_ms: float, memory_mb: int) -> float:
         return calls_ms / 1000 * memory_mb / 1024
 
     receiver_gbs = gb_s(MILLION * w.receiver_ms, infra.receiver_memory_mb)
     fanout_gbs = gb_s(MILLION * w.fanout_ms_per_event, infra.fanout_memory_mb)
-    deliver_gbs = gb_s(attempts * w.deliver_ms_per_attempt, infra.deliver_memory_mb)
+    # The attempts of one batch run concurrently on the handler's threads: a batch is billed
+    # about one attempt's duration (plus overhead), not the sum.
+    batch_ms = w.deliver_ms_per_attempt * w.deliver_batch_overhead
+    deliver_gbs = gb_s(deliver_calls * batch_ms, infra.deliver_memory_mb)
     # send (batched by fan-out) + receive + delete (batched by the event source) per attempt,
     # plus one single send per retry (it rides an SQS delay).
-    sqs_requests = 3 * attempts / w.sqs_batch_fill + (attempts - deliveries)
+    sqs_requests = (
+        attempts / w.sqs_send_batch_fill
+        + 2 * attempts / w.sqs_receive_batch_fill
+        + (attempts - deliveries)
+    )
     log_bytes = (
-        MILLION * (w.log_bytes_receiver + w.log_bytes_access_log + w.log_bytes_emf_per_invocation)
+        MILLION * (w.log_bytes_receiver + access_log + w.log_bytes_emf_per_invocation)
         + MILLION * w.log_bytes_fanout_per_event
         + fanout_calls * w.log_bytes_emf_per_invocation
         + attempts * w.log_bytes_deliver_per_attempt
@@ -205,7 +237,7 @@ def variable_per_million(
     nat_gb = (attempts * w.delivery_wire_kb + MILLION * 1.5) * 1024 / GB  # + 1.5 KB nudge
     egress_gb = attempts * w.delivery_wire_kb * 1024 / GB
     lines = [
-        Line("API Gateway REST", "1 M requests", p.apigw_rest_million),
+        _front(config, p),
         Line(
             "Lambda receiver",
             f"1 M x {w.receiver_ms:g} ms x {infra.receiver_memory_mb} MB",
@@ -219,8 +251,8 @@ def variable_per_million(
         ),
         Line(
             "Lambda deliver",
-            f"{attempts / MILLION:g} M attempts x {w.deliver_ms_per_attempt:g} ms, "
-            f"batches of {w.sqs_batch_fill:g}",
+            f"{deliver_calls / MILLION:.2f} M batches of {w.sqs_receive_batch_fill:g} x "
+            f"{batch_ms:g} ms (attempts on threads)",
             deliver_gbs * p.lambda_arm_gb_second
             + deliver_calls / MILLION * p.lambda_million_requests,
         ),
@@ -252,12 +284,32 @@ def variable_per_million(
             egress_gb * p.internet_egress_gb,
         ),
     ]
-    if infra.waf_enabled:
+    if _waf(config):
         extras.insert(0, Line("WAF requests", "1 M requests", p.waf_million_requests))
     return lines + extras
 
 
-CORE_ITEMS = 6  # API Gateway, three Lambdas, SQS, CloudWatch Logs: the issue's definition
+CORE_ITEMS = 6  # the front door, three Lambdas, SQS, CloudWatch Logs: the issue's definition
+
+
+def with_ingress(config: HooklineConfig, ingress: str) -> HooklineConfig:
+    """`config` with another front door."""
+    if ingress not in INGRESSES:
+        raise ValueError(f"ingress must be one of {', '.join(INGRESSES)}")
+    return dataclasses.replace(
+        config, infrastructure=dataclasses.replace(config.infrastructure, ingress=ingress)
+    )
+
+
+def summary(config: HooklineConfig) -> dict[str, object]:
+    """The headline figures of one configuration (what `--json` prints)."""
+    variable = variable_per_million(config)
+    return {
+        "ingress": config.infrastructure.ingress,
+        "core_per_million": round(sum(line.usd for line in variable[:CORE_ITEMS]), 2),
+        "total_per_million": round(sum(line.usd for line in variable), 2),
+        "fixed_per_month": round(sum(line.usd for line in fixed_monthly(config)), 2),
+    }
 
 
 def _table(lines: list[Line]) -> list[str]:
@@ -276,20 +328,33 @@ def render(config: HooklineConfig) -> str:
     without_api = (
         total - variable[0].usd - sum(line.usd for line in variable if line.item == "WAF requests")
     )
-    out = [f"Prices: {Prices.AS_OF}.", "", "### Fixed, per month", ""]
+    front = variable[0]
+    ingress = config.infrastructure.ingress
+    out = [f"Prices: {Prices.AS_OF}. Front door: `{ingress}`.", "", "### Fixed, per month", ""]
     out += _table(fixed)
     out += ["", f"**Fixed total: ${sum(line.usd for line in fixed):,.2f} per month**", ""]
     out += ["### Variable, per million events", ""]
     out += _table(variable)
     out += [
         "",
-        f"* Core (API Gateway, Lambda, SQS, CloudWatch Logs): **${core_total:.2f}** per million",
+        f"* Core (front door, Lambda, SQS, CloudWatch Logs): **${core_total:.2f}** per million",
         f"* Everything above: **${total:.2f}** per million",
-        f"* Events published through the outbox (no API Gateway, no WAF): "
+        f"* Events published through the outbox (no front door, no WAF): "
         f"**${without_api:.2f}** per million",
         f"* Target <= $3.00 per million: core {'met' if core_total <= 3 else 'NOT met'}; "
-        f"the REST API's request fee alone is ${variable[0].usd:.2f}.",
+        f"the front door's request fee ({front.item}) is ${front.usd:.2f}.",
+        "",
+        "### By front door (`infrastructure.ingress`)",
+        "",
+        "| ingress | core per million | total per million | fixed per month |",
+        "|---|---:|---:|---:|",
     ]
+    for name in INGRESSES:
+        row = summary(with_ingress(config, name))
+        out.append(
+            f"| `{name}` | {row['core_per_million']:.2f} | {row['total_per_million']:.2f} "
+            f"| {row['fixed_per_month']:,.2f} |"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -306,8 +371,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="deployment config JSON (default: ./hookline.json)")
     parser.add_argument("--write-doc", action="store_true", help="refresh docs/cost.md")
+    parser.add_argument("--ingress", choices=INGRESSES, help="the front door to cost")
+    parser.add_argument("--json", action="store_true", help="the headline figures as JSON")
     args = parser.parse_args()
-    text = render(load_config(args.config) if args.config else HooklineConfig())
+    config = load_config(args.config) if args.config else HooklineConfig()
+    if args.ingress:
+        config = with_ingress(config, args.ingress)
+    if args.json:
+        print(json.dumps(summary(config)))
+        return
+    text = render(config)
     if args.write_doc:
         write_doc(text)
     print(text, end="")

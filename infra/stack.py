@@ -14,6 +14,7 @@ from infra.components.api import Api
 from infra.components.database import Database, DatabaseAccess, ExternalDatabase
 from infra.components.delivery import DeliverFunctions
 from infra.components.functions import FunctionContext, ServiceFunctions
+from infra.components.ingress import FunctionUrlIngress, HttpIngress
 from infra.components.layer import CoreLayer
 from infra.components.migrations import Migrations
 from infra.components.monitoring import Monitored, Monitoring
@@ -74,14 +75,7 @@ class HooklineStack(Stack):
         services = ServiceFunctions(self, "Services", ctx=ctx, queues=queues)
         deliver = DeliverFunctions(self, "Deliver", ctx=ctx, queues=queues)
         migrations = Migrations(self, "Migrations", ctx=ctx)
-        api = Api(
-            self,
-            "Api",
-            config=config,
-            receiver=services.receiver,
-            management=services.management,
-            waf=config.infrastructure.waf_enabled and not variant.localstack,
-        )
+        api = self._front(config, services, waf=not variant.localstack)
         Schedules(
             self, "Schedules", config=config, fanout=services.fanout, reconcile=services.reconcile
         )
@@ -104,7 +98,7 @@ class HooklineStack(Stack):
                     "replay": services.replay,
                     "migrate": migrations.migrate,
                 },
-                rest_api=api.rest_api,
+                front=api.metrics,
                 database=rds,
             ),
         )
@@ -116,7 +110,10 @@ class HooklineStack(Stack):
                 priority=100,
                 fixed_rate=config.infrastructure.xray_sampling_rate,
                 reservoir_size=1,
-                service_name="*",
+                # Lambda names a function's trace segments after the function, and every
+                # function of this stack is named "<stack>-…": this stack's services only,
+                # not every traced service of the account.
+                service_name=f"{self.stack_name}-*",
                 service_type="*",
                 host="*",
                 http_method="*",
@@ -126,7 +123,7 @@ class HooklineStack(Stack):
             ),
         )
 
-        CfnOutput(self, "ApiUrl", value=api.rest_api.url, description="Base URL of the API")
+        CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API")
         CfnOutput(
             self,
             "InboundUrl",
@@ -136,8 +133,9 @@ class HooklineStack(Stack):
         CfnOutput(
             self,
             "ManagementApiArn",
-            value=api.rest_api.arn_for_execute_api(stage=api.rest_api.deployment_stage.stage_name),
-            description="Grant execute-api:Invoke on this (plus /<method>/v1/*) to API callers",
+            value=api.management_arn,
+            description="Grant execute-api:Invoke on this (plus /<method>/v1/*), or with "
+            "function URLs lambda:InvokeFunctionUrl on this function, to API callers",
         )
         CfnOutput(self, "FanoutFunctionName", value=services.fanout.function_name)
         CfnOutput(self, "ReplayFunctionName", value=services.replay.function_name)
@@ -155,3 +153,29 @@ class HooklineStack(Stack):
             )
             CfnOutput(self, "DatabaseProxyEndpoint", value=rds.proxy.endpoint)
             CfnOutput(self, "DatabaseSecretArn", value=rds.secret.secret_arn)
+
+    def _front(
+        self, config: HooklineConfig, services: ServiceFunctions, *, waf: bool
+    ) -> Api | HttpIngress | FunctionUrlIngress:
+        """The front door `infrastructure.ingress` chose (docs/decisions/0035)."""
+        ingress = config.infrastructure.ingress
+        if ingress == "http":
+            return HttpIngress(
+                self,
+                "Api",
+                config=config,
+                receiver=services.receiver,
+                management=services.management,
+            )
+        if ingress == "function_url":
+            return FunctionUrlIngress(
+                self, "Api", receiver=services.receiver, management=services.management
+            )
+        return Api(
+            self,
+            "Api",
+            config=config,
+            receiver=services.receiver,
+            management=services.management,
+            waf=config.infrastructure.waf_enabled and waf,
+        )

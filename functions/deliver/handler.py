@@ -30,6 +30,7 @@ METRIC = {
     Result.RETRY: "DeliveryRetried",
     Result.DEAD: "DeliveryDead",
     Result.DEFERRED: "DeliveryDeferred",
+    Result.PARKED: "DeliveryParked",
     Result.SKIPPED: "DeliverySkipped",
 }
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hookline.db import resolve_conninfo
+from hookline.db import connect_refreshing, credentials_for
 from hookline.migrate import current_version, migrate
 from hookline.observability import logger
 from hookline.settings import get_settings
@@ -14,9 +14,13 @@ from hookline.settings import get_settings
 
 @logger.inject_lambda_context(log_event=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Apply pending migrations under the advisory lock; safe to run twice or at once."""
-    conninfo = resolve_conninfo(get_settings())
-    applied = migrate(conninfo)
-    version = current_version(conninfo)
+    """Apply pending migrations under the advisory lock; safe to run twice or at once.
+
+    It connects to the instance directly with the rotated secret's password: a refused
+    password (a rotation since the secret was read) re-reads the secret and tries once more.
+    """
+    credentials = credentials_for(get_settings())
+    applied = connect_refreshing(credentials, migrate)
+    version = connect_refreshing(credentials, current_version)
     logger.info("migrations applied", extra={"applied": applied, "version": version})
     return {"applied": applied, "version": version}

@@ -1,4 +1,6 @@
-"""Receiver: API Gateway REST (v1) proxy events in, verified events into the ledger.
+"""Receiver: proxy events in — API Gateway REST (payload 1.0), HTTP API or a function URL
+(2.0), whichever `infrastructure.ingress` put in front (`hookline.ingress`) — verified events
+into the ledger.
 
 Route: POST /in/{source_id} (provider webhooks; the signature is the auth), and GET for the
 providers that handshake with GET (Meta, X, Dropbox, Okta; others get 405). `/v1` is the
@@ -15,25 +17,27 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline import errors
 from hookline.db import get_database
 from hookline.ingest import Accepted, Handshook, receive_inbound
+from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, logger, metrics, tracer
-from hookline.problems import error_response, header, per_thread, problem, status_for
+from hookline.problems import error_response, header, problem, status_for
 from hookline.runtime import http_client
 from hookline.settings import get_settings
 
 
-def build_app() -> APIGatewayRestResolver:
-    """The routes. One resolver per thread: a resolver holds the current event, and the
-    local runner and benchmarks call this handler from several threads at once (on AWS each
-    container runs one invocation at a time)."""
-    app = APIGatewayRestResolver()
+def build_app(ingress: str = "rest") -> ApiGatewayResolver:
+    """The routes, on the resolver of `ingress`. One resolver per thread: a resolver holds the
+    current event, and the local runner and benchmarks call this handler from several threads
+    at once (on AWS each container runs one invocation at a time)."""
+    app = new_resolver(ingress)
 
     @app.post("/in/<source_id>")
     def receive(source_id: str) -> Response[str]:
@@ -57,10 +61,10 @@ def build_app() -> APIGatewayRestResolver:
     return app
 
 
-current_app = per_thread(build_app)
+current_app = per_thread_and_ingress(build_app)
 
 
-def inbound(app: APIGatewayRestResolver, source_id: str, method: str) -> Response[str]:
+def inbound(app: ApiGatewayResolver, source_id: str, method: str) -> Response[str]:
     """Receive one provider request; a handshake is answered and counted, never stored."""
     settings = get_settings()
     event = app.current_event
@@ -80,7 +84,7 @@ def inbound(app: APIGatewayRestResolver, source_id: str, method: str) -> Respons
     return accepted_response(result)
 
 
-def request_url(app: APIGatewayRestResolver) -> str | None:
+def request_url(app: ApiGatewayResolver) -> str | None:
     """The URL the request reached, as far as API Gateway tells (a source's `public_url`
     overrides it for providers that sign their URL)."""
     event = app.current_event
@@ -88,7 +92,9 @@ def request_url(app: APIGatewayRestResolver) -> str | None:
     if not host:
         return None
     proto = header(app, "X-Forwarded-Proto") or "https"
-    path = event.request_context.path or event.path
+    # REST's request context has the path with its stage; payload 2.0's `path` has it already
+    context = getattr(event, "request_context", None)
+    path = getattr(context, "path", None) or event.path
     query = event.query_string_parameters or {}
     return f"{proto}://{host}{path}" + ("?" + urlencode(query) if query else "")
 
@@ -123,7 +129,7 @@ def domain_error(err: errors.HooklineError) -> Response[str]:
     return error_response(err)
 
 
-def raw_body(app: APIGatewayRestResolver, limit: int) -> bytes:
+def raw_body(app: ApiGatewayResolver, limit: int) -> bytes:
     """The body bytes exactly as the caller sent them (API Gateway may base64 them)."""
     event = app.current_event
     body = event.body or ""
@@ -160,4 +166,4 @@ def accepted_response(accepted: Accepted) -> Response[str]:
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    return current_app().resolve(event, context)
+    return current_app(event_ingress(event)).resolve(event, context)

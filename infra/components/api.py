@@ -18,6 +18,7 @@ from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
 from hookline.config import HooklineConfig
+from infra.components.ingress import PERIOD, FrontMetrics
 from infra.components.logging import retention
 from infra.nag import suppress
 
@@ -71,7 +72,9 @@ class Api(Construct):
             binary_media_types=["*/*"],
             endpoint_types=[apigw.EndpointType.REGIONAL],
             cloud_watch_role=True,
-            cloud_watch_role_removal_policy=RemovalPolicy.DESTROY,
+            # The role is API Gateway's account-wide setting (AWS::ApiGateway::Account): deleting
+            # it with this stack would break every other API's logging in the account.
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
             deploy_options=apigw.StageOptions(
                 stage_name=STAGE,
                 throttling_rate_limit=infra.api_throttle_rate_per_second,
@@ -116,11 +119,27 @@ class Api(Construct):
             request_parameters={"method.request.path.proxy": True},
             request_validator=validator,
         )
-        self.web_acl = self._web_acl(infra.waf_rate_limit_per_5min) if waf else None
+        self.web_acl = (
+            self._web_acl(infra.waf_rate_limit_per_5min, infra.waf_inbound_rate_limit_per_5min)
+            if waf
+            else None
+        )
         self._nag(waf)
 
-    def _web_acl(self, rate_limit: int) -> wafv2.CfnWebACL:
-        """A regional web ACL with one rate-based rule per source IP, on the stage."""
+    def _web_acl(self, rate_limit: int, inbound_limit: int) -> wafv2.CfnWebACL:
+        """A regional web ACL on the stage with two rate-based rules: inbound webhooks per
+        source address *and source path* (a large provider sends from few addresses, to one
+        path per source), at a higher limit; everything else per source address."""
+        inbound = wafv2.CfnWebACL.StatementProperty(
+            byte_match_statement=wafv2.CfnWebACL.ByteMatchStatementProperty(
+                field_to_match=wafv2.CfnWebACL.FieldToMatchProperty(uri_path={}),
+                positional_constraint="CONTAINS",
+                search_string="/in/",
+                text_transformations=[
+                    wafv2.CfnWebACL.TextTransformationProperty(priority=0, type="NONE")
+                ],
+            )
+        )
         web_acl = wafv2.CfnWebACL(
             self,
             "WebAcl",
@@ -129,16 +148,47 @@ class Api(Construct):
             visibility_config=_visibility("hookline-api"),
             rules=[
                 wafv2.CfnWebACL.RuleProperty(
-                    name="rate-per-ip",
+                    name="inbound-rate-per-ip-and-source",
                     priority=0,
                     action=wafv2.CfnWebACL.RuleActionProperty(block={}),
                     statement=wafv2.CfnWebACL.StatementProperty(
                         rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
-                            limit=rate_limit, aggregate_key_type="IP"
+                            limit=inbound_limit,
+                            aggregate_key_type="CUSTOM_KEYS",
+                            custom_keys=[
+                                wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(ip={}),
+                                wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
+                                    uri_path=wafv2.CfnWebACL.RateLimitUriPathProperty(
+                                        text_transformations=[
+                                            wafv2.CfnWebACL.TextTransformationProperty(
+                                                priority=0, type="NONE"
+                                            )
+                                        ]
+                                    )
+                                ),
+                            ],
+                            scope_down_statement=inbound,
+                        )
+                    ),
+                    visibility_config=_visibility("hookline-inbound-rate"),
+                ),
+                wafv2.CfnWebACL.RuleProperty(
+                    name="rate-per-ip",
+                    priority=1,
+                    action=wafv2.CfnWebACL.RuleActionProperty(block={}),
+                    statement=wafv2.CfnWebACL.StatementProperty(
+                        rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
+                            limit=rate_limit,
+                            aggregate_key_type="IP",
+                            scope_down_statement=wafv2.CfnWebACL.StatementProperty(
+                                not_statement=wafv2.CfnWebACL.NotStatementProperty(
+                                    statement=inbound
+                                )
+                            ),
                         )
                     ),
                     visibility_config=_visibility("hookline-rate-per-ip"),
-                )
+                ),
             ],
         )
         wafv2.CfnWebACLAssociation(
@@ -184,6 +234,26 @@ class Api(Construct):
     def inbound_url(self) -> str:
         """The base URL providers post to: `<url>in/<source_id>`."""
         return self.rest_api.url_for_path("/in")
+
+    @property
+    def url(self) -> str:
+        """The stage's base URL."""
+        return self.rest_api.url
+
+    @property
+    def management_arn(self) -> str:
+        """execute-api ARN of the stage (grant `<arn>/<method>/v1/*`)."""
+        return self.rest_api.arn_for_execute_api(stage=self.rest_api.deployment_stage.stage_name)
+
+    @property
+    def metrics(self) -> FrontMetrics:
+        """The REST API's request and error counts."""
+        api = self.rest_api
+        return FrontMetrics(
+            api.metric_count(period=PERIOD),
+            api.metric_client_error(period=PERIOD),
+            api.metric_server_error(period=PERIOD, statistic="Sum"),
+        )
 
 
 def _visibility(metric_name: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:

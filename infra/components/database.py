@@ -10,19 +10,22 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, Names, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from hookline.config import HooklineConfig
+from infra.components.logging import retention
 from infra.components.network import Network
 from infra.nag import suppress
 
 DATABASE_NAME = "hookline"
+DATABASE_USER = "hookline"  # the secret's user; functions sign IAM tokens for it at the proxy
 POSTGRES_PORT = ec2.Port.tcp(5432)
 
 
@@ -39,7 +42,10 @@ class DatabaseAccess(Protocol):
 
 
 class Database(Construct):
-    """RDS PostgreSQL 16 + rotated credentials secret + RDS Proxy (secret auth, TLS)."""
+    """RDS PostgreSQL 16 + rotated credentials secret + RDS Proxy (TLS). The functions
+    authenticate to the proxy with IAM (a token per connection) and never see the password;
+    the proxy authenticates to the instance with the secret, whose rotation it follows
+    (docs/decisions/0033). Only migrate, which goes to the instance directly, reads it."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, config: HooklineConfig, network: Network
@@ -58,7 +64,7 @@ class Database(Construct):
             vpc=network.vpc,
             vpc_subnets=network.db_subnets,
             database_name=DATABASE_NAME,
-            credentials=rds.Credentials.from_generated_secret("hookline"),
+            credentials=rds.Credentials.from_generated_secret(DATABASE_USER),
             allocated_storage=infra.db_allocated_storage_gb,
             max_allocated_storage=infra.db_max_allocated_storage_gb,
             storage_type=rds.StorageType.GP3,
@@ -71,6 +77,8 @@ class Database(Construct):
             ),
             enable_performance_insights=True,
             cloudwatch_logs_exports=["postgresql"],
+            # RDS creates the export's log group itself, never expiring, unless told.
+            cloudwatch_logs_retention=retention(config.log_retention_days),
             auto_minor_version_upgrade=True,
             publicly_accessible=False,
         )
@@ -84,6 +92,16 @@ class Database(Construct):
             # trigger on the first deploy.
             rotate_immediately_on_update=False,
         )
+        # The rotation function (a Serverless Application) would create its log group on its
+        # first run, never expiring: create it first, with the configured retention.
+        rotation_logs = logs.LogGroup(
+            self,
+            "RotationLogs",
+            log_group_name=f"/aws/lambda/{Names.unique_id(self.rotation)}",
+            retention=retention(config.log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.rotation.node.add_dependency(rotation_logs)
         # A sibling of the instance, not its child: the migrations trigger waits for the
         # instance only, while the functions' ingress rules on the proxy wait for the trigger.
         self.proxy = rds.DatabaseProxy(
@@ -94,12 +112,30 @@ class Database(Construct):
             vpc=network.vpc,
             vpc_subnets=network.db_subnets,
             require_tls=True,
-            iam_auth=False,
+            iam_auth=True,
             debug_logging=False,
         )
         self._nag(config)
 
     def _nag(self, config: HooklineConfig) -> None:
+        # CDK's log-retention provider (one per stack) sets the export log group's retention.
+        for child in Stack.of(self).node.children:
+            if child.node.id.startswith("LogRetention"):
+                suppress(
+                    child,
+                    "AwsSolutions-IAM4",
+                    "CDK's log-retention provider function uses the AWS managed "
+                    "AWSLambdaBasicExecutionRole for its own logs.",
+                    ["Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                     "AWSLambdaBasicExecutionRole"],
+                )  # fmt: skip
+                suppress(
+                    child,
+                    "AwsSolutions-IAM5",
+                    "CDK's log-retention provider sets retention on log groups by name "
+                    "(logs:PutRetentionPolicy on '*', as CDK generates it).",
+                    ["Resource::*"],
+                )
         suppress(
             self.instance,
             "AwsSolutions-RDS11",
@@ -116,8 +152,9 @@ class Database(Construct):
         suppress(
             self.instance,
             "AwsSolutions-RDS6",
-            "Functions authenticate to the RDS Proxy with the rotated Secrets Manager secret; "
-            "IAM database authentication would add a token call per connection and is unused.",
+            "Functions authenticate to the RDS Proxy with IAM (decision 0033); the proxy and "
+            "the migrate function authenticate to the instance with the rotated secret, so "
+            "IAM authentication on the instance itself is unused.",
         )
         if not config.infrastructure.deletion_protection:
             suppress(
@@ -128,15 +165,24 @@ class Database(Construct):
             )
 
     def environment(self, *, direct: bool = False) -> dict[str, str]:
-        """Secret ARN, plus the proxy endpoint as host unless `direct` (migrations)."""
-        env = {"HOOKLINE_DATABASE_SECRET_ARN": self.secret.secret_arn}
-        if not direct:
-            env["HOOKLINE_DATABASE_HOST"] = self.proxy.endpoint
-        return env
+        """The proxy endpoint and the IAM database user; for `direct` (migrations) the
+        secret's ARN instead (the instance, with the rotated password)."""
+        if direct:
+            return {"HOOKLINE_DATABASE_SECRET_ARN": self.secret.secret_arn}
+        return {
+            "HOOKLINE_DATABASE_HOST": self.proxy.endpoint,
+            "HOOKLINE_DATABASE_IAM_USER": DATABASE_USER,
+            "HOOKLINE_DATABASE_NAME": DATABASE_NAME,
+            "HOOKLINE_DATABASE_PROXIED": "true",
+        }
 
     def grant_connect(self, fn: lambda_.Function, *, direct: bool = False) -> None:
-        """Secret read on the one secret; port 5432 from `fn` to the proxy (or instance)."""
-        self.secret.grant_read(_role(fn))
+        """rds-db:connect at the proxy as the database user (or, `direct`, a read of the
+        one secret); port 5432 from `fn` to the proxy (or instance)."""
+        if direct:
+            self.secret.grant_read(_role(fn))
+        else:
+            self.proxy.grant_connect(_role(fn), DATABASE_USER)
         target: ec2.IConnectable = self.instance if direct else self.proxy
         target.connections.allow_from(fn, POSTGRES_PORT, f"{fn.node.id} to Postgres")
 

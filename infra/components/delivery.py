@@ -53,6 +53,11 @@ class DeliverFunctions(Construct):
                     timeout_seconds=config.deliver_function_timeout_seconds,
                     environment={"HOOKLINE_TENANT_GROUP": group.name},
                     reserved_concurrency=group.max_concurrency,
+                    # Deferrals and short retries go back to this function's own queue; after
+                    # ~16 hops Lambda would stop the chain. The bounce is bounded in the code
+                    # instead: a delivery deferred too often in a row is parked in Postgres
+                    # (docs/decisions/0034).
+                    allow_recursive_loop=True,
                 ),
             )
             window = group.batching_window_seconds

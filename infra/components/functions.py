@@ -18,11 +18,12 @@ from infra.components.database import DatabaseAccess
 from infra.components.layer import CONFIG_PATH_IN_LAYER, CoreLayer
 from infra.components.logging import retention
 from infra.components.network import Network
-from infra.components.queues import GroupQueues
+from infra.components.queues import GroupQueues, resource_prefix
 from infra.nag import suppress
 from infra.paths import function_dir
 
 METRICS_NAMESPACE = "Hookline"
+API_GATEWAY_TIMEOUT_SECONDS = 29  # the REST API's integration timeout
 QUEUE_URL_PREFIX = Fn.sub("https://sqs.${AWS::Region}.${AWS::URLSuffix}/${AWS::AccountId}/")
 
 # Lambda's VPC networking (ENIs) and X-Ray segment upload accept no resource ARNs.
@@ -52,6 +53,8 @@ class FunctionSpec:
     environment: dict[str, str] = field(default_factory=dict)
     reserved_concurrency: int | None = None
     direct_database: bool = False  # bypass the proxy (migrations)
+    # Deliver sends deferrals and short retries to its own queue on purpose (decision 0034).
+    allow_recursive_loop: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class HooklineFunction(Construct):
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             "HOOKLINE_CONFIG": CONFIG_PATH_IN_LAYER,
             "HOOKLINE_QUEUE_URL_PREFIX": QUEUE_URL_PREFIX,
+            "HOOKLINE_RESOURCE_PREFIX": resource_prefix(self),
             **ctx.database.environment(direct=spec.direct_database),
             **({"HOOKLINE_KMS_KEY_ID": ctx.secrets_key.key_arn} if ctx.secrets_key else {}),
             **spec.environment,
@@ -129,6 +133,7 @@ class HooklineFunction(Construct):
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             tracing=lambda_.Tracing.ACTIVE,
             reserved_concurrent_executions=spec.reserved_concurrency,
+            recursive_loop=(lambda_.RecursiveLoop.ALLOW if spec.allow_recursive_loop else None),
             vpc=network.vpc if network else None,
             vpc_subnets=network.app_subnets if network else None,
             allow_all_outbound=True if network else None,
@@ -176,6 +181,10 @@ class ServiceFunctions(Construct):
                 memory_mb=infra.receiver_memory_mb,
                 timeout_seconds=infra.receiver_timeout_seconds,
                 environment={"HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name},
+                # Behind a function URL nothing else throttles the receiver (decision 0035).
+                reserved_concurrency=(
+                    infra.receiver_reserved_concurrency if infra.ingress == "function_url" else None
+                ),
             ),
         )
         management = HooklineFunction(
@@ -186,7 +195,9 @@ class ServiceFunctions(Construct):
                 name="api",
                 description="The /v1 management API: tenants, sources, endpoints, events",
                 memory_mb=infra.receiver_memory_mb,
-                timeout_seconds=infra.replay_timeout_seconds,
+                # API Gateway answers 504 after 29 s whatever the function does: long work is
+                # a replay run (202 and the replay function), not a request.
+                timeout_seconds=min(infra.api_timeout_seconds, API_GATEWAY_TIMEOUT_SECONDS),
                 environment={"HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name},
             ),
         )
@@ -220,9 +231,11 @@ class ServiceFunctions(Construct):
         self.replay = replay.function
 
         # A nudge or a schedule tick that fails is superseded by the next one: no retries,
-        # and stale events expire instead of queueing behind the reserved concurrency.
+        # and stale events expire after a minute (the shortest Lambda allows, the schedule's
+        # period) instead of piling up as throttled invocations behind the reserved
+        # concurrency.
         for fn in (self.fanout, self.reconcile):
-            fn.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(2))
+            fn.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))
 
         for caller in (receiver, management):
             self.fanout.grant_invoke(caller.function)

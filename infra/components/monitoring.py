@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aws_cdk import Duration, Stack
-from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
@@ -22,6 +21,7 @@ from constructs import Construct
 
 from hookline.config import HooklineConfig
 from infra.components.database import Database
+from infra.components.ingress import FrontMetrics
 from infra.components.queues import GroupQueues
 
 NAMESPACE = "Hookline"
@@ -54,7 +54,7 @@ class Monitored:
     queues: GroupQueues
     deliver: dict[str, lambda_.Function]
     functions: dict[str, lambda_.Function]  # receiver, fanout, reconcile, replay, migrate
-    rest_api: apigw.RestApi
+    front: FrontMetrics  # the REST API, HTTP API or function URL (infrastructure.ingress)
     database: Database | None
 
 
@@ -151,9 +151,7 @@ class Monitoring(Construct):
             )
         )
         alarms.append(
-            self._target.rest_api.metric_server_error(
-                period=Duration.minutes(5), statistic="Sum"
-            ).create_alarm(
+            self._target.front.server_errors.create_alarm(
                 self,
                 "Receiver5xx",
                 alarm_description="The API answered 5xx (503 = database unreachable).",
@@ -280,9 +278,9 @@ class Monitoring(Construct):
                 _graph(
                     "API requests and errors",
                     [
-                        target.rest_api.metric_count(period=PERIOD, label="requests"),
-                        target.rest_api.metric_client_error(period=PERIOD, label="4xx"),
-                        target.rest_api.metric_server_error(period=PERIOD, label="5xx"),
+                        target.front.requests.with_(label="requests"),
+                        target.front.client_errors.with_(label="4xx"),
+                        target.front.server_errors.with_(label="5xx"),
                     ],
                 ),
                 *self._database_widgets(),

@@ -2,14 +2,15 @@
 
 Queues are standard queues; fan-out sets `MessageGroupId` = endpoint id, which makes SQS treat
 them as fair queues (one noisy endpoint does not raise everyone's dwell time). Names come from
-`TenantGroup.queue_name` / `dlq_name` because the code builds queue URLs from them.
+`TenantGroup.queue_name_for(prefix)` / `dlq_name_for` because the code builds queue URLs from
+them; the prefix is the stack's name (`resource_prefix`), so stacks live side by side.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -40,11 +41,12 @@ class GroupQueues(Construct):
             VISIBILITY_TIMEOUT_FACTOR * config.deliver_function_timeout_seconds
         )
         self.by_group: dict[str, GroupQueue] = {}
+        prefix = resource_prefix(self)
         for group in config.tenant_groups:
             dlq = sqs.Queue(
                 self,
                 f"{group.name}-dlq",
-                queue_name=group.dlq_name,
+                queue_name=group.dlq_name_for(prefix),
                 encryption=sqs.QueueEncryption.SQS_MANAGED,
                 enforce_ssl=True,
                 retention_period=DLQ_RETENTION,
@@ -52,7 +54,7 @@ class GroupQueues(Construct):
             queue = sqs.Queue(
                 self,
                 group.name,
-                queue_name=group.queue_name,
+                queue_name=group.queue_name_for(prefix),
                 encryption=sqs.QueueEncryption.SQS_MANAGED,
                 enforce_ssl=True,
                 visibility_timeout=visibility,
@@ -67,3 +69,9 @@ class GroupQueues(Construct):
     def all(self) -> list[GroupQueue]:
         """Every group's queues, in config order."""
         return list(self.by_group.values())
+
+
+def resource_prefix(scope: Construct) -> str:
+    """The start of this stack's physical names: its name, lowercased ("Hookline" keeps the
+    names `hookline-deliver-<group>`; "HooklineStaging" gets its own)."""
+    return Stack.of(scope).stack_name.lower()

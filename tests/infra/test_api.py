@@ -72,27 +72,33 @@ def test_stage_is_throttled_traced_and_logs_json(variant: StackView) -> None:
     assert {"requestId", "ip", "status", "resource", "integrationLatency"} <= set(fields)
 
 
-def test_waf_rate_rule_guards_the_stage(aws: StackView) -> None:
-    aws.template.has_resource_properties(
-        "AWS::WAFv2::WebACL",
-        {
-            "Scope": "REGIONAL",
-            "Rules": [
-                Match.object_like(
-                    {
-                        "Statement": {
-                            "RateBasedStatement": {
-                                "AggregateKeyType": "IP",
-                                "Limit": aws.config.infrastructure.waf_rate_limit_per_5min,
-                            }
-                        },
-                        "Action": {"Block": {}},
-                    }
-                )
-            ],
-        },
-    )
+def test_waf_rate_rules_guard_the_stage_without_blocking_a_large_provider(
+    aws: StackView,
+) -> None:
+    infra = aws.config.infrastructure
+    (acl,) = aws.of_type("AWS::WAFv2::WebACL").values()
+    rules = {r["Name"]: r for r in acl["Properties"]["Rules"]}
+    assert all(r["Action"] == {"Block": {}} for r in rules.values())
+    # Inbound webhooks: per source address and source path, at the higher limit, so a
+    # provider sending from a few addresses to many sources is not blocked as one client
+    inbound = rules["inbound-rate-per-ip-and-source"]["Statement"]["RateBasedStatement"]
+    assert inbound["Limit"] == infra.waf_inbound_rate_limit_per_5min
+    assert inbound["AggregateKeyType"] == "CUSTOM_KEYS"
+    assert [set(k) for k in inbound["CustomKeys"]] == [{"IP"}, {"UriPath"}]
+    match = inbound["ScopeDownStatement"]["ByteMatchStatement"]
+    assert (match["SearchString"], match["FieldToMatch"]) == ("/in/", {"UriPath": {}})
+    # Everything else: per source address, outside /in/
+    other = rules["rate-per-ip"]["Statement"]["RateBasedStatement"]
+    assert (other["AggregateKeyType"], other["Limit"]) == ("IP", infra.waf_rate_limit_per_5min)
+    assert other["ScopeDownStatement"]["NotStatement"]["Statement"] == {"ByteMatchStatement": match}
     aws.template.resource_count_is("AWS::WAFv2::WebACLAssociation", 1)
+
+
+def test_api_gateways_account_wide_cloudwatch_role_outlives_the_stack(aws: StackView) -> None:
+    (account,) = aws.of_type("AWS::ApiGateway::Account").values()
+    role = account["Properties"]["CloudWatchRoleArn"]["Fn::GetAtt"][0]
+    assert aws.resources[role]["DeletionPolicy"] == "Retain"
+    assert account["DeletionPolicy"] == "Retain"
 
 
 def test_localstack_variant_has_no_waf(localstack: StackView) -> None:

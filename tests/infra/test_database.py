@@ -3,6 +3,8 @@ deploy run before the functions and the API are created or updated."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aws_cdk.assertions import Match
 
@@ -53,27 +55,32 @@ def test_credentials_are_a_rotated_secret(aws: StackView) -> None:
     )
 
 
-def test_proxy_requires_tls_and_authenticates_with_the_secret(aws: StackView) -> None:
+def test_proxy_requires_tls_and_iam_and_keeps_the_secret_itself(aws: StackView) -> None:
     aws.template.has_resource_properties(
         "AWS::RDS::DBProxy",
         {
             "EngineFamily": "POSTGRESQL",
             "RequireTLS": True,
-            "Auth": [Match.object_like({"AuthScheme": "SECRETS", "IAMAuth": "DISABLED"})],
+            "Auth": [Match.object_like({"AuthScheme": "SECRETS", "IAMAuth": "REQUIRED"})],
         },
     )
 
 
-def test_functions_connect_through_the_proxy_except_migrate(aws: StackView) -> None:
+def test_functions_connect_through_the_proxy_with_iam_except_migrate(aws: StackView) -> None:
+    # A rotation changes the password: only migrate, which reconnects once on refusal,
+    # holds it; every other function signs an IAM token per connection (decision 0033).
     proxy = aws.logical_id("Proxy", "AWS::RDS::DBProxy")
     for name, fn in aws.functions().items():
         env = env_of(fn)
-        assert "HOOKLINE_DATABASE_SECRET_ARN" in env, name
         if "Migrate" in name:
             # migrations go straight to the instance: the proxy may still be registering
+            assert "HOOKLINE_DATABASE_SECRET_ARN" in env
             assert "HOOKLINE_DATABASE_HOST" not in env
         else:
+            assert "HOOKLINE_DATABASE_SECRET_ARN" not in env, name
             assert env["HOOKLINE_DATABASE_HOST"] == {"Fn::GetAtt": [proxy, "Endpoint"]}, name
+            assert env["HOOKLINE_DATABASE_IAM_USER"] == "hookline", name
+            assert env["HOOKLINE_DATABASE_PROXIED"] == "true", name
 
 
 def test_only_the_proxy_rotation_and_migrate_reach_the_instance(aws: StackView) -> None:
@@ -115,3 +122,19 @@ def test_migrations_run_on_deploy_after_the_database_before_the_code(aws: StackV
         assert trigger_id in aws.resources[name].get("DependsOn", []), name
     deployment = aws.logical_id("Deployment", "AWS::ApiGateway::Deployment")
     assert trigger_id in aws.resources[deployment].get("DependsOn", [])
+
+
+def test_the_rds_log_export_and_the_rotation_function_logs_expire(aws: StackView) -> None:
+    days = 30  # retention(config.log_retention_days) for the default 30
+    assert aws.config.log_retention_days == days
+    (retention,) = aws.of_type("Custom::LogRetention").values()
+    assert retention["Properties"]["RetentionInDays"] == days
+    assert "/postgresql" in json.dumps(retention["Properties"]["LogGroupName"])
+    (app,) = aws.of_type("AWS::Serverless::Application").values()
+    name = app["Properties"]["Parameters"]["functionName"]
+    groups = {
+        g["Properties"]["LogGroupName"]: g
+        for g in aws.of_type("AWS::Logs::LogGroup").values()
+        if isinstance(g["Properties"].get("LogGroupName"), str)
+    }
+    assert groups[f"/aws/lambda/{name}"]["Properties"]["RetentionInDays"] == days

@@ -72,6 +72,19 @@ def test_fanout_and_reconcile_do_not_retry_superseded_ticks(aws: StackView) -> N
     assert targets == {aws.function("Fanout")[0], aws.function("Reconcile")[0]}
     for config in configs:
         assert config["Properties"]["MaximumRetryAttempts"] == 0
+        # A nudge older than the schedule's period is worth nothing: it expires.
+        assert config["Properties"]["MaximumEventAgeInSeconds"] == 60
+
+
+def test_only_the_deliver_functions_allow_their_recursive_loop(aws: StackView) -> None:
+    for name, fn in aws.functions().items():
+        loop = fn["Properties"].get("RecursiveLoop")
+        assert loop == ("Allow" if "Deliver" in name else None), name
+
+
+def test_the_management_api_times_out_before_api_gateway(aws: StackView) -> None:
+    _, management = aws.function("Management")
+    assert management["Properties"]["Timeout"] <= 29
 
 
 def test_concurrency_limits(aws: StackView) -> None:

@@ -119,10 +119,19 @@ def test_the_api_sends_resends_to_every_group_queue_only(variant: StackView) -> 
     assert _targets(variant, "Management", "sqs:ReceiveMessage") == set()
 
 
-def test_database_secret_is_read_by_its_arn(aws: StackView) -> None:
+def test_only_migrate_reads_the_database_secret_the_others_connect_with_iam(
+    aws: StackView,
+) -> None:
     attachment = aws.logical_id("SecretAttachment", "AWS::SecretsManager::SecretTargetAttachment")
     for name in aws.functions():
-        assert _targets(aws, name, "secretsmanager:GetSecretValue") == {attachment}, name
+        secret_reads = _targets(aws, name, "secretsmanager:GetSecretValue")
+        connects = [s for s in _statements(aws, name) if "rds-db:connect" in actions_of(s)]
+        if "Migrate" in name:
+            assert secret_reads == {attachment} and connects == [], name
+        else:
+            assert attachment not in secret_reads and len(connects) == 1, name
+            (resource,) = resources_of(connects[0])
+            assert ":dbuser:" in json.dumps(resource) and "/hookline" in json.dumps(resource)
 
 
 def _catchup_reader(view: StackView) -> tuple[str, dict[str, Any]]:

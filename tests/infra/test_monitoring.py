@@ -87,7 +87,8 @@ def test_traces_are_sampled_at_the_configured_rate(variant: StackView) -> None:
             "SamplingRule": {
                 "FixedRate": variant.config.infrastructure.xray_sampling_rate,
                 "ReservoirSize": 1,
-                "ServiceName": "*",
+                # This stack's functions only, not every service of the account
+                "ServiceName": f"{variant.stack.stack_name}-*",
                 "ServiceType": "*",
                 "Host": "*",
                 "HTTPMethod": "*",

@@ -14,6 +14,10 @@ from typing import Any
 
 from hookline.retry import DEFAULT_DEADLINE, DEFAULT_JITTER, DEFAULT_SCHEDULE
 
+DEFAULT_RESOURCE_PREFIX = "hookline"
+# The front door (docs/decisions/0035): API Gateway REST, HTTP API, or Lambda function URLs.
+INGRESSES = ("rest", "http", "function_url")
+
 
 @dataclass(frozen=True)
 class TenantGroup:
@@ -27,13 +31,22 @@ class TenantGroup:
 
     @property
     def queue_name(self) -> str:
-        """Name of the group's delivery queue."""
-        return f"hookline-deliver-{self.name}"
+        """Name of the group's delivery queue (with the default resource prefix)."""
+        return self.queue_name_for(DEFAULT_RESOURCE_PREFIX)
 
     @property
     def dlq_name(self) -> str:
-        """Name of the group's dead-letter queue."""
-        return f"hookline-deliver-{self.name}-dlq"
+        """Name of the group's dead-letter queue (with the default resource prefix)."""
+        return self.dlq_name_for(DEFAULT_RESOURCE_PREFIX)
+
+    def queue_name_for(self, prefix: str) -> str:
+        """The delivery queue's name in the deployment whose names start with `prefix`
+        (on AWS the stack's name, so two stacks live side by side in one account)."""
+        return f"{prefix}-deliver-{self.name}"
+
+    def dlq_name_for(self, prefix: str) -> str:
+        """The dead-letter queue's name under `prefix`."""
+        return f"{prefix}-deliver-{self.name}-dlq"
 
 
 @dataclass(frozen=True)
@@ -58,8 +71,14 @@ class Infrastructure:
     db_multi_az: bool = False
     db_backup_retention_days: int = 7
     db_secret_rotation_days: int = 30
-    waf_enabled: bool = True
-    waf_rate_limit_per_5min: int = 10_000  # per source IP; webhook providers send from few IPs
+    ingress: str = "rest"  # one of INGRESSES
+    # With `function_url` the receiver's reserved concurrency is its only throttle.
+    receiver_reserved_concurrency: int = 50
+    waf_enabled: bool = True  # the REST API's web ACL (the other fronts take no WAF)
+    waf_rate_limit_per_5min: int = 10_000  # per source IP, for everything but /in/
+    # /in/: per source IP *and* source path — a large provider sends from a few addresses,
+    # to one path per source; 100,000 per 5 minutes is ~330 requests/s per address and source.
+    waf_inbound_rate_limit_per_5min: int = 100_000
     api_throttle_rate_per_second: int = 1_000
     api_throttle_burst: int = 2_000
     receiver_memory_mb: int = 256
@@ -67,6 +86,7 @@ class Infrastructure:
     deliver_memory_mb: int = 256
     worker_memory_mb: int = 256  # reconcile, replay and migrate
     receiver_timeout_seconds: int = 10
+    api_timeout_seconds: int = 29  # the management API; at most API Gateway's 29 s
     fanout_timeout_seconds: int = 60
     reconcile_timeout_seconds: int = 120
     replay_timeout_seconds: int = 300
@@ -147,6 +167,9 @@ class HooklineConfig:
             config = cls(
                 tenant_groups=groups, schedules=schedules, infrastructure=infrastructure, **rest
             )
+        if config.infrastructure.ingress not in INGRESSES:
+            known = ", ".join(INGRESSES)
+            raise ValueError(f"infrastructure.ingress must be one of {known}")
         if config.default_group not in config.group_names:
             raise ValueError(f"default_group {config.default_group!r} is not a tenant group")
         return config

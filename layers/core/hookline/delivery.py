@@ -40,6 +40,7 @@ class Result(StrEnum):
     RETRY = "retry"
     DEAD = "dead"
     DEFERRED = "deferred"  # no slot or over the rate limit: sent back, no attempt counted
+    PARKED = "parked"  # deferred too often in a row: a due row for fan-out, off the queue
     SKIPPED = "skipped"  # stale or duplicate message, or already finished
 
 
@@ -54,6 +55,9 @@ class DeliveryOptions:
     queued_lease: timedelta = timedelta(minutes=15)
     endpoint_disable_after: timedelta = timedelta(days=5)
     busy_retry_seconds: float = 1.0  # wait before retrying an endpoint at its cap
+    # Deferred this many times in a row, a delivery leaves the queue for a due row in
+    # Postgres that fan-out enqueues when due (docs/decisions/0034).
+    max_deferrals_in_a_row: int = 3
 
     @property
     def claim_lease(self) -> timedelta:
@@ -118,7 +122,9 @@ class Deliverer:
             # the reconciler brings it back), while the attempt's record commits durably and
             # flushes it with it; the endpoint row the slot locks is released at that commit
             # (docs/decisions/0014-delivery-claims-commit-asynchronously.md, 0025).
-            claim = repo.claim_to_send(conn, delivery_id, seq, self.options.claim_lease, now)
+            claim = repo.claim_to_send(
+                conn, delivery_id, seq, self.options.claim_lease, now, durable=self.db.proxied
+            )
             if claim is None:
                 return Handled(Result.SKIPPED)
             job = claim.job
@@ -133,9 +139,15 @@ class Deliverer:
                 # Jitter spreads the deferred messages of a busy endpoint over the next seconds.
                 delay = max(claim.wait_seconds, self.options.busy_retry_seconds)
                 delay *= 1 + random.random()
+                deferrals = DeliveryMessage.deferrals_in(body) + 1
+                if deferrals > self.options.max_deferrals_in_a_row:
+                    # A busy endpoint: stop riding the queue (and Lambda's loop count); due
+                    # after the same wait, it is enqueued by the next fan-out run after that.
+                    repo.park(conn, job, timedelta(seconds=delay))
+                    return Handled(Result.PARKED)
                 lease = self.options.queued_lease + timedelta(seconds=delay)
-                repo.defer_without_flush(conn, job, lease)
-                return self._requeue_deferred(job, delay)
+                repo.defer_without_flush(conn, job, lease, durable=self.db.proxied)
+                return self._requeue_deferred(job, delay, deferrals)
             try:
                 secrets = [reveal(conn, sealed) for sealed in claim.sealed_secrets]
             except Exception:
@@ -151,8 +163,9 @@ class Deliverer:
             repo.release_slot(conn, job)
             repo.defer(conn, job, self.options.queued_lease)
 
-    def _requeue_deferred(self, job: Job, delay: float) -> Handled:
-        failed = self.queues.send([self._message(job, job.seq)], delay_seconds=delay)
+    def _requeue_deferred(self, job: Job, delay: float, deferrals: int) -> Handled:
+        message = DeliveryMessage(job.id, job.seq, job.endpoint_id, job.tenant_group, deferrals)
+        failed = self.queues.send([message], delay_seconds=delay)
         if failed:
             # The original message stays on the queue (we raise), and is claimable again.
             raise RuntimeError("could not re-queue a deferred delivery")

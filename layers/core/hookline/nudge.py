@@ -5,7 +5,8 @@ fails the request that triggered it. Who is nudged, and how:
 
 * the process runs the fan-out itself (the dev stack, all in one or `--role fanout`): an
   in-process call (`set_local_nudger`);
-* on AWS (`HOOKLINE_FANOUT_FUNCTION` set): an asynchronous Lambda invoke;
+* on AWS (`HOOKLINE_FANOUT_FUNCTION` set): an asynchronous Lambda invoke, one try with
+  short timeouts (~100 ms at most; `hookline.aws.best_effort_client`);
 * locally, any other process (`HOOKLINE_LOCAL_MODE` on, no fan-out function: the CLI, the
   `front` role, a producer pointed at the dev stack by `hookline dev --print-env`):
   `NOTIFY hookline_fanout`, which the dev stack's fan-out process LISTENs for
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hookline.aws import client
+from hookline.aws import best_effort_client
 from hookline.db import Connection, get_database
 from hookline.observability import logger
 from hookline.settings import Settings
@@ -42,7 +43,9 @@ def nudge_fanout(settings: Settings) -> None:
         if _local_nudger is not None:
             _local_nudger()
         elif settings.fanout_function_name:
-            client("lambda", settings).invoke(
+            # At most ~100 ms and one try: a slow Lambda API must not turn a committed
+            # event into a 5xx; the schedule picks up what a lost nudge left.
+            best_effort_client("lambda", settings).invoke(
                 FunctionName=settings.fanout_function_name,
                 InvocationType="Event",
                 Payload=b'{"source":"hookline.nudge"}',

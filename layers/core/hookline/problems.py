@@ -10,6 +10,7 @@ from http import HTTPStatus
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 
 from hookline import errors
 from hookline.secretbox import SecretsUnavailable
@@ -66,7 +67,7 @@ def error_response(err: errors.HooklineError) -> Response[str]:
     return problem(status, str(err), headers)
 
 
-def header(app: APIGatewayRestResolver, name: str) -> str | None:
+def header(app: ApiGatewayResolver, name: str) -> str | None:
     """A request header, case-insensitively."""
     wanted = name.lower()
     for key, value in (app.current_event.headers or {}).items():

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hookline.config import HooklineConfig
+from hookline.config import DEFAULT_RESOURCE_PREFIX, HooklineConfig
 from hookline.errors import BadRequest
 
 MAX_DELAY_SECONDS = 900  # SQS's longest DelaySeconds: 15 minutes
@@ -53,16 +53,30 @@ class DeadLetter:
 
 @dataclass(frozen=True)
 class DeliveryMessage:
-    """What a queue message says: which delivery, and which enqueue generation."""
+    """What a queue message says: which delivery, and which enqueue generation; for a
+    deferral sent back to the queue, how many times in a row it was deferred."""
 
     delivery_id: str
     seq: int
     endpoint_id: str
     tenant_group: str
+    deferrals: int = 0
 
     def body(self) -> str:
         """The message body."""
-        return json.dumps({"delivery_id": self.delivery_id, "seq": self.seq})
+        doc: dict[str, Any] = {"delivery_id": self.delivery_id, "seq": self.seq}
+        if self.deferrals:
+            doc["deferrals"] = self.deferrals
+        return json.dumps(doc)
+
+    @staticmethod
+    def deferrals_in(body: str) -> int:
+        """How many times in a row the message's delivery was deferred (0 if not said)."""
+        try:
+            value = json.loads(body).get("deferrals", 0)
+        except (ValueError, AttributeError):
+            return 0
+        return value if isinstance(value, int) and value > 0 else 0
 
     @staticmethod
     def parse(body: str) -> tuple[str, int]:
@@ -87,17 +101,19 @@ class DeliveryQueues:
         *,
         url_prefix: str | None = None,
         fair_queues: bool = True,
+        name_prefix: str = DEFAULT_RESOURCE_PREFIX,
     ) -> None:
         self.sqs = sqs
         self.config = config
         self.url_prefix = url_prefix
+        self.name_prefix = name_prefix
         self.fair_queues = fair_queues
         self._urls: dict[str, str] = {}
 
     def url(self, group: str) -> str:
         """The queue URL of a tenant group (from the prefix, else looked up once)."""
         if group not in self._urls:
-            name = self.config.group(group).queue_name
+            name = self.config.group(group).queue_name_for(self.name_prefix)
             if self.url_prefix:
                 self._urls[group] = self.url_prefix.rstrip("/") + "/" + name
             else:
@@ -106,7 +122,7 @@ class DeliveryQueues:
 
     def dlq_url(self, group: str) -> str:
         """The dead-letter queue URL of a tenant group."""
-        name = self.config.group(group).dlq_name
+        name = self.config.group(group).dlq_name_for(self.name_prefix)
         if self.url_prefix:
             return self.url_prefix.rstrip("/") + "/" + name
         return str(self.sqs.get_queue_url(QueueName=name)["QueueUrl"])

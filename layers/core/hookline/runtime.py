@@ -41,6 +41,7 @@ def _queues(settings: Settings) -> DeliveryQueues:
         settings.config,
         url_prefix=settings.queue_url_prefix,
         fair_queues=settings.sqs_fair_queues,
+        name_prefix=settings.resource_prefix,
     )
 
 

@@ -43,6 +43,14 @@ class Settings:
     # On AWS the database URL is assembled from this Secrets Manager secret (RDS managed).
     database_secret_arn: str | None = None
     database_host: str | None = None  # RDS Proxy endpoint, overrides the secret's host
+    # IAM authentication to RDS Proxy as this database user (docs/decisions/0033): a token
+    # per new connection, no secret read; the proxy holds the rotated secret.
+    database_iam_user: str | None = None
+    database_port: int = 5432
+    database_name: str = "hookline"
+    database_sslmode: str = "require"  # for a connection built from the secret's fields
+    # Connections go through RDS Proxy: no statement may pin the session (decision 0036).
+    database_proxied: bool = False
     db_pool_size: int = 4
     db_connect_timeout_seconds: float = 3.0
     max_body_bytes: int = 1024 * 1024
@@ -52,6 +60,8 @@ class Settings:
     aws_endpoint_url: str | None = None
     aws_region: str = "us-east-1"
     queue_url_prefix: str | None = None  # base URL of the group queues
+    # Physical names start with this (on AWS the stack's name, lowercased): queues, DLQs.
+    resource_prefix: str = "hookline"
     fanout_function_name: str | None = None  # nudged asynchronously after an accept
     # Runs replays created through the API (invoked asynchronously); none: a local thread.
     replay_function_name: str | None = None
@@ -85,6 +95,11 @@ class Settings:
             database_url=e.get("DATABASE_URL", ""),
             database_secret_arn=e.get("HOOKLINE_DATABASE_SECRET_ARN") or None,
             database_host=e.get("HOOKLINE_DATABASE_HOST") or None,
+            database_iam_user=e.get("HOOKLINE_DATABASE_IAM_USER") or None,
+            database_port=int(e.get("HOOKLINE_DATABASE_PORT", "5432")),
+            database_name=e.get("HOOKLINE_DATABASE_NAME") or "hookline",
+            database_sslmode=e.get("HOOKLINE_DATABASE_SSLMODE") or "require",
+            database_proxied=_bool(e.get("HOOKLINE_DATABASE_PROXIED")),
             db_pool_size=int(e.get("HOOKLINE_DB_POOL_SIZE", "4")),
             db_connect_timeout_seconds=float(e.get("HOOKLINE_DB_CONNECT_TIMEOUT", "3")),
             max_body_bytes=int(e.get("HOOKLINE_MAX_BODY_BYTES", str(1024 * 1024))),
@@ -94,6 +109,7 @@ class Settings:
             aws_endpoint_url=e.get("AWS_ENDPOINT_URL") or None,
             aws_region=e.get("AWS_REGION") or e.get("AWS_DEFAULT_REGION") or "us-east-1",
             queue_url_prefix=e.get("HOOKLINE_QUEUE_URL_PREFIX") or None,
+            resource_prefix=e.get("HOOKLINE_RESOURCE_PREFIX") or "hookline",
             fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
             replay_function_name=e.get("HOOKLINE_REPLAY_FUNCTION") or None,
             config_path=e.get("HOOKLINE_CONFIG") or None,

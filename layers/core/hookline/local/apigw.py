@@ -80,6 +80,73 @@ def build_rest_event(
     }
 
 
+def build_http_event(
+    method: str,
+    path: str,
+    headers: Iterable[tuple[str, str]] | Mapping[str, str] = (),
+    body: bytes = b"",
+    *,
+    query: str = "",
+    identity_arn: str | None = None,
+    function_url: bool = False,
+) -> dict[str, Any]:
+    """A payload format 2.0 event for one request, as an HTTP API (`$default` stage) or a
+    Lambda function URL builds it: header names lowercased, repeated headers joined with
+    commas, cookies apart, the body base64-encoded (binary-safe; both fronts do so for
+    content types they do not treat as text), the IAM caller under `authorizer.iam`."""
+    joined: dict[str, str] = {}
+    cookies: list[str] = []
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
+    for name, value in pairs:
+        key = name.lower()
+        if key == "cookie":
+            cookies += [c.strip() for c in value.split(";") if c.strip()]
+            continue
+        joined[key] = f"{joined[key]},{value}" if key in joined else value
+    query_pairs = parse_qsl(query, keep_blank_values=True)
+    resource, path_parameters = match_resource(path)
+    now = time.time()
+    domain = "local.lambda-url.us-east-1.on.aws" if function_url else "local.execute-api.local"
+    context: dict[str, Any] = {
+        "accountId": "000000000000",
+        "apiId": "local",
+        "domainName": domain,
+        "domainPrefix": "local",
+        "http": {
+            "method": method.upper(),
+            "path": path,
+            "protocol": "HTTP/1.1",
+            "sourceIp": "127.0.0.1",
+            "userAgent": joined.get("user-agent", ""),
+        },
+        "requestId": str(uuid.uuid4()),
+        "routeKey": "$default" if function_url else f"{method.upper()} {resource}",
+        "stage": "$default",
+        "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+        "timeEpoch": int(now * 1000),
+    }
+    if identity_arn:
+        context["authorizer"] = {"iam": {"userArn": identity_arn, "callerId": identity_arn}}
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": context["routeKey"],
+        "rawPath": path,
+        "rawQueryString": query,
+        "headers": joined,
+        "requestContext": context,
+        "isBase64Encoded": bool(body),
+    }
+    if cookies:
+        event["cookies"] = cookies
+    if query_pairs:
+        event["queryStringParameters"] = {k: v for k, v in query_pairs}
+    if path_parameters and not function_url:
+        event["pathParameters"] = path_parameters
+    if body:
+        event["body"] = base64.b64encode(body).decode()
+    return event
+
+
 def match_resource(path: str) -> tuple[str, dict[str, str]]:
     """The API resource a path falls under, with its path parameters."""
     parts = path.strip("/").split("/")

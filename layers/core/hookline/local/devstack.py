@@ -442,6 +442,7 @@ class DevStack:
                 port=self.options.port,
                 timeout_seconds=config.infrastructure.receiver_timeout_seconds,
                 health=lambda: {"status": "ok", "pid": os.getpid()},
+                ingress=config.infrastructure.ingress,
             )
         except OSError as err:
             raise DevStackError(

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from hookline.local.apigw import LocalContext, build_rest_event, match_resource
+from hookline.local.apigw import LocalContext, build_http_event, build_rest_event, match_resource
 from hookline.local.devstate import HEALTH_PATH
 from hookline.local.guard import ApiGuard, Refused
 
@@ -78,6 +78,7 @@ class LocalFront:
         health: Callable[[], dict[str, Any]] | None = None,
         one_at_a_time: bool = True,
         operator_key: str | None = None,
+        ingress: str = "rest",
     ) -> None:
         """Bind 127.0.0.1:`port` (0 picks a free port); nothing is served until `start()`.
 
@@ -86,7 +87,11 @@ class LocalFront:
         invocations (needed unless the handlers are safe to run concurrently in one process).
         `operator_key` is the key the API function takes from the stack's operator; the front
         adds it to same-origin `/v1` requests (`hookline.local.guard`).
+        `ingress` is the front door being imitated for `/in` (`infrastructure.ingress`,
+        decision 0035): `rest` sends payload format 1.0, `http` and `function_url` 2.0; `/v1`
+        stays 1.0 until the management API's handler resolves 2.0 too.
         """
+        self.ingress = ingress
         self.handlers = {resource: handler for resource in ROUTES}
         self.handlers.update(handlers or {})
         self.timeout_seconds = timeout_seconds
@@ -144,11 +149,17 @@ class LocalFront:
             except Refused as refused:
                 kind = "ForbiddenException" if refused.status == 403 else None
                 return _api_gateway_error(refused.status, refused.message, kind)
-        event = build_rest_event(method, path, headers, body, query=query)
+        if resource == "/in/{source_id}" and self.ingress != "rest":
+            function_url = self.ingress == "function_url"
+            event = build_http_event(
+                method, path, headers, body, query=query, function_url=function_url
+            )
+        else:
+            event = build_rest_event(method, path, headers, body, query=query)
         context = LocalContext(
             function_name=FUNCTION_NAMES[resource], timeout_seconds=self.timeout_seconds
         )
-        request_id = event["requestContext"]["requestId"]
+        request_id = str(event["requestContext"]["requestId"])
         try:
             with self._invoking:
                 response = self.handlers[resource](event, context)

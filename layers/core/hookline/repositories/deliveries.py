@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 from hookline.db import Connection
@@ -83,6 +84,18 @@ def oldest_pending_outbox_age(conn: Connection) -> float:
     return float(row["seconds"]) if row else 0.0
 
 
+# The claim and the deferral commit without waiting for the disk (decisions 0014, 0025) by
+# setting synchronous_commit for their own transaction. Behind RDS Proxy a set_config pins
+# the session, so there they commit durably instead (decision 0036).
+_NO_FLUSH = "set_config('synchronous_commit', 'off', true)"
+
+
+@cache
+def _statement(name: str, durable: bool) -> str:
+    sql = query(name)
+    return sql.replace(_NO_FLUSH, "NULL::text") if durable else sql
+
+
 @dataclass(frozen=True)
 class Claim:
     """What `claim_to_send` took: the job, and for a sendable one its secrets and slot."""
@@ -116,14 +129,21 @@ def _job(r: dict[str, Any]) -> Job:
 
 
 def claim_to_send(
-    conn: Connection, delivery_id: str, seq: int, lease: timedelta, now: datetime
+    conn: Connection,
+    delivery_id: str,
+    seq: int,
+    lease: timedelta,
+    now: datetime,
+    *,
+    durable: bool = False,
 ) -> Claim | None:
-    """The deliverer's claim in one statement that commits without waiting for the disk:
-    claim this generation, then — only if the endpoint is enabled and `now` is before the
-    deadline — read the endpoint's active secrets and take a slot. Run it outside a
-    transaction (it is its own). None if stale, finished or taken."""
+    """The deliverer's claim in one statement that commits without waiting for the disk
+    (`durable`: with the default commit, for connections through RDS Proxy): claim this
+    generation, then — only if the endpoint is enabled and `now` is before the deadline —
+    read the endpoint's active secrets and take a slot. Run it outside a transaction (it
+    is its own). None if stale, finished or taken."""
     r = conn.execute(
-        query("claim_delivery_to_send"),
+        _statement("claim_delivery_to_send", durable),
         {
             "id": delivery_id,
             "seq": seq,
@@ -151,12 +171,23 @@ def defer(conn: Connection, job: Job, lease: timedelta) -> None:
     )
 
 
-def defer_without_flush(conn: Connection, job: Job, lease: timedelta) -> None:
+def defer_without_flush(
+    conn: Connection, job: Job, lease: timedelta, *, durable: bool = False
+) -> None:
     """`defer` as one statement committing without waiting for the disk (outside a
-    transaction)."""
+    transaction; `durable`: with the default commit, as `claim_to_send`)."""
     conn.execute(
-        query("defer_delivery_without_flush"),
+        _statement("defer_delivery_without_flush", durable),
         {"id": job.id, "lease": lease, "seq": job.seq, "claimed_until": job.claimed_until},
+    )
+
+
+def park(conn: Connection, job: Job, wait: timedelta) -> None:
+    """A delivery deferred too often in a row: pending, due after `wait`, for fan-out to
+    enqueue (no attempt counted); only while this claim stands. Its message is dropped."""
+    conn.execute(
+        query("park_deferred_delivery"),
+        {"id": job.id, "wait": wait, "seq": job.seq, "claimed_until": job.claimed_until},
     )
 
 

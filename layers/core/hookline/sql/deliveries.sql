@@ -101,6 +101,15 @@ SET state = 'queued', lease_expires_at = now() + %(lease)s, updated_at = now()
 WHERE id = %(id)s AND state = 'delivering'
   AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
 
+-- park_deferred_delivery --
+-- Deferred too often in a row (a busy endpoint): off the queue, a due row that fan-out's
+-- claim_due_deliveries enqueues when due; no attempt counted. Only this claim's.
+UPDATE deliveries
+SET state = 'pending', next_attempt_at = now() + %(wait)s, lease_expires_at = NULL,
+    updated_at = now()
+WHERE id = %(id)s AND state = 'delivering'
+  AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
+
 -- insert_attempt --
 INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt,
                       error_class)
