@@ -207,6 +207,12 @@ class Api(Construct):
                 "Inbound webhooks authenticate by the provider's HMAC signature over the raw "
                 "body, verified by the receiver; providers cannot sign SigV4 or Cognito tokens.",
             )
+            suppress(
+                self.inbound_get_method,
+                rule,
+                "A provider's GET handshake (Meta, X, Dropbox, Okta) carries its verify token or "
+                "signed challenge, checked by the receiver; providers cannot sign SigV4.",
+            )
         suppress(
             self.management_method,
             "AwsSolutions-COG4",
