@@ -41,3 +41,7 @@ class DatabaseUnavailable(HooklineError):
 
 class UnsafeURL(BadRequest):
     """An endpoint URL that is not https or resolves to a non-global address."""
+
+
+class ArchiveUnavailable(HooklineError):
+    """The ledger archive (S3) could not be written or read; nothing was removed."""

@@ -234,3 +234,40 @@ CREATE TABLE retention_holds (
     reason      text NOT NULL
 );
 CREATE INDEX retention_holds_tenant_idx ON retention_holds (tenant_id, expires_at);
+
+-- Drop day `day`'s partitions of every hot table, children first, with the rows of the day's
+-- events that sit in the default partitions (deliveries made before this migration). The
+-- caller has archived them. Returns how many partitions were dropped.
+CREATE FUNCTION hookline_drop_day_partitions(day date) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    suffix text := to_char(day, 'YYYYMMDD');
+    lo     text := 'evt_' || hookline_ulid_time(day::timestamp AT TIME ZONE 'UTC');
+    hi     text := 'evt_' || hookline_ulid_time((day + 1)::timestamp AT TIME ZONE 'UTC');
+    tbl    text;
+    busy   boolean;
+    made   integer := 0;
+BEGIN
+    -- Nothing unfinished is ever removed: with the day's deliveries locked against change, a
+    -- delivery a replay made pending again since the caller looked stops the drop.
+    IF to_regclass('deliveries_d' || suffix) IS NOT NULL THEN
+        EXECUTE format('LOCK TABLE %I IN SHARE MODE', 'deliveries_d' || suffix);
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE state IN '
+                       '(''pending'', ''queued'', ''delivering''))', 'deliveries_d' || suffix)
+            INTO busy;
+        IF busy THEN
+            RAISE EXCEPTION 'day % has unfinished deliveries', day
+                USING ERRCODE = 'object_in_use';
+        END IF;
+    END IF;
+    DELETE FROM attempts_default a USING deliveries_default d
+    WHERE a.delivery_id = d.id AND d.event_id >= lo AND d.event_id < hi;
+    DELETE FROM deliveries_default WHERE event_id >= lo AND event_id < hi;
+    FOREACH tbl IN ARRAY ARRAY['attempts', 'deliveries', 'outbox', 'events'] LOOP
+        CONTINUE WHEN to_regclass(tbl || '_d' || suffix) IS NULL;
+        EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', tbl, tbl || '_d' || suffix);
+        EXECUTE format('DROP TABLE %I', tbl || '_d' || suffix);
+        made := made + 1;
+    END LOOP;
+    RETURN made;
+END $$;
