@@ -23,6 +23,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from hookline.archive import ArchiveStore, archive_line, encode_lines, object_key
+from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import ArchiveUnavailable, BadRequest
 from hookline.repositories import retention as repo
@@ -184,3 +185,12 @@ def _retire_day(
 
 def _day_end(day: date) -> datetime:
     return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC)
+
+
+def policy_from_config(config: HooklineConfig) -> RetentionPolicy:
+    """The retention policy of a deployment's configuration."""
+    return RetentionPolicy(
+        ledger_days=config.ledger_retention_days,
+        dedupe_days=config.dedupe_retention_days,
+        partitions_ahead_days=config.partitions_ahead_days,
+    )

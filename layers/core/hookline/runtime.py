@@ -4,11 +4,13 @@ settings: the delivery queues, the HTTP client, the deliverer and the fan-out op
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
 import httpx
 
+from hookline.archive import S3Archive
 from hookline.aws import client
 from hookline.catchup import CatchupContext
 from hookline.db import Database, get_database
@@ -17,6 +19,7 @@ from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
 from hookline.reconcile import ReconcileOptions, Reconciler
 from hookline.replay import ReplayOptions
+from hookline.retention import apply_retention, policy_from_config
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
 from hookline.ssrf import guarded_client
@@ -140,11 +143,22 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
         answer = client("secretsmanager", settings).get_secret_value(SecretId=arn)
         return str(answer["SecretString"])
 
+    archive = (
+        S3Archive(client("s3", settings), settings.archive_bucket)
+        if settings.archive_bucket
+        else None
+    )
+    policy = policy_from_config(settings.config)
+
+    def retention(as_of: datetime) -> dict[str, Any]:
+        return apply_retention(db, archive, policy, as_of=as_of).as_dict()
+
     return Reconciler(
         db,
         delivery_queues(settings),
         reconcile_options(settings),
         catchup=CatchupContext(db, provider_http_client(), read_secret),
+        retention=retention,
     )
 
 
