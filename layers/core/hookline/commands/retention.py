@@ -64,7 +64,9 @@ def cmd_archive_restore(args: argparse.Namespace, rt: Runtime) -> Any:
         rt.db, store, tenant_id=args.tenant, since=since,
         until=until, reason=args.reason, actor=f"cli:{_user()}",
         hold_days=rt.settings.config.restore_hold_days, dry_run=args.dry_run,
-        fan_out=lambda: run_fanout(rt.db, delivery_queues(rt.settings), fanout_options(rt.settings)),
+        fan_out=lambda: run_fanout(
+            rt.db, delivery_queues(rt.settings), fanout_options(rt.settings)
+        ),
     )  # fmt: skip
 
 
