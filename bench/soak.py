@@ -13,7 +13,6 @@ days later. The figures are sizes, not speeds: they are the same on a busy machi
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -21,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import bench_database, machine_facts, print_table, quiet_environment  # noqa: E402
+from common import bench_database, machine_facts, print_table, quiet_environment
 
 quiet_environment()
 

@@ -119,12 +119,17 @@ def test_erase_removes_the_tenants_data_and_archive_and_keeps_an_audit_entry(
     assert second["events"] == 0 and second["archived_objects"] == 0
 
 
-def test_the_cli_refuses_erase_without_confirm_and_a_zero_retention(
+def test_the_cli_refuses_erase_without_confirm_a_zero_retention_and_a_backward_window(
     database_url, monkeypatch, capsys, tmp_path
 ):
     monkeypatch.setenv("DATABASE_URL", database_url)
     assert main(["tenants", "erase", "ten_x"]) == 1
     assert "--confirm" in capsys.readouterr().err
+    assert main(["tenants", "retention", "ten_x", "--days", "0"]) == 1
+    assert "at least 1 day" in capsys.readouterr().err
+    assert main(["archive", "restore", "--tenant", "t", "--since", "2026-12-02T00:00:00Z",
+                 "--until", "2026-12-01T00:00:00Z", "--reason", "x"]) == 1  # fmt: skip
+    assert "--since must be before --until" in capsys.readouterr().err
     config = tmp_path / "hookline.json"
     config.write_text('{"ledger_retention_days": 0}')
     monkeypatch.setenv("HOOKLINE_CONFIG", str(config))

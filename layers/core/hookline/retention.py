@@ -25,7 +25,7 @@ from typing import Any
 from hookline.archive import ArchiveStore, archive_line, encode_lines, object_key
 from hookline.config import HooklineConfig
 from hookline.db import Database
-from hookline.errors import ArchiveUnavailable, BadRequest
+from hookline.errors import ArchiveUnavailable, BadRequest, NotFound
 from hookline.repositories import retention as repo
 
 TABLES = ("events", "outbox", "deliveries", "attempts")
@@ -194,3 +194,13 @@ def policy_from_config(config: HooklineConfig) -> RetentionPolicy:
         dedupe_days=config.dedupe_retention_days,
         partitions_ahead_days=config.partitions_ahead_days,
     )
+
+
+def set_tenant_retention(db: Database, tenant_id: str, days: int | None) -> dict[str, Any]:
+    """Give a tenant its own ledger retention in days (None: the global one again)."""
+    if days is not None and days <= 0:
+        raise BadRequest(f"retention must be at least 1 day, not {days}")
+    with db.connection() as conn:
+        if not repo.set_tenant_retention(conn, tenant_id, days):
+            raise NotFound(f"no tenant {tenant_id}")
+    return {"tenant_id": tenant_id, "retention_days": days}

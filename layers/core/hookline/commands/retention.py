@@ -58,6 +58,8 @@ def cmd_archive_restore(args: argparse.Namespace, rt: Runtime) -> Any:
     from hookline.runtime import delivery_queues, fanout_options
 
     since, until = parse_time(args.since, "--since"), parse_time(args.until, "--until")
+    if since >= until:
+        raise BadRequest("--since must be before --until")
     store = archive_store(rt, required=True)
     assert store is not None
     return restore_window(
@@ -80,6 +82,15 @@ def cmd_tenants_erase(args: argparse.Namespace, rt: Runtime) -> Any:
     )  # fmt: skip
 
 
+def cmd_tenants_retention(args: argparse.Namespace, rt: Runtime) -> Any:
+    """Set or clear a tenant's own retention."""
+    from hookline.retention import set_tenant_retention
+
+    if (args.days is None) == (not args.clear):
+        raise BadRequest("give --days N or --clear")
+    return set_tenant_retention(rt.db, args.id, None if args.clear else args.days)
+
+
 def _user() -> str:
     import getpass
 
@@ -90,7 +101,7 @@ def _user() -> str:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Add `retention`, `archive restore`, and `erase` under `tenants`."""
+    """Add `retention`, `archive restore`, and `erase` and `retention` under `tenants`."""
     p = sub.add_parser("retention", parents=[common], help="archive and remove expired ledger data")
     p.add_argument("--once", action="store_true", help="one run, then exit")
     p.add_argument("--as-of", help="evaluate retention as if it were this time (ISO 8601)")
@@ -117,3 +128,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     e.add_argument("id", help="the tenant id")
     e.add_argument("--confirm", action="store_true", help="yes, erase it")
     e.set_defaults(func=cmd_tenants_erase)
+    k = actions.add_parser("retention", parents=[common], help="keep this tenant's ledger "
+                           "shorter or longer than ledger_retention_days")  # fmt: skip
+    k.add_argument("id", help="the tenant id")
+    k.add_argument("--days", type=int, help="days its events stay in the database")
+    k.add_argument("--clear", action="store_true", help="back to the global retention")
+    k.set_defaults(func=cmd_tenants_retention)
