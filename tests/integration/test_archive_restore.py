@@ -149,3 +149,17 @@ def test_the_cli_previews_retention_as_of_a_time(database_url, monkeypatch, caps
     report = json.loads(capsys.readouterr().out)
     assert report["dry_run"] and report["removed"]["events"] == {t: 1}
     assert len(rows(db, "SELECT id FROM events")) == 1
+
+
+def test_the_api_erasure_is_for_operators_and_needs_erase_true(db, archive):
+    from hookline.management.access import Caller
+    from hookline.restore import erase_tenant_by_api
+
+    t = admin.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
+    with pytest.raises(hookline.errors.Unauthorized):
+        erase_tenant_by_api(db, archive, Caller("key:abc", t), t, erase=True)
+    with pytest.raises(hookline.errors.BadRequest, match="erase=true"):
+        erase_tenant_by_api(db, archive, Caller("arn:op", "*"), t, erase=False)
+    assert erase_tenant_by_api(db, archive, Caller("arn:op", "*"), t, erase=True)["events"] == 0
+    [audit] = rows(db, "SELECT actor FROM audit_log WHERE action = 'tenant.erase'")
+    assert audit["actor"] == "arn:op"

@@ -45,3 +45,7 @@ class UnsafeURL(BadRequest):
 
 class ArchiveUnavailable(HooklineError):
     """The ledger archive (S3) could not be written or read; nothing was removed."""
+
+
+class DeliveryStillOpen(Conflict):
+    """A delivery of rows about to be removed is unfinished: nothing of them is removed."""

@@ -19,6 +19,7 @@ from typing import Any
 from hookline.archive import ArchiveStore, decode_lines, restorable_event, tenant_prefix
 from hookline.db import Database
 from hookline.errors import ArchiveUnavailable, BadRequest, NotFound
+from hookline.management.access import Caller
 from hookline.repositories import retention as repo
 from hookline.repositories.audit import write_audit
 
@@ -100,6 +101,17 @@ def erase_tenant(
             params={"erased_at": datetime.now(UTC).isoformat(), **counts},
         )  # fmt: skip
     return {"tenant_id": tenant_id, **counts}
+
+
+def erase_tenant_by_api(
+    db: Database, archive: ArchiveStore | None, who: Caller, tenant_id: str, *, erase: bool
+) -> dict[str, Any]:
+    """`DELETE /v1/tenants/{id}?erase=true`: an operator's erasure (403 for a tenant's own
+    key; 400 without `erase=true`)."""
+    who.require_operator("erase a tenant")
+    if not erase:
+        raise BadRequest("deleting a tenant erases its data for good: add ?erase=true")
+    return erase_tenant(db, archive, tenant_id, confirm=True, actor=who.principal)
 
 
 def _archived(

@@ -25,7 +25,7 @@ from typing import Any
 from hookline.archive import ArchiveStore, archive_line, encode_lines, object_key
 from hookline.config import HooklineConfig
 from hookline.db import Database
-from hookline.errors import ArchiveUnavailable, BadRequest, NotFound
+from hookline.errors import ArchiveUnavailable, BadRequest, DeliveryStillOpen, NotFound
 from hookline.repositories import retention as repo
 
 TABLES = ("events", "outbox", "deliveries", "attempts")
@@ -118,6 +118,9 @@ def apply_retention(
         except ArchiveUnavailable as err:
             report.errors.append(f"{day}: {err}; its rows are kept")
             break
+        except DeliveryStillOpen as err:
+            # A replay made a delivery of the day unfinished meanwhile: the day waits.
+            report.errors.append(f"{day}: {err}; its rows are kept")
     with db.connection() as conn:
         report.event_keys_pruned = repo.prune_event_keys(
             conn, before=as_of - timedelta(days=policy.dedupe_days), dry_run=dry_run
@@ -180,7 +183,7 @@ def _retire_day(
             repo.drop_day_partitions(conn, day)
             report.days_dropped.append(day.isoformat())
         elif event_ids:
-            repo.delete_events(conn, event_ids, delivery_ids)
+            repo.delete_events(conn, bounds, event_ids, delivery_ids)
 
 
 def _day_end(day: date) -> datetime:

@@ -136,6 +136,13 @@ def provider_http_client() -> httpx.Client:
     return httpx.Client(timeout=httpx.Timeout(15.0, connect=5.0), follow_redirects=False)
 
 
+def archive_store(settings: Settings) -> S3Archive | None:
+    """The ledger archive bucket (decision 0041), or None when none is configured."""
+    if not settings.archive_bucket:
+        return None
+    return S3Archive(client("s3", settings), settings.archive_bucket)
+
+
 def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     """A reconciler on `db`, with provider catch-up wired to Secrets Manager."""
 
@@ -143,11 +150,7 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
         answer = client("secretsmanager", settings).get_secret_value(SecretId=arn)
         return str(answer["SecretString"])
 
-    archive = (
-        S3Archive(client("s3", settings), settings.archive_bucket)
-        if settings.archive_bucket
-        else None
-    )
+    archive = archive_store(settings)
     policy = policy_from_config(settings.config)
 
     def retention(as_of: datetime) -> dict[str, Any]:

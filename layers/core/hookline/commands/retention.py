@@ -17,14 +17,12 @@ if TYPE_CHECKING:
 
 def archive_store(rt: Runtime, *, required: bool) -> S3Archive | None:
     """The archive bucket of the settings (HOOKLINE_ARCHIVE_BUCKET)."""
-    from hookline.archive import S3Archive
-    from hookline.aws import client
+    from hookline.runtime import archive_store as configured
 
-    if not rt.settings.archive_bucket:
-        if required:
-            raise BadRequest("no archive bucket: set HOOKLINE_ARCHIVE_BUCKET")
-        return None
-    return S3Archive(client("s3", rt.settings), rt.settings.archive_bucket)
+    store = configured(rt.settings)
+    if store is None and required:
+        raise BadRequest("no archive bucket: set HOOKLINE_ARCHIVE_BUCKET")
+    return store
 
 
 def parse_time(value: str | None, flag: str) -> datetime:

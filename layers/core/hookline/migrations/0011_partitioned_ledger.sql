@@ -11,6 +11,13 @@
 -- A default partition takes whatever falls outside the days created (delivery ids made before
 -- this migration, in another format, live there until retention removes them).
 --
+-- No foreign keys between the partitioned tables: a foreign key to a partitioned table costs a
+-- check per inserted row that grows with the number of partitions (the check's generic plan
+-- locks every partition): 23 us a delivery with 9 partitions, 54 us with 99 (bench/fanout.py
+-- --past-days, docs/performance.md). The rows are only ever made from their parent in the same
+-- statement (fan-out, reconcile, replay, restore), and removed children first (retention,
+-- erasure), which checks for unfinished children itself.
+--
 -- The conversion copies the rows into the new tables inside this migration's transaction, under
 -- the migrator's advisory lock: no row is lost, and a failure leaves the old tables as they were.
 
@@ -127,7 +134,7 @@ CREATE TRIGGER events_immutable BEFORE UPDATE ON events
     FOR EACH ROW EXECUTE FUNCTION hookline_events_immutable();
 
 CREATE TABLE outbox (
-    event_id       text COLLATE "C" NOT NULL REFERENCES events (id),
+    event_id       text COLLATE "C" NOT NULL,
     tenant_id      text NOT NULL,
     created_at     timestamptz NOT NULL DEFAULT now(),
     fanned_out_at  timestamptz,
@@ -137,7 +144,7 @@ CREATE INDEX outbox_pending_idx ON outbox (created_at) WHERE fanned_out_at IS NU
 
 CREATE TABLE deliveries (
     id               text COLLATE "C" NOT NULL,
-    event_id         text COLLATE "C" NOT NULL REFERENCES events (id),
+    event_id         text COLLATE "C" NOT NULL,
     endpoint_id      text NOT NULL REFERENCES endpoints (id),
     tenant_id        text NOT NULL,
     tenant_group     text NOT NULL,
@@ -166,7 +173,7 @@ CREATE INDEX deliveries_event_idx ON deliveries (event_id, endpoint_id);
 
 CREATE TABLE attempts (
     id                bigint GENERATED ALWAYS AS IDENTITY,
-    delivery_id       text COLLATE "C" NOT NULL REFERENCES deliveries (id),
+    delivery_id       text COLLATE "C" NOT NULL,
     attempted_at      timestamptz NOT NULL DEFAULT now(),
     duration_ms       integer NOT NULL,
     status_code       integer,

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
+from hookline.errors import DeliveryStillOpen
 from hookline.sqlfiles import query
 
 
@@ -49,7 +51,10 @@ def create_day_partitions(conn: Connection, day: date) -> int:
 
 def drop_day_partitions(conn: Connection, day: date) -> int:
     """Drop the day's partitions (and its events' rows in the default partitions)."""
-    row = conn.execute(query("drop_day_partitions"), {"day": day}).fetchone()
+    try:
+        row = conn.execute(query("drop_day_partitions"), {"day": day}).fetchone()
+    except psycopg.errors.ObjectInUse as err:
+        raise DeliveryStillOpen(f"day {day} has unfinished deliveries") from err
     return int(row["dropped"]) if row else 0
 
 
@@ -89,17 +94,23 @@ def archive_selection(
 
 
 def delete_events(
-    conn: Connection, event_ids: list[str], delivery_ids: list[str]
+    conn: Connection, bounds: DayBounds, event_ids: list[str], delivery_ids: list[str]
 ) -> dict[str, int]:
-    """Delete events with their outbox rows, deliveries and attempts; counts per table."""
-    counts = {}
-    for table, name, params in (
-        ("attempts", "delete_attempts", {"delivery_ids": delivery_ids}),
-        ("deliveries", "delete_deliveries", {"delivery_ids": delivery_ids}),
-        ("outbox", "delete_outbox", {"event_ids": event_ids}),
-        ("events", "delete_events", {"event_ids": event_ids}),
-    ):
-        counts[table] = conn.execute(query(name), params).rowcount
+    """Delete events of a day with their outbox rows, deliveries and attempts (children
+    first); counts per table. Raises DeliveryStillOpen, for the caller to roll back, if a
+    delivery of them is left (one became unfinished since they were selected)."""
+    ids = {"delivery_ids": delivery_ids}
+    counts = {
+        "attempts": conn.execute(query("delete_attempts"), ids).rowcount,
+        "deliveries": conn.execute(query("delete_deliveries"), ids).rowcount,
+    }
+    left = conn.execute(
+        query("count_deliveries_left"), {**bounds.params(), "event_ids": event_ids}
+    ).fetchone()
+    if left and left["n"]:
+        raise DeliveryStillOpen(f"{left['n']} deliveries of the day became unfinished")
+    counts["outbox"] = conn.execute(query("delete_outbox"), {"event_ids": event_ids}).rowcount
+    counts["events"] = conn.execute(query("delete_events"), {"event_ids": event_ids}).rowcount
     return counts
 
 

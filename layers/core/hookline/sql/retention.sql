@@ -85,9 +85,19 @@ DELETE FROM attempts WHERE delivery_id = ANY(%(delivery_ids)s::text[])
 
 -- delete_deliveries --
 -- Never an unfinished one: if a replay made one pending since the selection, it stays, and
--- deleting its event fails on the foreign key, which rolls the whole day back.
+-- count_deliveries_left finds it, which rolls the whole day back.
 DELETE FROM deliveries WHERE id = ANY(%(delivery_ids)s::text[])
   AND state NOT IN ('pending', 'queued', 'delivering')
+
+-- count_deliveries_left --
+-- Deliveries of these events still there after the finished ones were deleted (in the day's
+-- partition, or made before decision 0040 in the default one).
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM deliveries d
+    WHERE d.id >= %(dlo)s AND d.id < %(dhi)s AND d.event_id = ANY(%(event_ids)s::text[])
+    UNION ALL
+    SELECT 1 FROM deliveries_default d WHERE d.event_id = ANY(%(event_ids)s::text[])
+) left_over
 
 -- delete_outbox --
 DELETE FROM outbox WHERE event_id = ANY(%(event_ids)s::text[])
