@@ -159,17 +159,8 @@ def _retire_day(
         event_ids = [r["id"] for lines in by_tenant.values() for r in lines]
         delivery_ids = [d["id"] for lines in by_tenant.values() for r in lines
                         for d in r["deliveries"]]  # fmt: skip
-        for tenant_id, lines in by_tenant.items():
-            removed = report.removed
-            removed["events"][tenant_id] += len(lines)
-            removed["outbox"][tenant_id] += len(lines)
-            removed["deliveries"][tenant_id] += sum(len(r["deliveries"]) for r in lines)
-            removed["attempts"][tenant_id] += sum(
-                len(d["attempts"]) for r in lines for d in r["deliveries"]
-            )
         if dry_run:
-            if whole:
-                report.days_dropped.append(day.isoformat())
+            _count(report, by_tenant, day if whole else None)
             return
         assert archive is not None
         label = f"{'day' if whole else 'expired'}-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
@@ -178,12 +169,29 @@ def _retire_day(
                 archive.put(object_key(tenant_id, day, label), encode_lines(lines))
             except Exception as err:  # botocore raises many kinds; the day is rolled back
                 raise ArchiveUnavailable(f"archive upload failed ({type(err).__name__})") from err
-            report.archived_objects += 1
         if whole:
             repo.drop_day_partitions(conn, day)
-            report.days_dropped.append(day.isoformat())
         elif event_ids:
             repo.delete_events(conn, bounds, event_ids, delivery_ids)
+    # Counted once the day's transaction committed: a day rolled back removed nothing.
+    report.archived_objects += len(by_tenant)
+    _count(report, by_tenant, day if whole else None)
+
+
+def _count(
+    report: RetentionReport, by_tenant: dict[str, list[dict[str, Any]]], dropped: date | None
+) -> None:
+    """Add what a day removed to the report, per table and tenant."""
+    removed = report.removed
+    for tenant_id, lines in by_tenant.items():
+        removed["events"][tenant_id] += len(lines)
+        removed["outbox"][tenant_id] += len(lines)
+        removed["deliveries"][tenant_id] += sum(len(r["deliveries"]) for r in lines)
+        removed["attempts"][tenant_id] += sum(
+            len(d["attempts"]) for r in lines for d in r["deliveries"]
+        )
+    if dropped is not None:
+        report.days_dropped.append(dropped.isoformat())
 
 
 def _day_end(day: date) -> datetime:

@@ -19,7 +19,7 @@ from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
 from hookline.reconcile import ReconcileOptions, Reconciler
 from hookline.replay import ReplayOptions
-from hookline.retention import apply_retention, policy_from_config
+from hookline.retention import apply_retention, ensure_partitions, policy_from_config
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
 from hookline.ssrf import guarded_client
@@ -153,7 +153,15 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     archive = archive_store(settings)
     policy = policy_from_config(settings.config)
 
+    every = timedelta(minutes=settings.config.schedules.reconcile_minutes)
+
     def retention(as_of: datetime) -> dict[str, Any]:
+        # Partitions ahead on every run; retention in the run that starts in the first
+        # schedule interval of each hour (a day kept for a long-retention tenant is read on
+        # each retention run, so not every five minutes).
+        if as_of - as_of.replace(minute=0, second=0, microsecond=0) >= every:
+            made = ensure_partitions(db, as_of=as_of, ahead_days=policy.partitions_ahead_days)
+            return {"partitions_created": made, "retention": "next hour"}
         return apply_retention(db, archive, policy, as_of=as_of).as_dict()
 
     return Reconciler(
