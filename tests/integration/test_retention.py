@@ -197,3 +197,20 @@ def test_a_duplicate_gets_the_original_id_after_its_event_was_archived(pipeline,
 def test_retention_of_zero_days_is_refused():
     with pytest.raises(hookline.errors.BadRequest, match="at least 1"):
         RetentionPolicy(ledger_days=0)
+
+
+def test_reconcile_makes_the_partitions_of_the_week_ahead(pipeline, db):
+    from hookline.runtime import build_reconciler
+
+    # Given the partitions of a week from now are missing
+    ahead = (datetime.now(UTC) + timedelta(days=7)).date()
+    with db.connection() as conn:
+        conn.execute("SELECT hookline_drop_day_partitions(%s)", (ahead,))
+    # When reconcile runs
+    report = build_reconciler(get_settings(), db).run(trigger="test")
+    # Then they exist again, for every hot table
+    assert report.findings["retention"]["partitions_created"] >= 4  # (and yesterday's)
+    with db.connection() as conn:
+        tables = [r["table_name"] for r in conn.execute(
+            "SELECT table_name FROM hookline_day_partitions WHERE day = %s", (ahead,))]  # fmt: skip
+    assert sorted(tables) == ["attempts", "deliveries", "events", "outbox"]
