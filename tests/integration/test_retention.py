@@ -214,3 +214,20 @@ def test_reconcile_makes_the_partitions_of_the_week_ahead(pipeline, db):
         tables = [r["table_name"] for r in conn.execute(
             "SELECT table_name FROM hookline_day_partitions WHERE day = %s", (ahead,))]  # fmt: skip
     assert sorted(tables) == ["attempts", "deliveries", "events", "outbox"]
+
+
+def test_a_day_whose_delivery_reopened_is_not_dropped(pipeline, db, sink):
+    # Given a day whose one delivery is pending again (a replay reopened it after selection)
+    from hookline.errors import DeliveryStillOpen
+    from hookline.repositories import retention as repo
+
+    t = tenant(db)
+    admin.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/r"))
+    publish(db, t, {"n": 1})
+    pipeline.fanout()
+    # When the day's partitions are dropped directly
+    with db.connection() as conn, pytest.raises(DeliveryStillOpen), conn.transaction():
+        repo.drop_day_partitions(conn, NOW.date())
+    # Then the drop refused and nothing is gone
+    assert count(db, "SELECT count(*) FROM deliveries") == 1
+    assert count(db, "SELECT count(*) FROM events") == 1
