@@ -52,8 +52,9 @@ class LedgerArchive(Construct):
                 )
             ],
         )
-        self._cfn_bucket = self.bucket.node.default_child
-        assert isinstance(self._cfn_bucket, s3.CfnBucket)
+        cfn_bucket = self.bucket.node.default_child
+        assert isinstance(cfn_bucket, s3.CfnBucket)
+        self._cfn_bucket: s3.CfnBucket = cfn_bucket
         suppress(
             self.bucket,
             "AwsSolutions-S1",
