@@ -231,3 +231,19 @@ def test_a_day_whose_delivery_reopened_is_not_dropped(pipeline, db, sink):
     # Then the drop refused and nothing is gone
     assert count(db, "SELECT count(*) FROM deliveries") == 1
     assert count(db, "SELECT count(*) FROM events") == 1
+
+
+def test_events_outside_every_day_partition_are_reported(db, s3):
+    # Given an event whose day has no partition (made when reconcile was down for weeks)
+    t = tenant(db)
+    with db.connection() as conn:
+        conn.execute(
+            "INSERT INTO events (id, tenant_id, origin, type, dedupe_key, payload)"
+            " VALUES ('evt_00000000000000000000000000', %s, 'publish', 'a', 'k', '\\x00')",
+            (t,),
+        )
+    # When retention runs
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=NOW)
+    # Then it says so, as an error an operator sees, and removes nothing
+    assert report.events_outside_days == 1 and "outside every day partition" in report.errors[0]
+    assert count(db, "SELECT count(*) FROM events_default") == 1

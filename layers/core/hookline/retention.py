@@ -60,6 +60,7 @@ class RetentionReport:
     kept_held: int = 0
     archived_objects: int = 0
     event_keys_pruned: int = 0
+    events_outside_days: int = 0
     errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -74,6 +75,7 @@ class RetentionReport:
             "kept_held": self.kept_held,
             "archived_objects": self.archived_objects,
             "event_keys_pruned": self.event_keys_pruned,
+            "events_outside_days": self.events_outside_days,
             "errors": self.errors,
         }
 
@@ -124,6 +126,12 @@ def apply_retention(
     with db.connection() as conn:
         report.event_keys_pruned = repo.prune_event_keys(
             conn, before=as_of - timedelta(days=policy.dedupe_days), dry_run=dry_run
+        )
+        report.events_outside_days = repo.events_outside_days(conn)
+    if report.events_outside_days:
+        report.errors.append(
+            f"{report.events_outside_days} events are outside every day partition (the default "
+            "one): retention does not remove them; see docs/operations.md"
         )
     return report
 

@@ -175,6 +175,12 @@ def erase_tenant_rows(conn: Connection, tenant_id: str) -> dict[str, int]:
     return counts
 
 
+def events_outside_days(conn: Connection) -> int:
+    """How many events sit in the default partition, outside every day partition."""
+    row = conn.execute(query("events_outside_days")).fetchone()
+    return int(row["n"]) if row else 0
+
+
 def table_sizes(conn: Connection) -> dict[str, int]:
     """Bytes on disk of every table (a partitioned one: all its partitions), by name."""
     return {r["table_name"]: int(r["bytes"]) for r in conn.execute(query("table_sizes"))}
