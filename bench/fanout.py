@@ -265,6 +265,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--batch-sizes", default="500,2000,10000", help="outbox rows per statement, comma-separated"
     )
     parser.add_argument("--rounds", type=int, default=2, help="passes per path and batch size")
+    parser.add_argument(
+        "--past-days",
+        type=int,
+        default=0,
+        help="day partitions of past days to create first, as a long retention has (0040)",
+    )
     args = parser.parse_args(argv)
     try:
         args.batch_sizes = [int(b) for b in str(args.batch_sizes).split(",") if b.strip()]
@@ -273,6 +279,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if not args.batch_sizes or min(args.batch_sizes) < 1 or args.rounds < 1 or args.events < 1:
         parser.error("--events, --batch-sizes and --rounds must be positive")
     return args
+
+
+def make_past_partitions(url: str, days: int) -> None:
+    """Empty day partitions of the `days` days before yesterday, as a long retention keeps."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT hookline_create_day_partitions(current_date - d)"
+            " FROM generate_series(2, %s + 1) AS d",
+            (days,),
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -287,6 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     machine = machine_facts()
     with bench_database("fanout") as (url, where):
+        if args.past_days:
+            make_past_partitions(url, args.past_days)
         print("creating events ...", file=sys.stderr, flush=True)
         world = create_world(url, args.events)
         facts = server_facts(url)

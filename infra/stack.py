@@ -11,6 +11,7 @@ from constructs import Construct
 
 from hookline.config import HooklineConfig
 from infra.components.api import Api
+from infra.components.archive import LedgerArchive
 from infra.components.database import Database, DatabaseAccess, ExternalDatabase
 from infra.components.delivery import DeliverFunctions
 from infra.components.functions import FunctionContext, ServiceFunctions
@@ -74,6 +75,9 @@ class HooklineStack(Stack):
         queues = GroupQueues(self, "Queues", config=config)
         services = ServiceFunctions(self, "Services", ctx=ctx, queues=queues)
         deliver = DeliverFunctions(self, "Deliver", ctx=ctx, queues=queues)
+        archive = LedgerArchive(self, "Archive", config=config)
+        for function in (services.reconcile, services.replay):
+            archive.grant_to(function)
         migrations = Migrations(self, "Migrations", ctx=ctx)
         api = self._front(config, services, waf=not variant.localstack)
         Schedules(

@@ -66,8 +66,10 @@ def test_fan_out_creates_a_delivery_exactly_where_python_says_the_filters_match(
     expected = {(e, p) for e, t in types.items() for p, f in filters.items() if matches(f, t)}
     assert {(r["event_id"], r["endpoint_id"]) for r in rows} == expected
     assert (events, created) == (len(TYPES), len(expected))
-    # And every id has the application's shape: prefix, 12 hex of milliseconds, 16 random
-    assert all(re.fullmatch(r"dlv_[0-9a-f]{28}", r["id"]) for r in rows)
+    # And every id carries its event's time (its day partition) and a hash of the pair
+    # (decision 0040): the event's 10 ULID time characters, then 16 hex digits
+    assert all(re.fullmatch(r"dlv_[0-9A-Z]{10}[0-9a-f]{16}", r["id"]) for r in rows)
+    assert all(r["id"][4:14] == r["event_id"][4:14] for r in rows)
     assert len({r["id"] for r in rows}) == len(rows)
 
 

@@ -10,6 +10,7 @@ from psycopg import sql
 
 from hookline.migrate import available_migrations, current_version, migrate
 from hookline.sqlfiles import queries
+from tests.support import operator
 
 pytestmark = pytest.mark.integration
 
@@ -74,3 +75,151 @@ def test_the_ledger_refuses_updates(database_url, db, tenant):
         hookline.publish(conn, tenant_id=tenant["id"], type="a", payload={})
     with psycopg.connect(database_url) as conn, pytest.raises(psycopg.errors.RestrictViolation):
         conn.execute("UPDATE events SET type = 'b'")
+
+
+def _statements_before_partitioning() -> dict[str, str]:
+    """The named queries as they were before migration 0011 (from git history): the pipeline
+    that filled a database of that version."""
+    import subprocess
+    from pathlib import Path
+
+    from hookline.sqlfiles import parse_queries
+
+    root = Path(__file__).resolve().parents[2]
+    sql_dir = "layers/core/hookline/sql"
+    try:
+        added = subprocess.run(
+            ["git", "log", "--diff-filter=A", "--format=%H", "--",
+             "layers/core/hookline/migrations/0011_partitioned_ledger.sql"],
+            cwd=root, capture_output=True, text=True, check=True,
+        ).stdout.split()[-1]  # fmt: skip
+        names = subprocess.run(
+            ["git", "ls-tree", "--name-only", f"{added}^", f"{sql_dir}/"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        found: dict[str, str] = {}
+        for name in names:
+            if name.endswith(".sql"):
+                text = subprocess.run(
+                    ["git", "show", f"{added}^:{name}"],
+                    cwd=root,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
+                found.update(parse_queries(text))
+    except (OSError, IndexError, subprocess.CalledProcessError):
+        pytest.skip("needs the git history of the statements before migration 0011")
+    return found
+
+
+def _schema(conninfo: str) -> set[tuple]:
+    """Tables (and partitioned tables), columns, indexes and constraints: the shape of a schema."""
+    with psycopg.connect(conninfo) as conn:
+        columns = conn.execute(
+            "SELECT table_name, column_name, data_type, is_nullable, collation_name"
+            " FROM information_schema.columns WHERE table_schema = 'public'"
+            " AND table_name NOT LIKE '%%\\_d2_______'"
+        ).fetchall()
+        indexes = conn.execute(
+            "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'"
+            " AND tablename NOT LIKE '%%\\_d2_______'"
+        ).fetchall()
+        constraints = conn.execute(
+            "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint"
+            " WHERE connamespace = 'public'::regnamespace"
+            " AND conrelid::regclass::text NOT LIKE '%%\\_d2_______'"
+        ).fetchall()
+    return (
+        {("c", *c) for c in columns}
+        | {("i", *i) for i in indexes}
+        | {("k", *k) for k in constraints}
+    )
+
+
+def test_a_database_full_of_pipeline_data_converts_to_partitions_without_losing_a_row(
+    pg_admin_url, empty_db, make_pipeline, sink, monkeypatch
+):
+    # Given a database at the version before partitioning, filled through the real pipeline
+    import hookline
+    from hookline.config import HooklineConfig
+    from hookline.db import Database
+    from hookline.settings import get_settings
+
+    before = [m for m in available_migrations() if m.version < 11]
+    monkeypatch.setattr("hookline.migrate.available_migrations", lambda: before)
+    migrate(empty_db)
+    monkeypatch.undo()
+    db = Database(empty_db, max_size=8, timeout=5)
+    from hookline.db import reset_database
+    from tests.support.pipeline import Pipeline
+
+    old_statements = _statements_before_partitioning()
+    made = make_pipeline()  # the environment of the pipeline, pointed at this database
+    monkeypatch.setenv("DATABASE_URL", empty_db)
+    reset_database()
+    try:
+        monkeypatch.setattr("hookline.sqlfiles.queries", lambda: old_statements)
+        t = operator.add_tenant(db, HooklineConfig(), name="old", group="standard")["id"]
+        operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/a"))
+        operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/b"))
+        with db.connection() as conn, conn.transaction():
+            ids = [hookline.publish(conn, tenant_id=t, type="x", payload={"n": i},
+                                    idempotency_key=f"k{i}").id for i in range(20)]  # fmt: skip
+        pipeline = Pipeline(db, made.sqs, made.config)
+        for _ in range(10):
+            pipeline.fanout()
+        pipeline.run_until(lambda: pipeline.states().get("delivered") == 40)
+        with db.connection() as conn:
+            counts = {
+                table: conn.execute(f"SELECT count(*) AS n FROM {table}").fetchone()["n"]
+                for table in ("events", "outbox", "deliveries", "attempts")
+            }
+            snapshot = conn.execute(
+                "SELECT d.id, d.state, d.event_id, e.payload FROM deliveries d"
+                " JOIN events e ON e.id = d.event_id ORDER BY d.id"
+            ).fetchall()
+        assert counts == {"events": 20, "outbox": 20, "deliveries": 40, "attempts": 40}
+        monkeypatch.setattr("hookline.sqlfiles.queries", queries)
+        # When the partitioning migration runs
+        assert migrate(empty_db) == [m.version for m in available_migrations() if m.version >= 11]
+        # Then every row is still there, with the same ids (the webhook-ids) and states
+        with db.connection() as conn:
+            after = {
+                table: conn.execute(f"SELECT count(*) AS n FROM {table}").fetchone()["n"]
+                for table in ("events", "outbox", "deliveries", "attempts")
+            }
+            assert after == counts
+            assert (
+                conn.execute(
+                    "SELECT d.id, d.state, d.event_id, e.payload FROM deliveries d"
+                    " JOIN events e ON e.id = d.event_id ORDER BY d.id"
+                ).fetchall()
+                == snapshot
+            )
+            # the events are in their day partition; the old-format delivery ids in the default
+            assert conn.execute("SELECT count(*) AS n FROM events_default").fetchone()["n"] == 0
+            parts = conn.execute(
+                "SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'events'::regclass"
+            ).fetchone()["n"]
+            assert parts >= 9  # today, a week ahead, and the default
+        # And a duplicate of an old event is still answered with its original id
+        with db.connection() as conn, conn.transaction():
+            again = hookline.publish(conn, tenant_id=t, type="x", payload={}, idempotency_key="k3")
+        assert again.duplicate and again.id == ids[3]
+    finally:
+        db.close()
+    # And the converted schema is the schema a fresh database gets
+    fresh = psycopg.conninfo.make_conninfo(pg_admin_url, dbname="hookline_fresh_schema")
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS hookline_fresh_schema WITH (FORCE)")
+        conn.execute("CREATE DATABASE hookline_fresh_schema")
+    try:
+        migrate(fresh)
+        assert _schema(empty_db) == _schema(fresh)
+    finally:
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE hookline_fresh_schema WITH (FORCE)")

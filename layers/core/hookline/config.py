@@ -117,7 +117,15 @@ class HooklineConfig:
     deliver_timeout_seconds: int = 15
     deliver_function_timeout_seconds: int = 60
     log_retention_days: int = 30
+    # Bounded storage (docs/decisions/0039-0041): events and their deliveries leave the
+    # database this long after they arrived (a tenant may override it), archived to S3 first;
+    # dedupe keys are kept at least `dedupe_retention_days`; day partitions are made this many
+    # days ahead; a restored window is held this long before retention may take it again.
     ledger_retention_days: int = 90
+    dedupe_retention_days: int = 30
+    partitions_ahead_days: int = 7
+    restore_hold_days: int = 7
+    archive_glacier_after_days: int = 90
     deliver_connect_timeout_seconds: int = 5
     endpoint_disable_after_days: int = 5  # failing continuously this long disables it
     secret_rotation_overlap_hours: int = 24  # old signing secrets keep signing this long
@@ -172,6 +180,9 @@ class HooklineConfig:
             raise ValueError(f"infrastructure.ingress must be one of {known}")
         if config.default_group not in config.group_names:
             raise ValueError(f"default_group {config.default_group!r} is not a tenant group")
+        for name in ("ledger_retention_days", "dedupe_retention_days", "restore_hold_days"):
+            if getattr(config, name) <= 0:
+                raise ValueError(f"{name} must be at least 1 day, not {getattr(config, name)}")
         return config
 
 

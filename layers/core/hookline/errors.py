@@ -59,3 +59,11 @@ class ReplayNotStarted(DatabaseUnavailable):
 
 class UnsafeURL(BadRequest):
     """An endpoint URL that is not https or resolves to a non-global address."""
+
+
+class ArchiveUnavailable(HooklineError):
+    """The ledger archive (S3) could not be written or read; nothing was removed."""
+
+
+class DeliveryStillOpen(Conflict):
+    """A delivery of rows about to be removed is unfinished: nothing of them is removed."""

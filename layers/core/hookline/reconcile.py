@@ -17,6 +17,7 @@ A run, in order:
 5b. replays: a lost continuation is invoked again, a dead runner's replay marked failed
     (`hookline.replay.sweep`, passed in as `sweep_replays`);
 6. the ordinary fan-out and enqueue, which sends everything repaired;
+6b. day partitions ahead, archive and retention, when wired (`hookline.retention`);
 7. checks: deliveries per state, deliveries never attempted, DLQ depth per tenant group,
    what is still late or expired;
 8. a report row, whose `unreconciled` is what is still wrong: DLQ messages, findings not
@@ -99,6 +100,7 @@ class Reconciler:
         *,
         catchup: CatchupContext | None = None,
         sweep_replays: Callable[[], Mapping[str, int]] | None = None,
+        retention: Callable[[datetime], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.db = db
@@ -106,6 +108,7 @@ class Reconciler:
         self.options = options
         self.catchup = catchup
         self.sweep_replays = sweep_replays
+        self.retention = retention
         self.clock = clock
 
     def run(
@@ -161,6 +164,13 @@ class Reconciler:
         repairs["enqueued"] = fanout.enqueued
         report.findings["fanned_out_on_time"] = fanout.events
         report.findings["send_failures"] = fanout.send_failures
+
+        if self.retention is not None:
+            # Partitions ahead, archive and retention (hookline.retention): its own errors
+            # (an archive that failed keeps its rows) are this run's errors.
+            retained = self.retention(report.started_at)
+            report.findings["retention"] = retained
+            errors += [f"retention: {e}" for e in retained.get("errors", [])]
 
         repaired_ids = [r.id for r in requeued] + missing
         still_wrong = self._check(report, repaired_ids, errors)

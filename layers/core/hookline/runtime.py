@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
 import httpx
 
+from hookline.archive import S3Archive
 from hookline.aws import client
 from hookline.catchup import CatchupContext
 from hookline.catchup.secrets import secret_reader
@@ -21,6 +23,7 @@ from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
 from hookline.reconcile import ReconcileOptions, Reconciler
 from hookline.replay import Continue, ReplayOptions, in_thread, invoker, run_recorded_replay, sweep
+from hookline.retention import apply_retention, ensure_partitions, policy_from_config
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
 from hookline.ssrf import guarded_client
@@ -149,10 +152,31 @@ def _provider_http(settings: Settings) -> httpx.Client:
     )
 
 
+def archive_store(settings: Settings) -> S3Archive | None:
+    """The ledger archive bucket (decision 0041), or None when none is configured."""
+    if not settings.archive_bucket:
+        return None
+    return S3Archive(client("s3", settings), settings.archive_bucket)
+
+
 def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     """A reconciler on `db`, with provider catch-up wired to Secrets Manager."""
     continuation = replay_continuation(settings)
     groups = settings.config.group_names
+    archive = archive_store(settings)
+    policy = policy_from_config(settings.config)
+
+    every = timedelta(minutes=settings.config.schedules.reconcile_minutes)
+
+    def retention(as_of: datetime) -> dict[str, Any]:
+        # Partitions ahead on every run; retention in the run that starts in the first
+        # schedule interval of each hour (a day kept for a long-retention tenant is read on
+        # each retention run, so not every five minutes).
+        if as_of - as_of.replace(minute=0, second=0, microsecond=0) >= every:
+            made = ensure_partitions(db, as_of=as_of, ahead_days=policy.partitions_ahead_days)
+            return {"partitions_created": made, "retention": "next hour"}
+        return apply_retention(db, archive, policy, as_of=as_of).as_dict()
+
     return Reconciler(
         db,
         delivery_queues(settings),
@@ -164,6 +188,7 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
             api_bases=dict(settings.catchup_api_bases),
         ),
         sweep_replays=lambda: sweep(db, start=continuation, groups=groups),
+        retention=retention,
     )
 
 

@@ -66,6 +66,7 @@ class Settings:
     # Runs replays created through the API (invoked asynchronously); none: a local thread.
     replay_function_name: str | None = None
     config_path: str | None = None
+    archive_bucket: str | None = None  # the S3 bucket of the ledger archive (decision 0041)
     sqs_fair_queues: bool = True  # MessageGroupId = endpoint on the standard group queues
     # Management API (docs/decisions/0013): the KMS key that wraps the secrets' data key
     # (none: the local master key file, development only), the local operator bearer key,
@@ -113,6 +114,7 @@ class Settings:
             fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
             replay_function_name=e.get("HOOKLINE_REPLAY_FUNCTION") or None,
             config_path=e.get("HOOKLINE_CONFIG") or None,
+            archive_bucket=e.get("HOOKLINE_ARCHIVE_BUCKET") or None,
             sqs_fair_queues=_bool(e.get("HOOKLINE_SQS_FAIR_QUEUES"), default=True),
             kms_key_id=e.get("HOOKLINE_KMS_KEY_ID") or None,
             local_key_file=e.get("HOOKLINE_LOCAL_KEY_FILE") or ".hookline/master.key",

@@ -51,7 +51,7 @@ INSERT INTO api_idempotency (scope, key, request_hash)
 VALUES (%(scope)s, %(key)s, %(request_hash)s)
 ON CONFLICT (scope, key) DO UPDATE
     SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, created_at = now()
-    WHERE api_idempotency.created_at < now() - %(ttl)s
+    WHERE api_idempotency.created_at < now() - %(ttl)s::interval
 RETURNING key
 
 -- purge_idempotency_keys --
@@ -60,7 +60,7 @@ RETURNING key
 DELETE FROM api_idempotency
 WHERE (scope, key) IN (
     SELECT scope, key FROM api_idempotency
-    WHERE created_at < now() - %(ttl)s
+    WHERE created_at < now() - %(ttl)s::interval
     ORDER BY created_at LIMIT %(batch)s
 )
 

@@ -17,12 +17,13 @@ WITH claimed AS (
     WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM claimed)
 ), created AS (
     INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
-    SELECT hookline_id('dlv'), e.id, p.id, e.tenant_id, p.tenant_group, now() + %(deadline)s
+    SELECT hookline_delivery_id(e.id, p.id), e.id, p.id, e.tenant_id, p.tenant_group,
+           now() + %(deadline)s
     FROM claimed c
     JOIN events e ON e.id = c.event_id
     JOIN targets p ON p.tenant_id = e.tenant_id
     WHERE e.type LIKE ANY (p.patterns)
-    ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING
+    ON CONFLICT (id) DO NOTHING
     RETURNING 1
 ), marked AS (
     UPDATE outbox o SET fanned_out_at = now()

@@ -1,12 +1,18 @@
 -- insert_event --
--- The event and its outbox row in one statement, so in one transaction; a duplicate
--- dedupe key inserts nothing and returns no row.
-WITH new_event AS (
+-- The dedupe key, the event and its outbox row in one statement, so in one transaction; a
+-- duplicate dedupe key inserts nothing and returns no row. The key lives in its own table
+-- (decision 0039): a unique key across the ledger's day partitions cannot be had otherwise.
+WITH new_key AS (
+    INSERT INTO event_keys (tenant_id, origin, dedupe_key, event_id)
+    VALUES (%(tenant_id)s, %(origin)s, %(dedupe_key)s, %(id)s)
+    ON CONFLICT (tenant_id, origin, dedupe_key) DO NOTHING
+    RETURNING event_id
+), new_event AS (
     INSERT INTO events (id, tenant_id, source_id, origin, type, dedupe_key,
                         payload, content_type, headers)
-    VALUES (%(id)s, %(tenant_id)s, %(source_id)s, %(origin)s, %(type)s, %(dedupe_key)s,
-            %(payload)s, %(content_type)s, %(headers)s)
-    ON CONFLICT ON CONSTRAINT events_dedupe_key DO NOTHING
+    SELECT %(id)s, %(tenant_id)s, %(source_id)s, %(origin)s, %(type)s, %(dedupe_key)s,
+           %(payload)s, %(content_type)s, %(headers)s
+    FROM new_key
     RETURNING id, tenant_id, received_at
 ), new_outbox AS (
     INSERT INTO outbox (event_id, tenant_id, created_at)
@@ -15,7 +21,8 @@ WITH new_event AS (
 SELECT id FROM new_event
 
 -- find_event_id_by_dedupe_key --
-SELECT id FROM events
+-- The original of a duplicate, also when its event was archived and removed from the ledger.
+SELECT event_id AS id FROM event_keys
 WHERE tenant_id = %(tenant_id)s AND origin = %(origin)s AND dedupe_key = %(dedupe_key)s
 
 -- get_event --

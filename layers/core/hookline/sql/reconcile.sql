@@ -88,10 +88,10 @@ WITH missing AS (
     LIMIT %(limit)s
 )
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
-SELECT hookline_id('dlv'), event_id, endpoint_id, tenant_id, tenant_group,
+SELECT hookline_delivery_id(event_id, endpoint_id), event_id, endpoint_id, tenant_id, tenant_group,
        received_at + %(deadline)s::interval
 FROM missing
-ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING
+ON CONFLICT (id) DO NOTHING
 RETURNING id
 
 -- never_attempted_deliveries --

@@ -154,11 +154,14 @@ WITH pairs AS (
 ), created AS (
     INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at,
                             next_attempt_at)
-    SELECT hookline_id('dlv'), event_id, endpoint_id, tenant_id, tenant_group,
-           now() + %(deadline)s, now() + %(hold)s
-    FROM pairs
+    SELECT hookline_delivery_id(event_id, endpoint_id), event_id, endpoint_id, tenant_id,
+           tenant_group, now() + %(deadline)s, now() + %(hold)s
+    FROM pairs x
+    -- a delivery made before decision 0040 has an id of another shape
+    WHERE NOT EXISTS (SELECT 1 FROM deliveries d
+                      WHERE d.event_id = x.event_id AND d.endpoint_id = x.endpoint_id)
     ORDER BY event_id, endpoint_id
-    ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING
+    ON CONFLICT (id) DO NOTHING
     RETURNING id
 )
 SELECT (SELECT count(*) FROM pairs) AS pairs,

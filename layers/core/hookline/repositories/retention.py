@@ -1,0 +1,186 @@
+"""Day partitions, retention deletes, the archive's selection, restore and erasure: the SQL of
+bounded storage (sql/retention.sql, docs/decisions/0039-0041)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from hookline.db import Connection
+from hookline.errors import DeliveryStillOpen
+from hookline.sqlfiles import query
+
+
+@dataclass(frozen=True)
+class DayBounds:
+    """The partition-key ranges of one day: event ids [lo, hi), delivery ids [dlo, dhi)."""
+
+    day: date
+    lo: str
+    hi: str
+    dlo: str
+    dhi: str
+
+    def params(self) -> dict[str, Any]:
+        """The bounds as query parameters."""
+        return {"lo": self.lo, "hi": self.hi, "dlo": self.dlo, "dhi": self.dhi}
+
+
+@dataclass(frozen=True)
+class DayTenant:
+    """One tenant's share of a day: events, those an unfinished delivery holds, its retention
+    override, and whether a restore hold covers the day."""
+
+    tenant_id: str
+    events: int
+    unfinished: int
+    retention_days: int | None
+    held: bool
+
+
+def create_day_partitions(conn: Connection, day: date) -> int:
+    """Create the day's partition of every hot table that lacks one; returns how many."""
+    row = conn.execute(query("create_day_partitions"), {"day": day}).fetchone()
+    return int(row["made"]) if row else 0
+
+
+def drop_day_partitions(conn: Connection, day: date) -> int:
+    """Drop the day's partitions (and its events' rows in the default partitions)."""
+    try:
+        row = conn.execute(query("drop_day_partitions"), {"day": day}).fetchone()
+    except psycopg.errors.ObjectInUse as err:
+        raise DeliveryStillOpen(f"day {day} has unfinished deliveries") from err
+    return int(row["dropped"]) if row else 0
+
+
+def list_day_partitions(conn: Connection) -> list[tuple[date, list[str]]]:
+    """Each day that has partitions, oldest first, with the tables that have one."""
+    return [(r["day"], list(r["tables"])) for r in conn.execute(query("list_day_partitions"))]
+
+
+def day_bounds(conn: Connection, day: date) -> DayBounds:
+    """The id ranges of a day's partitions."""
+    row = conn.execute(query("day_bounds"), {"day": day}).fetchone()
+    assert row is not None
+    return DayBounds(day, row["lo"], row["hi"], row["dlo"], row["dhi"])
+
+
+def day_tenants(conn: Connection, bounds: DayBounds, *, as_of: datetime) -> list[DayTenant]:
+    """Who has events in the day, and what keeps them."""
+    start = datetime.combine(bounds.day, datetime.min.time(), tzinfo=as_of.tzinfo)
+    params = {**bounds.params(), "as_of": as_of, "day_start": start,
+              "day_end": start + timedelta(days=1)}  # fmt: skip
+    return [
+        DayTenant(r["tenant_id"], r["events"], r["unfinished"], r["retention_days"], r["held"])
+        for r in conn.execute(query("day_tenants"), params)
+    ]
+
+
+def archive_selection(
+    conn: Connection, bounds: DayBounds, tenants: Sequence[str] | None
+) -> Iterator[dict[str, Any]]:
+    """The day's events of `tenants` (all when None) that nothing unfinished holds, each with
+    its deliveries and attempts, read through a server-side cursor."""
+    params = {**bounds.params(), "tenants": list(tenants) if tenants is not None else None}
+    with conn.cursor(name="hookline_archive_selection") as cursor:
+        cursor.itersize = 500
+        cursor.execute(query("archive_selection"), params)
+        yield from cursor
+
+
+def delete_events(
+    conn: Connection, bounds: DayBounds, event_ids: list[str], delivery_ids: list[str]
+) -> dict[str, int]:
+    """Delete events of a day with their outbox rows, deliveries and attempts (children
+    first); counts per table. Raises DeliveryStillOpen, for the caller to roll back, if a
+    delivery of them is left (one became unfinished since they were selected)."""
+    ids = {"delivery_ids": delivery_ids}
+    counts = {
+        "attempts": conn.execute(query("delete_attempts"), ids).rowcount,
+        "deliveries": conn.execute(query("delete_deliveries"), ids).rowcount,
+    }
+    left = conn.execute(
+        query("count_deliveries_left"), {**bounds.params(), "event_ids": event_ids}
+    ).fetchone()
+    if left and left["n"]:
+        raise DeliveryStillOpen(f"{left['n']} deliveries of the day became unfinished")
+    counts["outbox"] = conn.execute(query("delete_outbox"), {"event_ids": event_ids}).rowcount
+    counts["events"] = conn.execute(query("delete_events"), {"event_ids": event_ids}).rowcount
+    return counts
+
+
+def prune_event_keys(conn: Connection, *, before: datetime, dry_run: bool) -> int:
+    """Remove (or count) dedupe keys older than `before` whose event has left the ledger."""
+    if dry_run:
+        row = conn.execute(query("count_event_keys_to_prune"), {"before": before}).fetchone()
+        return int(row["n"]) if row else 0
+    return conn.execute(query("prune_event_keys"), {"before": before}).rowcount
+
+
+def shortest_override(conn: Connection) -> int | None:
+    """The shortest per-tenant retention in days, or None when no tenant overrides it."""
+    row = conn.execute(query("retention_overrides")).fetchone()
+    return int(row["shortest"]) or None if row else None
+
+
+def set_tenant_retention(conn: Connection, tenant_id: str, days: int | None) -> bool:
+    """Set (or clear, with None) a tenant's retention override; False if no such tenant."""
+    row = conn.execute(query("set_tenant_retention"), {"id": tenant_id, "days": days}).fetchone()
+    return row is not None
+
+
+def restore_event(conn: Connection, event: dict[str, Any]) -> bool:
+    """Put an archived event back with its original id and a pending outbox row; False when it
+    was already in the ledger."""
+    params = {**event, "headers": Jsonb(event["headers"])}
+    row = conn.execute(query("restore_event"), params).fetchone()
+    return bool(row and row["restored"])
+
+
+def insert_retention_hold(
+    conn: Connection,
+    *,
+    tenant_id: str,
+    since: datetime,
+    until: datetime,
+    expires_at: datetime,
+    reason: str,
+) -> None:
+    """Keep a tenant's window from retention until `expires_at`."""
+    conn.execute(
+        query("insert_retention_hold"),
+        {"tenant_id": tenant_id, "since": since, "until": until,
+         "expires_at": expires_at, "reason": reason},
+    )  # fmt: skip
+
+
+def tenant_exists(conn: Connection, tenant_id: str) -> bool:
+    """Whether the tenant exists."""
+    return conn.execute(query("tenant_exists"), {"tenant_id": tenant_id}).fetchone() is not None
+
+
+def erase_tenant_rows(conn: Connection, tenant_id: str) -> dict[str, int]:
+    """Delete a tenant's ledger rows and secrets; counts per kind."""
+    counts = {}
+    for kind in ("attempts", "deliveries", "outbox", "events", "keys", "endpoint_secrets",
+                 "source_secrets", "endpoints"):  # fmt: skip
+        counts[kind] = conn.execute(
+            query(f"erase_tenant_{kind}"), {"tenant_id": tenant_id}
+        ).rowcount
+    return counts
+
+
+def events_outside_days(conn: Connection) -> int:
+    """How many events sit in the default partition, outside every day partition."""
+    row = conn.execute(query("events_outside_days")).fetchone()
+    return int(row["n"]) if row else 0
+
+
+def table_sizes(conn: Connection) -> dict[str, int]:
+    """Bytes on disk of every table (a partitioned one: all its partitions), by name."""
+    return {r["table_name"]: int(r["bytes"]) for r in conn.execute(query("table_sizes"))}

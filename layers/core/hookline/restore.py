@@ -1,0 +1,132 @@
+"""Restore from the archive and erase a tenant (docs/decisions/0041).
+
+A restore puts a tenant's archived events of a window back into the ledger with their
+original ids and pending outbox rows; the fan-out then recreates their deliveries with the same
+ids (decision 0040), so subscribers see the same webhook-ids. Events already in the ledger are
+skipped and counted. The window is held from retention for `hold_days`, and the restore is
+audited like every replay.
+
+An erasure removes a tenant's events, deliveries, attempts, dedupe keys, secrets and archive
+objects, and leaves an audit entry that says what was erased and when, not the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hookline.archive import ArchiveStore, decode_lines, restorable_event, tenant_prefix
+from hookline.db import Database
+from hookline.errors import ArchiveUnavailable, BadRequest, NotFound
+from hookline.management.access import Caller
+from hookline.repositories import retention as repo
+from hookline.repositories.audit import write_audit
+
+
+def restore_window(
+    db: Database,
+    archive: ArchiveStore,
+    *,
+    tenant_id: str,
+    since: datetime,
+    until: datetime,
+    reason: str,
+    actor: str,
+    hold_days: int,
+    dry_run: bool = False,
+    fan_out: Callable[[], Any] | None = None,
+) -> dict[str, Any]:
+    """Restore `tenant_id`'s archived events received in [since, until); fan them out again
+    with `fan_out` (the ordinary fan-out run) unless `dry_run`. Returns the counts."""
+    if since >= until:
+        raise BadRequest("--since must be before --until")
+    if not reason.strip():
+        raise BadRequest("a restore needs a --reason")
+    with db.connection() as conn:
+        if not repo.tenant_exists(conn, tenant_id):
+            raise NotFound(f"no tenant {tenant_id}")
+    records = _archived(archive, tenant_id, since, until)
+    result: dict[str, Any] = {"tenant_id": tenant_id, "since": since.isoformat(),
+                              "until": until.isoformat(), "dry_run": dry_run,
+                              "archived": len(records), "restored": 0, "skipped": 0}  # fmt: skip
+    if dry_run:
+        return result
+    with db.connection() as conn, conn.transaction():
+        for day in sorted({datetime.fromisoformat(r["received_at"]).date() for r in records}):
+            for offset in (-1, 0, 1):  # the id's day may differ from received_at by a moment
+                repo.create_day_partitions(conn, day + timedelta(days=offset))
+        for record in records:
+            if repo.restore_event(conn, restorable_event(record)):
+                result["restored"] += 1
+            else:
+                result["skipped"] += 1
+        repo.insert_retention_hold(
+            conn, tenant_id=tenant_id, since=since, until=until, reason=reason,
+            expires_at=datetime.now(UTC) + timedelta(days=hold_days),
+        )  # fmt: skip
+        result["audit_id"] = write_audit(
+            conn, actor=actor, action="archive.restore", object_type="tenant",
+            object_id=tenant_id, params={**result, "reason": reason},
+        )  # fmt: skip
+    if fan_out is not None and result["restored"]:
+        fan_out()
+    return result
+
+
+def erase_tenant(
+    db: Database, archive: ArchiveStore | None, tenant_id: str, *, confirm: bool, actor: str
+) -> dict[str, Any]:
+    """Erase everything a tenant sent and configured as secret, and its archive objects."""
+    if not confirm:
+        raise BadRequest(
+            "erasing a tenant removes its events, deliveries, attempts, secrets and archived "
+            "objects for good: repeat with --confirm (the API: ?erase=true)"
+        )
+    with db.connection() as conn, conn.transaction():
+        if not repo.tenant_exists(conn, tenant_id):
+            raise NotFound(f"no tenant {tenant_id}")
+        counts: dict[str, Any] = repo.erase_tenant_rows(conn, tenant_id)
+    if archive is not None:
+        try:
+            counts["archived_objects"] = archive.delete(archive.keys(tenant_prefix(tenant_id)))
+        except Exception as err:  # botocore raises many kinds; a rerun finishes the job
+            raise ArchiveUnavailable(
+                f"the ledger rows are erased, the archive is not ({type(err).__name__}): run the "
+                "erase again"
+            ) from err
+    with db.connection() as conn:
+        counts["audit_id"] = write_audit(
+            conn, actor=actor, action="tenant.erase", object_type="tenant", object_id=tenant_id,
+            params={"erased_at": datetime.now(UTC).isoformat(), **counts},
+        )  # fmt: skip
+    return {"tenant_id": tenant_id, **counts}
+
+
+def erase_tenant_by_api(
+    db: Database, archive: ArchiveStore | None, who: Caller, tenant_id: str, *, erase: bool
+) -> dict[str, Any]:
+    """`DELETE /v1/tenants/{id}?erase=true`: an operator's erasure (403 for a tenant's own
+    key; 400 without `erase=true`)."""
+    who.require_operator("erase a tenant")
+    if not erase:
+        raise BadRequest("deleting a tenant erases its data for good: add ?erase=true")
+    return erase_tenant(db, archive, tenant_id, confirm=True, actor=who.principal)
+
+
+def _archived(
+    archive: ArchiveStore, tenant_id: str, since: datetime, until: datetime
+) -> list[dict[str, Any]]:
+    """The archive records of the tenant received in [since, until), by id (newest copy)."""
+    found: dict[str, dict[str, Any]] = {}
+    day = since.astimezone(UTC).date() - timedelta(days=1)
+    try:
+        while day <= until.astimezone(UTC).date() + timedelta(days=1):
+            for key in sorted(archive.keys(f"{tenant_prefix(tenant_id)}date={day.isoformat()}/")):
+                for record in decode_lines(archive.get(key)):
+                    if since <= datetime.fromisoformat(record["received_at"]) < until:
+                        found[record["id"]] = record
+            day += timedelta(days=1)
+    except Exception as err:  # botocore raises many kinds; nothing was restored
+        raise ArchiveUnavailable(f"cannot read the archive ({type(err).__name__})") from err
+    return [found[k] for k in sorted(found)]

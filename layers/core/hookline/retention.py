@@ -1,0 +1,225 @@
+"""Retention: the ledger stays the size of its retention window (docs/decisions/0039-0041).
+
+A run, at `as_of` (now, or a time given for a preview or a test):
+
+1. day partitions are created for yesterday through `partitions_ahead_days` ahead;
+2. for each day partition old enough for the shortest retention, oldest first: when every
+   tenant's events of the day are past that tenant's retention (its override, else the global
+   `ledger_retention_days`), no restore hold covers it and no delivery is unfinished, the day
+   is archived and its partitions dropped whole; otherwise the expired tenants' events that no
+   unfinished delivery holds are archived and deleted set-based;
+3. dedupe keys older than `dedupe_retention_days` whose event has left are pruned.
+
+Each day is one transaction: the archive objects are written first, and an archive that fails
+rolls the day back, so nothing is removed that is not archived.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from hookline.archive import ArchiveStore, archive_line, encode_lines, object_key
+from hookline.config import HooklineConfig
+from hookline.db import Database
+from hookline.errors import ArchiveUnavailable, BadRequest, DeliveryStillOpen, NotFound
+from hookline.repositories import retention as repo
+
+TABLES = ("events", "outbox", "deliveries", "attempts")
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    """How long things stay."""
+
+    ledger_days: int = 90
+    dedupe_days: int = 30
+    partitions_ahead_days: int = 7
+
+    def __post_init__(self) -> None:
+        for name in ("ledger_days", "dedupe_days", "partitions_ahead_days"):
+            if getattr(self, name) <= 0:
+                raise BadRequest(f"retention: {name} must be at least 1, not {getattr(self, name)}")
+
+
+@dataclass
+class RetentionReport:
+    """What a run removed (or would remove): rows per table and tenant, days dropped whole."""
+
+    as_of: datetime
+    dry_run: bool
+    partitions_created: int = 0
+    days_dropped: list[str] = field(default_factory=list)
+    removed: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {t: defaultdict(int) for t in TABLES}
+    )
+    kept_unfinished: int = 0
+    kept_held: int = 0
+    archived_objects: int = 0
+    event_keys_pruned: int = 0
+    events_outside_days: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "as_of": self.as_of.isoformat(),
+            "dry_run": self.dry_run,
+            "partitions_created": self.partitions_created,
+            "days_dropped": self.days_dropped,
+            "removed": {t: dict(sorted(v.items())) for t, v in self.removed.items()},
+            "kept_unfinished": self.kept_unfinished,
+            "kept_held": self.kept_held,
+            "archived_objects": self.archived_objects,
+            "event_keys_pruned": self.event_keys_pruned,
+            "events_outside_days": self.events_outside_days,
+            "errors": self.errors,
+        }
+
+
+def ensure_partitions(db: Database, *, as_of: datetime, ahead_days: int) -> int:
+    """Create the day partitions of yesterday through `ahead_days` ahead; returns how many."""
+    made = 0
+    with db.connection() as conn:
+        for offset in range(-1, ahead_days + 1):
+            made += repo.create_day_partitions(conn, (as_of + timedelta(days=offset)).date())
+    return made
+
+
+def apply_retention(
+    db: Database,
+    archive: ArchiveStore | None,
+    policy: RetentionPolicy,
+    *,
+    as_of: datetime,
+    dry_run: bool = False,
+    keep_going: Callable[[], bool] = lambda: True,
+) -> RetentionReport:
+    """One retention run (see the module docstring). Without an archive store nothing is
+    removed (only counted as an error): nothing leaves that is not archived."""
+    as_of = as_of.astimezone(UTC)
+    report = RetentionReport(as_of=as_of, dry_run=dry_run)
+    if not dry_run:
+        report.partitions_created = ensure_partitions(
+            db, as_of=as_of, ahead_days=policy.partitions_ahead_days
+        )
+    with db.connection() as conn:
+        shortest = min(policy.ledger_days, repo.shortest_override(conn) or policy.ledger_days)
+        days = [day for day, _ in repo.list_day_partitions(conn)]
+    for day in days:
+        if _day_end(day) > as_of - timedelta(days=shortest) or not keep_going():
+            break
+        if archive is None and not dry_run:
+            report.errors.append("no archive bucket configured: nothing removed")
+            break
+        try:
+            _retire_day(db, archive, policy, day, as_of=as_of, dry_run=dry_run, report=report)
+        except ArchiveUnavailable as err:
+            report.errors.append(f"{day}: {err}; its rows are kept")
+            break
+        except DeliveryStillOpen as err:
+            # A replay made a delivery of the day unfinished meanwhile: the day waits.
+            report.errors.append(f"{day}: {err}; its rows are kept")
+    with db.connection() as conn:
+        report.event_keys_pruned = repo.prune_event_keys(
+            conn, before=as_of - timedelta(days=policy.dedupe_days), dry_run=dry_run
+        )
+        report.events_outside_days = repo.events_outside_days(conn)
+    if report.events_outside_days:
+        report.errors.append(
+            f"{report.events_outside_days} events are outside every day partition (the default "
+            "one): retention does not remove them; see docs/operations.md"
+        )
+    return report
+
+
+def _retire_day(
+    db: Database,
+    archive: ArchiveStore | None,
+    policy: RetentionPolicy,
+    day: date,
+    *,
+    as_of: datetime,
+    dry_run: bool,
+    report: RetentionReport,
+) -> None:
+    """Archive and remove what of one day is past retention, in one transaction."""
+    end = _day_end(day)
+    with db.connection() as conn, conn.transaction():
+        bounds = repo.day_bounds(conn, day)
+        tenants = repo.day_tenants(conn, bounds, as_of=as_of)
+        expired = [
+            t for t in tenants
+            if not t.held and end <= as_of - timedelta(days=t.retention_days or policy.ledger_days)
+        ]  # fmt: skip
+        report.kept_held += sum(t.events for t in tenants if t.held)
+        report.kept_unfinished += sum(t.unfinished for t in expired)
+        whole = len(expired) == len(tenants) and not any(t.unfinished for t in tenants)
+        if not expired and tenants:
+            return
+        selection = None if whole else [t.tenant_id for t in expired]
+        by_tenant: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in repo.archive_selection(conn, bounds, selection):
+            by_tenant[row["tenant_id"]].append(archive_line(row))
+        event_ids = [r["id"] for lines in by_tenant.values() for r in lines]
+        delivery_ids = [d["id"] for lines in by_tenant.values() for r in lines
+                        for d in r["deliveries"]]  # fmt: skip
+        if dry_run:
+            _count(report, by_tenant, day if whole else None)
+            return
+        assert archive is not None
+        label = f"{'day' if whole else 'expired'}-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
+        for tenant_id, lines in sorted(by_tenant.items()):
+            try:
+                archive.put(object_key(tenant_id, day, label), encode_lines(lines))
+            except Exception as err:  # botocore raises many kinds; the day is rolled back
+                raise ArchiveUnavailable(f"archive upload failed ({type(err).__name__})") from err
+        if whole:
+            repo.drop_day_partitions(conn, day)
+        elif event_ids:
+            repo.delete_events(conn, bounds, event_ids, delivery_ids)
+    # Counted once the day's transaction committed: a day rolled back removed nothing.
+    report.archived_objects += len(by_tenant)
+    _count(report, by_tenant, day if whole else None)
+
+
+def _count(
+    report: RetentionReport, by_tenant: dict[str, list[dict[str, Any]]], dropped: date | None
+) -> None:
+    """Add what a day removed to the report, per table and tenant."""
+    removed = report.removed
+    for tenant_id, lines in by_tenant.items():
+        removed["events"][tenant_id] += len(lines)
+        removed["outbox"][tenant_id] += len(lines)
+        removed["deliveries"][tenant_id] += sum(len(r["deliveries"]) for r in lines)
+        removed["attempts"][tenant_id] += sum(
+            len(d["attempts"]) for r in lines for d in r["deliveries"]
+        )
+    if dropped is not None:
+        report.days_dropped.append(dropped.isoformat())
+
+
+def _day_end(day: date) -> datetime:
+    return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC)
+
+
+def policy_from_config(config: HooklineConfig) -> RetentionPolicy:
+    """The retention policy of a deployment's configuration."""
+    return RetentionPolicy(
+        ledger_days=config.ledger_retention_days,
+        dedupe_days=config.dedupe_retention_days,
+        partitions_ahead_days=config.partitions_ahead_days,
+    )
+
+
+def set_tenant_retention(db: Database, tenant_id: str, days: int | None) -> dict[str, Any]:
+    """Give a tenant its own ledger retention in days (None: the global one again)."""
+    if days is not None and days <= 0:
+        raise BadRequest(f"retention must be at least 1 day, not {days}")
+    with db.connection() as conn:
+        if not repo.set_tenant_retention(conn, tenant_id, days):
+            raise NotFound(f"no tenant {tenant_id}")
+    return {"tenant_id": tenant_id, "retention_days": days}

@@ -1,0 +1,200 @@
+-- Bounded storage: day partitions, retention, the archive's selection, restore and erasure
+-- (docs/decisions/0039-0041). A day's rows are found by ranges of the partition keys, so each
+-- statement reads that day's partitions only: `lo`/`hi` bound the event ids of the day,
+-- `dlo`/`dhi` its delivery ids.
+
+-- create_day_partitions --
+SELECT hookline_create_day_partitions(%(day)s::date) AS made
+
+-- drop_day_partitions --
+SELECT hookline_drop_day_partitions(%(day)s::date) AS dropped
+
+-- list_day_partitions --
+SELECT day, array_agg(table_name::text ORDER BY table_name) AS tables
+FROM hookline_day_partitions
+GROUP BY day ORDER BY day
+
+-- day_bounds --
+SELECT 'evt_' || hookline_ulid_time(%(day)s::date::timestamp AT TIME ZONE 'UTC') AS lo,
+       'evt_' || hookline_ulid_time((%(day)s::date + 1)::timestamp AT TIME ZONE 'UTC') AS hi,
+       'dlv_' || hookline_ulid_time(%(day)s::date::timestamp AT TIME ZONE 'UTC') AS dlo,
+       'dlv_' || hookline_ulid_time((%(day)s::date + 1)::timestamp AT TIME ZONE 'UTC') AS dhi
+
+-- day_tenants --
+-- Per tenant with events in the day: its events, those held by an unfinished delivery, its
+-- own retention (NULL: the global one), and whether a restore hold covers the day.
+WITH day_deliveries AS (
+    SELECT d.event_id, d.state FROM deliveries d WHERE d.id >= %(dlo)s AND d.id < %(dhi)s
+    UNION ALL
+    SELECT d.event_id, d.state FROM deliveries_default d
+    WHERE d.event_id >= %(lo)s AND d.event_id < %(hi)s
+), unfinished AS (
+    SELECT DISTINCT event_id FROM day_deliveries
+    WHERE state IN ('pending', 'queued', 'delivering')
+)
+SELECT e.tenant_id, count(*) AS events,
+       count(*) FILTER (WHERE e.id IN (SELECT event_id FROM unfinished)) AS unfinished,
+       t.retention_days,
+       EXISTS (SELECT 1 FROM retention_holds h
+               WHERE h.tenant_id = e.tenant_id AND h.expires_at > %(as_of)s
+                 AND h.since < %(day_end)s AND h.until >= %(day_start)s) AS held
+FROM events e JOIN tenants t ON t.id = e.tenant_id
+WHERE e.id >= %(lo)s AND e.id < %(hi)s
+GROUP BY e.tenant_id, t.retention_days
+ORDER BY e.tenant_id
+
+-- archive_selection --
+-- The day's events of the given tenants (all when NULL), none held by an unfinished delivery,
+-- each with its deliveries and their attempts: one archive line per event.
+WITH day_deliveries AS MATERIALIZED (
+    SELECT d.* FROM deliveries d WHERE d.id >= %(dlo)s AND d.id < %(dhi)s
+    UNION ALL
+    SELECT d.* FROM deliveries_default d WHERE d.event_id >= %(lo)s AND d.event_id < %(hi)s
+), day_attempts AS MATERIALIZED (
+    SELECT a.* FROM attempts a WHERE a.delivery_id >= %(dlo)s AND a.delivery_id < %(dhi)s
+    UNION ALL
+    SELECT a.* FROM attempts_default a
+    WHERE a.delivery_id IN (SELECT id FROM day_deliveries)
+), outcomes AS (
+    SELECT d.event_id, jsonb_agg(jsonb_build_object(
+               'id', d.id, 'endpoint_id', d.endpoint_id, 'state', d.state,
+               'attempt_count', d.attempt_count, 'last_status', d.last_status,
+               'last_error', d.last_error, 'created_at', d.created_at,
+               'finished_at', d.finished_at,
+               'attempts', coalesce((SELECT jsonb_agg(jsonb_build_object(
+                   'attempted_at', a.attempted_at, 'duration_ms', a.duration_ms,
+                   'status_code', a.status_code, 'error_class', a.error_class) ORDER BY a.id)
+                   FROM day_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb)
+           ) ORDER BY d.id) AS deliveries,
+           bool_or(d.state IN ('pending', 'queued', 'delivering')) AS unfinished
+    FROM day_deliveries d GROUP BY d.event_id
+)
+SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.dedupe_key, e.payload,
+       e.content_type, e.headers, e.received_at, o.fanned_out_at,
+       coalesce(x.deliveries, '[]'::jsonb) AS deliveries
+FROM events e
+LEFT JOIN outbox o ON o.event_id = e.id
+LEFT JOIN outcomes x ON x.event_id = e.id
+WHERE e.id >= %(lo)s AND e.id < %(hi)s
+  AND (%(tenants)s::text[] IS NULL OR e.tenant_id = ANY(%(tenants)s))
+  AND NOT coalesce(x.unfinished, false)
+ORDER BY e.tenant_id, e.id
+
+-- delete_attempts --
+DELETE FROM attempts WHERE delivery_id = ANY(%(delivery_ids)s::text[])
+
+-- delete_deliveries --
+-- Never an unfinished one: if a replay made one pending since the selection, it stays, and
+-- count_deliveries_left finds it, which rolls the whole day back.
+DELETE FROM deliveries WHERE id = ANY(%(delivery_ids)s::text[])
+  AND state NOT IN ('pending', 'queued', 'delivering')
+
+-- count_deliveries_left --
+-- Deliveries of these events still there after the finished ones were deleted (in the day's
+-- partition, or made before decision 0040 in the default one).
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM deliveries d
+    WHERE d.id >= %(dlo)s AND d.id < %(dhi)s AND d.event_id = ANY(%(event_ids)s::text[])
+    UNION ALL
+    SELECT 1 FROM deliveries_default d WHERE d.event_id = ANY(%(event_ids)s::text[])
+) left_over
+
+-- delete_outbox --
+DELETE FROM outbox WHERE event_id = ANY(%(event_ids)s::text[])
+
+-- delete_events --
+DELETE FROM events WHERE id = ANY(%(event_ids)s::text[])
+
+-- prune_event_keys --
+-- Dedupe keys past their retention whose event has left the ledger (a key lives at least as
+-- long as its event, so a duplicate is never stored twice).
+DELETE FROM event_keys k
+WHERE k.created_at < %(before)s
+  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
+
+-- count_event_keys_to_prune --
+SELECT count(*) AS n FROM event_keys k
+WHERE k.created_at < %(before)s
+  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)
+
+-- retention_overrides --
+SELECT coalesce(min(retention_days), 0) AS shortest FROM tenants WHERE retention_days IS NOT NULL
+
+-- set_tenant_retention --
+UPDATE tenants SET retention_days = %(days)s WHERE id = %(id)s RETURNING id, retention_days
+
+-- restore_event --
+-- An archived event back in the ledger with its original id, its outbox row pending so the
+-- fan-out recreates its deliveries (same ids, so the same webhook-ids). Already there: nothing.
+WITH new_event AS (
+    INSERT INTO events (id, tenant_id, source_id, origin, type, dedupe_key, payload,
+                        content_type, headers, received_at)
+    SELECT %(id)s, %(tenant_id)s, s.id, %(origin)s, %(type)s, %(dedupe_key)s, %(payload)s,
+           %(content_type)s, %(headers)s, %(received_at)s
+    FROM (SELECT 1) one LEFT JOIN sources s ON s.id = %(source_id)s
+    WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = %(id)s)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, tenant_id
+), new_key AS (
+    INSERT INTO event_keys (tenant_id, origin, dedupe_key, event_id, created_at)
+    SELECT tenant_id, %(origin)s, %(dedupe_key)s, id, %(received_at)s FROM new_event
+    WHERE %(origin)s <> 'test'
+    ON CONFLICT (tenant_id, origin, dedupe_key) DO NOTHING
+), new_outbox AS (
+    INSERT INTO outbox (event_id, tenant_id, created_at)
+    SELECT id, tenant_id, now() FROM new_event
+)
+SELECT count(*) AS restored FROM new_event
+
+-- insert_retention_hold --
+INSERT INTO retention_holds (tenant_id, since, until, expires_at, reason)
+VALUES (%(tenant_id)s, %(since)s, %(until)s, %(expires_at)s, %(reason)s)
+
+-- erase_tenant_attempts --
+DELETE FROM attempts a USING deliveries d
+WHERE a.delivery_id = d.id AND d.tenant_id = %(tenant_id)s
+
+-- erase_tenant_deliveries --
+DELETE FROM deliveries WHERE tenant_id = %(tenant_id)s
+
+-- erase_tenant_outbox --
+DELETE FROM outbox WHERE tenant_id = %(tenant_id)s
+
+-- erase_tenant_events --
+DELETE FROM events WHERE tenant_id = %(tenant_id)s
+
+-- erase_tenant_keys --
+DELETE FROM event_keys WHERE tenant_id = %(tenant_id)s
+
+-- erase_tenant_endpoint_secrets --
+DELETE FROM endpoint_secrets s USING endpoints p
+WHERE s.endpoint_id = p.id AND p.tenant_id = %(tenant_id)s
+
+-- erase_tenant_source_secrets --
+UPDATE sources SET secrets = '{}', enabled = false, deleted_at = coalesce(deleted_at, now())
+WHERE tenant_id = %(tenant_id)s AND cardinality(secrets) > 0
+
+-- erase_tenant_endpoints --
+UPDATE endpoints SET enabled = false, deleted_at = coalesce(deleted_at, now()),
+                     disabled_reason = 'tenant erased'
+WHERE tenant_id = %(tenant_id)s AND deleted_at IS NULL
+
+-- tenant_exists --
+SELECT id FROM tenants WHERE id = %(tenant_id)s
+
+-- table_sizes --
+SELECT c.relname AS table_name,
+       coalesce(sum(pg_total_relation_size(p.oid)), pg_total_relation_size(c.oid)) AS bytes,
+       count(p.oid) AS partitions
+FROM pg_class c
+LEFT JOIN pg_inherits i ON i.inhparent = c.oid
+LEFT JOIN pg_class p ON p.oid = i.inhrelid
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+  AND NOT c.relispartition
+GROUP BY c.relname, c.oid ORDER BY c.relname
+
+-- events_outside_days --
+-- Events in the default partition: none normally; some when partitions were not made ahead in
+-- time (reconcile down longer than partitions_ahead_days, or a clock far off). Retention does
+-- not remove them: an operator looks (docs/operations.md).
+SELECT count(*) AS n FROM events_default

@@ -1,0 +1,38 @@
+"""The ledger archive: an encrypted, versioned bucket with public access blocked and a
+lifecycle, a Glue table over it, and the reconcile and replay functions allowed to use it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.infra.view import StackView, env_of
+
+pytestmark = pytest.mark.infra
+
+
+def test_the_archive_bucket_is_encrypted_versioned_private_with_a_lifecycle(aws: StackView):
+    buckets = [
+        b["Properties"] for b in aws.of_type("AWS::S3::Bucket").values()
+        if "LifecycleConfiguration" in b["Properties"]
+    ]  # fmt: skip
+    assert len(buckets) == 1
+    [bucket] = buckets
+    assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert bucket["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True, "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True, "RestrictPublicBuckets": True,
+    }  # fmt: skip
+    [rule] = bucket["LifecycleConfiguration"]["Rules"]
+    assert rule["Transitions"][0]["TransitionInDays"] == aws.config.archive_glacier_after_days
+
+
+def test_a_glue_table_reads_the_archive_by_tenant_and_date(aws: StackView):
+    [table] = aws.of_type("AWS::Glue::Table").values()
+    keys = [k["Name"] for k in table["Properties"]["TableInput"]["PartitionKeys"]]
+    assert keys == ["tenant", "date"]
+
+
+def test_reconcile_and_replay_know_the_archive_bucket(aws: StackView):
+    having = [f for f in aws.functions().values() if "HOOKLINE_ARCHIVE_BUCKET" in env_of(f)]
+    assert len(having) == 2

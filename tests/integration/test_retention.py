@@ -1,0 +1,249 @@
+"""Retention on real Postgres and moto S3: day partitions made ahead, expired days archived and
+dropped whole, shorter tenant retention deleted set-based, nothing unfinished removed, an
+archive that fails keeps the rows, and dedupe that outlives the archived event."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+
+import hookline
+from hookline.archive import S3Archive, decode_lines
+from hookline.config import HooklineConfig
+from hookline.db import Database
+from hookline.retention import RetentionPolicy, apply_retention, ensure_partitions
+from hookline.settings import get_settings
+from tests.support import operator
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime.now(UTC)
+LATER = NOW + timedelta(days=91)  # today's partition is past the 90-day default then
+
+
+class Bucket:
+    def __init__(self, client, name):
+        self.client, self.name = client, name
+
+    def store(self):
+        return S3Archive(self.client, self.name)
+
+
+@pytest.fixture
+def s3(moto_endpoint):
+    # Its own bucket (not a moto reset, which would drop the pipeline's queues)
+    client = boto3.client(
+        "s3", endpoint_url=moto_endpoint, region_name="us-east-1",
+        aws_access_key_id="testing", aws_secret_access_key="testing",
+    )  # fmt: skip
+    name = f"archive-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=name)
+    return Bucket(client, name)
+
+
+def tenant(db: Database, name: str = "acme") -> str:
+    return operator.add_tenant(db, HooklineConfig(), name=name, group="standard")["id"]
+
+
+def publish(db: Database, tenant_id: str, payload: object, key: str | None = None):
+    with db.connection() as conn, conn.transaction():
+        return hookline.publish(
+            conn, tenant_id=tenant_id, type="order.created", payload=payload, idempotency_key=key
+        )
+
+
+def count(db: Database, sql: str, *params: object) -> int:
+    with db.connection() as conn:
+        row = conn.execute(sql, params).fetchone()
+    return int(next(iter(row.values())))
+
+
+def archived(s3: Bucket) -> list[dict]:
+    store = s3.store()
+    return [r for k in store.keys("ledger/") for r in decode_lines(store.get(k))]
+
+
+def test_partitions_are_made_ahead_and_events_land_in_their_day(db):
+    # When partitions are ensured a week ahead
+    ensure_partitions(db, as_of=NOW, ahead_days=7)
+    with db.connection() as conn:
+        days = {r["day"] for r in conn.execute("SELECT day FROM hookline_day_partitions")}
+        tables = {
+            r["t"]
+            for r in conn.execute("SELECT DISTINCT table_name AS t FROM hookline_day_partitions")
+        }
+    # Then every hot table has a partition for each day through a week from now
+    assert {(NOW + timedelta(days=d)).date() for d in range(8)} <= days
+    assert tables == {"events", "outbox", "deliveries", "attempts"}
+    # And a published event is stored in today's partition, not the default one
+    event = publish(db, tenant(db), {"n": 1})
+    assert count(db, "SELECT count(*) FROM events_default") == 0
+    table = f"events_d{NOW:%Y%m%d}"
+    assert count(db, f"SELECT count(*) FROM {table} WHERE id = %s", event.id) == 1
+
+
+def test_an_expired_day_is_archived_then_dropped_with_payload_bytes_exact(pipeline, db, sink, s3):
+    # Given delivered events of today (one payload with non-ASCII text)
+    t = tenant(db)
+    operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/in"))
+    ids = [publish(db, t, {"n": i, "text": "grüße ☃"}).id for i in range(3)]
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 3})
+    with db.connection() as conn:
+        payloads = {
+            r["id"]: bytes(r["payload"]) for r in conn.execute("SELECT id, payload FROM events")
+        }
+    # When retention runs 91 days later
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=LATER)
+    # Then today's partitions were dropped and nothing of the events is left in the database
+    assert NOW.date().isoformat() in report.days_dropped
+    for table in ("events", "outbox", "deliveries", "attempts"):
+        assert count(db, f"SELECT count(*) FROM {table}") == 0, table
+    assert report.removed["events"] == {t: 3} and report.removed["attempts"] == {t: 3}
+    # And the archive holds every event, its exact payload bytes and its delivery outcome
+    records = {r["id"]: r for r in archived(s3)}
+    assert set(records) == set(ids)
+    for event_id, record in records.items():
+        assert base64.b64decode(record["payload_base64"]) == payloads[event_id]
+        [delivery] = record["deliveries"]
+        assert delivery["state"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
+
+
+def test_a_dry_run_removes_nothing_and_says_what_it_would(pipeline, db, s3):
+    t = tenant(db)
+    publish(db, t, {"n": 1})
+    pipeline.fanout()
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=LATER,
+                             dry_run=True)  # fmt: skip
+    assert report.removed["events"] == {t: 1}
+    assert count(db, "SELECT count(*) FROM events") == 1 and archived(s3) == []
+
+
+def test_a_pending_delivery_is_never_removed(pipeline, db, sink, s3):
+    # Given an event whose delivery is still pending (nothing delivered it)
+    t = tenant(db)
+    operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/never"))
+    publish(db, t, {"n": 1})
+    with db.connection() as conn:
+        hookline.repositories.deliveries.fan_out_batch(conn, limit=10, deadline=timedelta(days=1))
+    # When retention runs long after
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=LATER)
+    # Then the day is kept, the event and its delivery are still there, and it is counted
+    assert report.days_dropped == [] and report.kept_unfinished == 1
+    assert count(db, "SELECT count(*) FROM deliveries WHERE state = 'pending'") == 1
+    assert count(db, "SELECT count(*) FROM events") == 1
+
+
+def test_a_failing_archive_keeps_every_row(pipeline, db, s3):
+    # Given a fanned-out event, and an archive bucket that does not exist (the upload fails)
+    t = tenant(db)
+    publish(db, t, {"n": 1})
+    pipeline.fanout()
+    report = apply_retention(
+        db, S3Archive(s3.client, "no-such-bucket"), RetentionPolicy(), as_of=LATER
+    )
+    # Then nothing was dropped and the failure is reported
+    assert report.days_dropped == [] and report.errors
+    assert "kept" in report.errors[0]
+    assert count(db, "SELECT count(*) FROM events") == 1
+    assert count(db, "SELECT count(*) FROM outbox") == 1
+
+
+def test_a_shorter_tenant_retention_deletes_only_that_tenants_rows(pipeline, db, sink, s3):
+    # Given two tenants with delivered events; one keeps its ledger 1 day only
+    short, normal = tenant(db, "short"), tenant(db, "normal")
+    with db.connection() as conn:
+        hookline.repositories.retention.set_tenant_retention(conn, short, 1)
+    for t in (short, normal):
+        operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url(f"/{t}"))
+        publish(db, t, {"t": t})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 2})
+    # When retention runs two days later
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=NOW + timedelta(days=2))
+    # Then the short tenant's event and delivery are gone (archived), the other's stay
+    assert report.days_dropped == []
+    assert report.removed["events"] == {short: 1} and report.removed["deliveries"] == {short: 1}
+    assert count(db, "SELECT count(*) FROM events WHERE tenant_id = %s", short) == 0
+    assert count(db, "SELECT count(*) FROM deliveries WHERE tenant_id = %s", normal) == 1
+    assert [r["tenant_id"] for r in archived(s3)] == [short]
+
+
+def test_a_duplicate_gets_the_original_id_after_its_event_was_archived(pipeline, db, s3):
+    # Given an event published with an Idempotency-Key, then archived and dropped
+    t = tenant(db)
+    original = publish(db, t, {"n": 1}, key="order-42")
+    pipeline.fanout()
+    report = apply_retention(
+        db,
+        s3.store(),
+        RetentionPolicy(ledger_days=1, dedupe_days=30),
+        as_of=NOW + timedelta(days=2),
+    )
+    assert report.days_dropped and count(db, "SELECT count(*) FROM events") == 0
+    # When the same key is published again
+    again = publish(db, t, {"n": 1}, key="order-42")
+    # Then it is a duplicate answered with the original id, and nothing new is stored
+    assert again.duplicate and again.id == original.id
+    assert count(db, "SELECT count(*) FROM events") == 0
+    # And once the dedupe retention has passed too, the key is pruned
+    later = apply_retention(db, s3.store(), RetentionPolicy(ledger_days=1, dedupe_days=30),
+                            as_of=NOW + timedelta(days=31))  # fmt: skip
+    assert later.event_keys_pruned == 1
+
+
+def test_retention_of_zero_days_is_refused():
+    with pytest.raises(hookline.errors.BadRequest, match="at least 1"):
+        RetentionPolicy(ledger_days=0)
+
+
+def test_reconcile_makes_the_partitions_of_the_week_ahead(pipeline, db):
+    from hookline.runtime import build_reconciler
+
+    # Given the partitions of a week from now are missing
+    ahead = (datetime.now(UTC) + timedelta(days=7)).date()
+    with db.connection() as conn:
+        conn.execute("SELECT hookline_drop_day_partitions(%s)", (ahead,))
+    # When reconcile runs
+    report = build_reconciler(get_settings(), db).run(trigger="test")
+    # Then they exist again, for every hot table
+    assert report.findings["retention"]["partitions_created"] >= 4  # (and yesterday's)
+    with db.connection() as conn:
+        tables = [r["table_name"] for r in conn.execute(
+            "SELECT table_name FROM hookline_day_partitions WHERE day = %s", (ahead,))]  # fmt: skip
+    assert sorted(tables) == ["attempts", "deliveries", "events", "outbox"]
+
+
+def test_a_day_whose_delivery_reopened_is_not_dropped(pipeline, db, sink):
+    # Given a day whose one delivery is pending again (a replay reopened it after selection)
+    from hookline.errors import DeliveryStillOpen
+    from hookline.repositories import retention as repo
+
+    t = tenant(db)
+    operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/r"))
+    publish(db, t, {"n": 1})
+    pipeline.fanout()
+    # When the day's partitions are dropped directly
+    with db.connection() as conn, pytest.raises(DeliveryStillOpen), conn.transaction():
+        repo.drop_day_partitions(conn, NOW.date())
+    # Then the drop refused and nothing is gone
+    assert count(db, "SELECT count(*) FROM deliveries") == 1
+    assert count(db, "SELECT count(*) FROM events") == 1
+
+
+def test_events_outside_every_day_partition_are_reported(db, s3):
+    # Given an event whose day has no partition (made when reconcile was down for weeks)
+    t = tenant(db)
+    with db.connection() as conn:
+        conn.execute(
+            "INSERT INTO events (id, tenant_id, origin, type, dedupe_key, payload)"
+            " VALUES ('evt_00000000000000000000000000', %s, 'publish', 'a', 'k', '\\x00')",
+            (t,),
+        )
+    # When retention runs
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=NOW)
+    # Then it says so, as an error an operator sees, and removes nothing
+    assert report.events_outside_days == 1 and "outside every day partition" in report.errors[0]
+    assert count(db, "SELECT count(*) FROM events_default") == 1
