@@ -217,7 +217,8 @@ def dev_process(
     env.update(
         DATABASE_URL=e2e_database_url,
         HOOKLINE_CONFIG=str(config),
-        PYTHONPATH=str(REPO),
+        # This checkout's library first (the shared venv may have another checkout installed).
+        PYTHONPATH=os.pathsep.join([str(REPO / "layers" / "core"), str(REPO)]),
     )
     localstack = os.environ.get("HOOKLINE_E2E_AWS_ENDPOINT_URL")
     if localstack:

@@ -71,6 +71,9 @@ class Settings:
     catchup_api_bases: tuple[tuple[str, str], ...] = ()
     catchup_allow_private: bool = False
     catchup_secret_role_arn: str | None = None
+    # Signs portal links, console/portal sessions and CSRF tokens (docs/decisions/0042);
+    # none: derived from the local master key file (development only).
+    portal_session_key: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -102,6 +105,7 @@ class Settings:
             catchup_api_bases=_api_bases(e.get("HOOKLINE_CATCHUP_API_BASES", "")),
             catchup_allow_private=_bool(e.get("HOOKLINE_CATCHUP_ALLOW_PRIVATE")),
             catchup_secret_role_arn=e.get("HOOKLINE_CATCHUP_SECRET_ROLE_ARN") or None,
+            portal_session_key=e.get("HOOKLINE_PORTAL_SESSION_KEY") or None,
         )
 
     @property

@@ -72,7 +72,7 @@ logger = logging.getLogger("hookline.local")
 
 EMBEDDED_DB = "hookline"
 LOCK_WAIT_SECONDS = 5.0
-OPTIONAL_FUNCTIONS = ("api", "reconcile")  # scheduled or routed only once they exist
+OPTIONAL_FUNCTIONS = ("api", "reconcile", "console")  # scheduled or routed only once they exist
 # Settings that other processes need to share with the stack (exported by --print-env).
 SHARED_ENV = ("HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES")
 ROLES = ("front", "fanout", "reconcile", "deliver")  # deliver:<group> for one tenant group
@@ -426,6 +426,7 @@ class DevStack:
             front = LocalFront(
                 handlers["receiver"],
                 handlers={"/v1/{proxy+}": api} if api else None,
+                console=handlers.get("console"),
                 one_at_a_time=not self.isolated,
                 port=self.options.port,
                 timeout_seconds=config.infrastructure.receiver_timeout_seconds,
@@ -622,7 +623,7 @@ def load_handlers() -> dict[str, Callable[..., Any]]:
     """
     ensure_functions_importable()
     handlers: dict[str, Callable[..., Any]] = {}
-    for name in ("receiver", "api", "fanout", "reconcile"):
+    for name in ("receiver", "api", "fanout", "reconcile", "console"):
         if name in OPTIONAL_FUNCTIONS and not handler_exists(name):
             continue
         module = importlib.import_module(f"functions.{name}.handler")
