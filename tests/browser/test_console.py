@@ -166,3 +166,34 @@ def test_pages_carry_a_strict_content_security_policy(page: Watched) -> None:
     page.page.get_by_role("heading", name="Status").wait_for()
     assert page.page.evaluate("() => typeof window.htmx") == "object"
     assert not page.csp_violations, page.csp_violations
+
+
+def test_an_operator_adds_an_endpoint_sends_it_a_test_event_and_disables_it(
+    page: Watched, stack: Stack, sink: Sink
+) -> None:
+    # Given a tenant, and the console's endpoints page
+    tenant = stack.tenant(name=f"Ops-{uuid.uuid4().hex[:6]}")
+    p = page.page
+    p.goto("/console/endpoints")
+    # When the operator adds an endpoint for it, its secret is revealed this once
+    p.get_by_label("Tenant").select_option(tenant)
+    p.get_by_label("URL").fill(sink.url("/ops"))
+    p.get_by_role("button", name="Add endpoint").click()
+    p.get_by_text("Reveal the secret").click()
+    assert p.locator("#secret").inner_text().startswith("whsec_")
+    # When they open it and send a test event, the subscriber gets it
+    p.get_by_role("link", name=sink.url("/ops")).click()
+    p.get_by_role("button", name="Send a test event").click()
+    p.get_by_role("status").filter(has_text="test event").wait_for()
+    wait_until(lambda: sink.requests("/ops"), what="the test event at the subscriber")
+    # When they disable it, it says so, and the change is audited under the console's name
+    p.get_by_role("button", name="Disable").click()
+    p.get_by_role("status").filter(has_text="disabled").wait_for()
+    assert p.locator("#enabled").inner_text() == "no"
+    actions = stack.query(
+        "SELECT action, actor FROM audit_log WHERE object_type = 'endpoint' AND object_id = "
+        "(SELECT id FROM endpoints WHERE tenant_id = %s) ORDER BY id",
+        tenant,
+    )
+    assert [a["action"] for a in actions] == ["create", "send_test_event", "disable"]
+    assert {a["actor"] for a in actions} == {"console:local"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hookline.db import Database
+from hookline.errors import BadRequest
 from hookline.management import service
 from hookline.management.access import Caller
 from hookline.settings import Settings
@@ -26,6 +27,29 @@ def delivery_view(db: Database, caller: Caller, delivery_id: str) -> dict[str, A
     delivery = service.get_delivery(db, caller, delivery_id)
     attempts = service.list_attempts(db, caller, delivery_id, cursor=None, limit=200)["items"]
     return {"delivery": delivery, "attempts": attempts}
+
+
+TEST_EVENT_TYPE = "hookline.test"
+
+
+def endpoint_action(
+    db: Database, settings: Settings, caller: Caller, endpoint_id: str, action: str
+) -> dict[str, Any]:
+    """Rotate (the answer has the new secret), enable, disable, or send a test event (the
+    answer has a `notice`)."""
+    if action == "rotate":
+        return service.rotate_endpoint_secret(db, settings, caller, endpoint_id)
+    if action in ("enable", "disable"):
+        enable = action == "enable"
+        reason = None if enable else f"disabled by {caller.principal}"
+        service.set_endpoint_enabled(db, caller, endpoint_id, enabled=enable, reason=reason)
+        return {"notice": f"{action}d"}
+    if action == "test":
+        sent = service.send_test_event(
+            db, settings, caller, endpoint_id, type=TEST_EVENT_TYPE, payload=None
+        )
+        return {"notice": f"test event {sent['event_id']} sent"}
+    raise BadRequest(f"no action {action}")
 
 
 def endpoint_body(form: dict[str, str], tenant_id: str | None) -> dict[str, Any]:

@@ -161,14 +161,45 @@ def register(app: APIGatewayRestResolver) -> None:
 
     @app.get("/console/endpoints")
     def endpoints() -> Response[str]:
-        who = operator(app)
-        q = web.query(app)
-        page = service.list_endpoints(
-            get_database(), who, tenant_id=q.get("tenant_id"), enabled=None, cursor=None,
-            limit=100,
-        )  # fmt: skip
-        tenants = service.list_tenants(get_database(), who, cursor=None, limit=200)["items"]
-        return render("endpoints.html", {"endpoints": page["items"], "tenants": tenants, "q": q})
+        return render("endpoints.html", _endpoints_page(operator(app), web.query(app), {}))
+
+    @app.post("/console/endpoints")
+    def add_endpoint() -> Response[str]:
+        def act(who: Caller, submitted: dict[str, str]) -> Response[str]:
+            tenant = submitted.get("tenant_id") or None
+            try:
+                created = service.create_endpoint(
+                    get_database(), get_settings(), who, actions.endpoint_body(submitted, tenant)
+                )
+            except BadRequest as err:
+                context = _endpoints_page(who, {}, submitted)
+                return render("endpoints.html", {**context, "error": str(err)}, 400)
+            return render("secret.html", {"endpoint": created, "secret": created["secret"]})
+
+        return changing(act)
+
+    @app.get("/console/endpoints/<endpoint_id>")
+    def endpoint(endpoint_id: str) -> Response[str]:
+        who, db = operator(app), get_database()
+        shown = service.get_endpoint(db, who, endpoint_id)
+        deliveries = service.list_deliveries(
+            db, who, filters={"endpoint_id": endpoint_id}, cursor=None, limit=50
+        )["items"]
+        notice = web.query(app).get("notice")
+        context = {"endpoint": shown, "deliveries": deliveries, "notice": notice}
+        return render("endpoint.html", context)
+
+    @app.post("/console/endpoints/<endpoint_id>/<action>")
+    def endpoint_action(endpoint_id: str, action: str) -> Response[str]:
+        def act(who: Caller, _: dict[str, str]) -> Response[str]:
+            db = get_database()
+            done = actions.endpoint_action(db, get_settings(), who, endpoint_id, action)
+            if "secret" in done:
+                shown = service.get_endpoint(db, who, endpoint_id)
+                return render("secret.html", {"endpoint": shown, **done})
+            return web.redirect(f"/console/endpoints/{endpoint_id}?notice={done['notice']}")
+
+        return changing(act)
 
     @app.get("/console/tenants")
     def tenants() -> Response[str]:
@@ -190,6 +221,15 @@ def register(app: APIGatewayRestResolver) -> None:
         with get_database().connection() as conn:
             entries = console_repo.recent_audit(conn, 100)
         return render("audit.html", {"entries": entries})
+
+
+def _endpoints_page(who: Caller, q: dict[str, str], submitted: dict[str, str]) -> dict[str, Any]:
+    db = get_database()
+    page = service.list_endpoints(
+        db, who, tenant_id=q.get("tenant_id"), enabled=None, cursor=None, limit=100
+    )
+    tenants = service.list_tenants(db, who, cursor=None, limit=200)["items"]
+    return {"endpoints": page["items"], "tenants": tenants, "q": q, "form": submitted}
 
 
 def _instant(text: str) -> datetime:

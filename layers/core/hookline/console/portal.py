@@ -34,7 +34,6 @@ from hookline.settings import get_settings
 from hookline.ssrf import check_url
 
 COOKIE = "hl_portal"
-TEST_EVENT_TYPE = "hookline.test"
 
 
 def register(app: APIGatewayRestResolver) -> None:
@@ -113,7 +112,7 @@ def register(app: APIGatewayRestResolver) -> None:
                     {"endpoints": page["items"], "form": submitted, "error": str(err)},
                     status=400,
                 )
-            return render("portal_secret.html", {"endpoint": created, "secret": created["secret"]})
+            return render("secret.html", {"endpoint": created, "secret": created["secret"]})
 
         return changing(act)
 
@@ -126,7 +125,7 @@ def register(app: APIGatewayRestResolver) -> None:
             db, who, filters={"endpoint_id": endpoint_id}, cursor=None, limit=50
         )["items"]
         return render(
-            "portal_endpoint.html",
+            "endpoint.html",
             {"endpoint": shown, "deliveries": deliveries, "notice": web.query(app).get("notice")},
         )
 
@@ -134,23 +133,11 @@ def register(app: APIGatewayRestResolver) -> None:
     def endpoint_action(endpoint_id: str, action: str) -> Response[str]:
         def act(who: Caller, _: dict[str, str]) -> Response[str]:
             db, settings = get_database(), get_settings()
-            if action == "rotate":
-                rotated = service.rotate_endpoint_secret(db, settings, who, endpoint_id)
+            done = actions.endpoint_action(db, settings, who, endpoint_id, action)
+            if "secret" in done:
                 shown = service.get_endpoint(db, who, endpoint_id)
-                return render("portal_secret.html", {"endpoint": shown, **rotated})
-            if action in ("enable", "disable"):
-                service.set_endpoint_enabled(
-                    db, who, endpoint_id, enabled=action == "enable",
-                    reason=None if action == "enable" else "disabled in the portal",
-                )  # fmt: skip
-                notice = f"{action}d"
-            elif action == "test":
-                sent = service.send_test_event(
-                    db, settings, who, endpoint_id, type=TEST_EVENT_TYPE, payload=None
-                )
-                notice = f"test event {sent['event_id']} sent"
-            else:
-                raise BadRequest(f"no action {action}")
+                return render("secret.html", {"endpoint": shown, **done})
+            notice = done["notice"]
             return web.redirect(f"/portal/endpoints/{endpoint_id}?notice={notice}")
 
         return changing(act)
