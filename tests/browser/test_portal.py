@@ -139,3 +139,34 @@ def test_an_expired_or_forged_link_is_refused(page: Watched, stack: Stack, kind:
     assert ("expired" in message) if kind == "expired" else ("not a valid" in message)
     assert not [c for c in page.page.context.cookies() if c["name"] == "hl_portal"]
     assert page.page.goto("/portal").status == 401
+
+
+def test_an_operator_brands_a_tenants_portal_and_says_who_may_frame_it(
+    page: Watched, stack: Stack
+) -> None:
+    # Given a tenant's page in the console
+    tenant = stack.tenant(name="Branded")
+    p = page.page
+    p.goto(f"/console/tenants/{tenant}")
+    # When an accent that is not a colour is saved, it is refused and nothing is stored
+    p.get_by_label("Accent colour").fill("red; background: url(//evil)")
+    p.get_by_role("button", name="Save portal settings").click()
+    assert "accent must be a colour" in p.locator("#portal-error").inner_text()
+    assert stack.query("SELECT * FROM portal_settings WHERE tenant_id = %s", tenant) == []
+    # When a title, a logo, an accent and an embedding site are saved
+    p.get_by_label("Title").fill("Branded Webhooks")
+    p.get_by_label("Logo URL (https)").fill("https://cdn.example/logo.png")
+    p.get_by_label("Accent colour").fill("#aa3300")
+    p.get_by_label("Sites that may embed").fill("https://app.branded.example")
+    p.get_by_role("button", name="Save portal settings").click()
+    p.get_by_role("status").filter(has_text="saved").wait_for()
+    # Then the tenant's portal shows them, and only that site may frame it
+    answer = p.goto(link(stack, tenant))
+    assert answer is not None
+    assert p.locator("#portal-title").inner_text() == "Branded Webhooks"
+    assert p.locator("header img.logo").get_attribute("src") == "https://cdn.example/logo.png"
+    colour = p.evaluate("() => getComputedStyle(document.querySelector('header')).backgroundColor")
+    assert colour == "rgb(170, 51, 0)"
+    csp = answer.headers["content-security-policy"]
+    assert "frame-ancestors https://app.branded.example" in csp
+    assert not page.csp_violations

@@ -19,7 +19,7 @@ from hookline.console.sessions import csrf_token, session_key
 from hookline.db import get_database
 from hookline.errors import BadRequest, Unauthorized
 from hookline.management import event_types as catalogue
-from hookline.management import replays, service
+from hookline.management import portal_links, replays, service
 from hookline.management.access import OPERATOR, Caller
 from hookline.repositories import console as console_repo
 from hookline.settings import get_settings
@@ -206,6 +206,28 @@ def register(app: APIGatewayRestResolver) -> None:
         who = operator(app)
         page = service.list_tenants(get_database(), who, cursor=None, limit=200)
         return render("tenants.html", {"tenants": page["items"]})
+
+    @app.get("/console/tenants/<tenant_id>")
+    def tenant(tenant_id: str) -> Response[str]:
+        who = operator(app)
+        found = service.get_tenant(get_database(), who, tenant_id)
+        settings = portal_links.get_portal_settings(get_database(), who, tenant_id)
+        notice = web.query(app).get("notice")
+        return render("tenant.html", {"tenant": found, "portal": settings, "notice": notice})
+
+    @app.post("/console/tenants/<tenant_id>/portal")
+    def tenant_portal(tenant_id: str) -> Response[str]:
+        def act(who: Caller, submitted: dict[str, str]) -> Response[str]:
+            body = {**submitted, "frame_ancestors": submitted.get("frame_ancestors", "").split()}
+            try:
+                portal_links.set_portal_settings(get_database(), who, tenant_id, body)
+            except BadRequest as err:
+                found = service.get_tenant(get_database(), who, tenant_id)
+                context = {"tenant": found, "portal": body, "error": str(err)}
+                return render("tenant.html", context, 400)
+            return web.redirect(f"/console/tenants/{tenant_id}?notice=portal settings saved")
+
+        return changing(act)
 
     @app.get("/console/event-types")
     def event_type_list() -> Response[str]:

@@ -28,7 +28,7 @@ from hookline.console.sessions import (
 from hookline.db import get_database
 from hookline.errors import BadRequest, SessionInvalid
 from hookline.management import event_types as catalogue
-from hookline.management import service
+from hookline.management import portal_links, service
 from hookline.management.access import Caller
 from hookline.settings import get_settings
 from hookline.ssrf import check_url
@@ -51,14 +51,17 @@ def register(app: APIGatewayRestResolver) -> None:
     def render(name: str, context: dict[str, Any], status: int = 200) -> Response[str]:
         found, value = session()
         tenant = service.get_tenant(get_database(), caller(found), found.tenant_id)
+        branding = portal_links.get_portal_settings(get_database(), caller(found), found.tenant_id)
         full = {
+            "portal": branding,
             "csrf": csrf_token(session_key(get_settings()), value),
             "area": "portal",
             "base": "/portal",
             "tenant": tenant,
             **context,
         }
-        return web.page(name, full, status=status)
+        ancestors = " ".join(branding["frame_ancestors"]) or "'none'"
+        return web.page(name, full, status=status, frame_ancestors=ancestors)
 
     def changing(action: Callable[[Caller, dict[str, str]], Response[str]]) -> Response[str]:
         found, value = session()
@@ -80,6 +83,14 @@ def register(app: APIGatewayRestResolver) -> None:
         secure = web.secure_cookies(app, get_settings().local_mode)
         made = web.cookie(COOKIE, value, path="/portal", secure=secure, max_age=max_age)
         return web.redirect("/portal", cookies=[made])
+
+    @app.get("/portal/theme.css")
+    def theme() -> Response[str]:
+        found, _ = session()
+        branding = portal_links.get_portal_settings(get_database(), caller(found), found.tenant_id)
+        css = f":root {{ --accent: {branding['accent']}; }}\n" if branding["accent"] else ""
+        headers = {"Cache-Control": "private, no-store", "X-Content-Type-Options": "nosniff"}
+        return Response(status_code=200, content_type="text/css", body=css, headers=headers)
 
     @app.get("/portal")
     def home() -> Response[str]:
