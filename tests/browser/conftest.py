@@ -30,13 +30,17 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
+def _executable() -> str | None:
+    return CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+
+
 def _missing() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "playwright is not installed (pip install playwright==1.65.2)"
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        return f"no Chromium at {CHROMIUM} (apt-get install -y chromium)"
+    if _executable() is None:
+        return f"no Chromium at {CHROMIUM} or on PATH (apt-get install -y chromium)"
     return None
 
 
@@ -49,7 +53,7 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = pw.chromium.launch(executable_path=_executable(), args=CHROMIUM_ARGS)
         try:
             yield launched
         finally:
