@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: install test test-unit test-integration test-infra test-e2e lint typecheck bench bench-load bench-chaos clean
+.PHONY: install test test-unit test-integration test-infra test-e2e test-browser lint typecheck bench bench-load bench-chaos clean
 
 install: $(VENV)/.installed
 
@@ -22,7 +22,7 @@ test: install
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing the run"; exit 1; fi; exit $$rc
 
 # One tier at a time. A tier that has no tests yet exits 5: that is not a failure.
-test-unit test-integration test-infra test-e2e: install
+test-unit test-integration test-infra test-e2e test-browser: install
 	$(PYTEST) -q -m $(subst test-,,$@) tests; rc=$$?; [ $$rc -eq 5 ] && exit 0; exit $$rc
 
 # Import contracts (pyproject.toml, decision 0031): layers, no dev tooling in the core, no cycles.

@@ -101,5 +101,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Each tier is a folder: mark every test with its folder's tier."""
     for item in items:
         tier = item.path.parent.name
-        if tier in ("unit", "integration", "infra", "e2e"):
+        if tier in ("unit", "integration", "infra", "e2e", "browser"):
             item.add_marker(getattr(pytest.mark, tier))

@@ -27,6 +27,11 @@ class UnsupportedMediaType(HooklineError):
     """The scheme requires a content type the request does not have (415)."""
 
 
+class SessionInvalid(HooklineError):
+    """A console or portal session (or the link that starts one) that is forged, expired
+    or missing (401)."""
+
+
 class Unauthorized(HooklineError):
     """A management request without an authenticated identity (403)."""
 

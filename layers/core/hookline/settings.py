@@ -87,6 +87,9 @@ class Settings:
     idempotency_ttl_seconds: int = 24 * 3600
     # Schemas and published payloads (docs/decisions/0027): HOOKLINE_SCHEMA_MAX_BYTES, …
     catalogue_limits: CatalogueLimits = field(default_factory=CatalogueLimits)
+    # Signs portal links, console/portal sessions and CSRF tokens (docs/decisions/0042);
+    # none: derived from the local master key file (development only).
+    portal_session_key: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -127,6 +130,7 @@ class Settings:
             catchup_secret_role_arn=e.get("HOOKLINE_CATCHUP_SECRET_ROLE_ARN") or None,
             idempotency_ttl_seconds=int(e.get("HOOKLINE_IDEMPOTENCY_TTL_SECONDS", str(24 * 3600))),
             catalogue_limits=CatalogueLimits.from_env(e),
+            portal_session_key=e.get("HOOKLINE_PORTAL_SESSION_KEY") or None,
         )
 
     @property

@@ -147,6 +147,9 @@ def build_http_event(
     return event
 
 
+CONSOLE_ROOTS = ("console", "portal")
+
+
 def match_resource(path: str) -> tuple[str, dict[str, str]]:
     """The API resource a path falls under, with its path parameters."""
     parts = path.strip("/").split("/")
@@ -154,6 +157,10 @@ def match_resource(path: str) -> tuple[str, dict[str, str]]:
         return "/in/{source_id}", {"source_id": parts[1]}
     if parts[0] == "v1" and len(parts) > 1:
         return "/v1/{proxy+}", {"proxy": "/".join(parts[1:])}
+    if parts[0] in CONSOLE_ROOTS:  # the console function's pages (hookline.console)
+        if len(parts) == 1:
+            return f"/{parts[0]}", {}
+        return f"/{parts[0]}/{{proxy+}}", {"proxy": "/".join(parts[1:])}
     return path, {}
 
 

@@ -78,7 +78,7 @@ logger = logging.getLogger("hookline.local")
 
 EMBEDDED_DB = "hookline"
 LOCK_WAIT_SECONDS = 5.0
-OPTIONAL_FUNCTIONS = ("reconcile",)  # scheduled only once it exists
+OPTIONAL_FUNCTIONS = ("reconcile", "console")  # scheduled or routed only once they exist
 # Settings that other processes need to share with the stack (exported by --print-env): the
 # operator key is what the CLI sends to the front's /v1 (decision 0030).
 SHARED_ENV = (
@@ -437,6 +437,7 @@ class DevStack:
             front = LocalFront(
                 handlers["receiver"],
                 handlers={"/v1/{proxy+}": handlers["api"]},
+                console=handlers.get("console"),
                 one_at_a_time=not self.isolated,
                 operator_key=self.environ["HOOKLINE_API_KEY"],
                 port=self.options.port,
@@ -634,7 +635,7 @@ def load_handlers() -> dict[str, Callable[..., Any]]:
     """
     ensure_functions_importable()
     handlers: dict[str, Callable[..., Any]] = {}
-    for name in ("receiver", "api", "fanout", "reconcile"):
+    for name in ("receiver", "api", "fanout", "reconcile", "console"):
         if name in OPTIONAL_FUNCTIONS and not handler_exists(name):
             continue
         module = importlib.import_module(f"functions.{name}.handler")

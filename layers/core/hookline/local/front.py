@@ -52,6 +52,10 @@ MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # API Gateway's payload quota
 # GET too on /in: the providers that handshake with GET (decision 0038).
 ROUTES = {"/in/{source_id}": frozenset({"POST", "GET"}), "/v1/{proxy+}": None}  # None: ANY method
 FUNCTION_NAMES = {"/in/{source_id}": "hookline-receiver", "/v1/{proxy+}": "hookline-api"}
+# The console function's pages (hookline.console): routed when the front is given `console`.
+CONSOLE_RESOURCES = ("/console", "/console/{proxy+}", "/portal", "/portal/{proxy+}")
+ROUTES.update({resource: frozenset({"GET", "POST"}) for resource in CONSOLE_RESOURCES})
+FUNCTION_NAMES.update({resource: "hookline-console" for resource in CONSOLE_RESOURCES})
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length"})
 
 
@@ -79,6 +83,7 @@ class LocalFront:
         one_at_a_time: bool = True,
         operator_key: str | None = None,
         ingress: str = "rest",
+        console: ApiHandler | None = None,
     ) -> None:
         """Bind 127.0.0.1:`port` (0 picks a free port); nothing is served until `start()`.
 
@@ -90,10 +95,14 @@ class LocalFront:
         `ingress` is the front door being imitated for `/in` (`infrastructure.ingress`,
         decision 0035): `rest` sends payload format 1.0, `http` and `function_url` 2.0; `/v1`
         stays 1.0 until the management API's handler resolves 2.0 too.
+        `console` serves the operator console and the tenant portal (`CONSOLE_RESOURCES`);
+        without it those paths get API Gateway's 403, as routes the stack does not have.
         """
         self.ingress = ingress
         self.handlers = {resource: handler for resource in ROUTES}
         self.handlers.update(handlers or {})
+        for resource in CONSOLE_RESOURCES:
+            self.handlers[resource] = console or _no_route
         self.timeout_seconds = timeout_seconds
         # One invocation at a time, unless told the handlers may overlap (module docstring).
         self._invoking: threading.Lock | contextlib.nullcontext[None] = (
@@ -284,6 +293,12 @@ def _handler_class(front: LocalFront) -> type[BaseHTTPRequestHandler]:
             pass  # access logs would drown the structured logs; the receiver logs each request
 
     return Handler
+
+
+def _no_route(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """API Gateway's answer for a path it has no route for."""
+    status, headers, body = _api_gateway_error(403, "Missing Authentication Token")
+    return {"statusCode": status, "headers": dict(headers), "body": body.decode()}
 
 
 def _method_allowed(resource: str, method: str) -> bool:

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from http import HTTPStatus
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from hookline.api.edge import Edge, new_router
+from hookline.api.idempotency import json_answer
 from hookline.api.params import Cursor, IdPath, Limit, created_ok, ok
 from hookline.db import get_database
 from hookline.management import models as m
 from hookline.management import service
+from hookline.management import tenant_models as tm
+from hookline.management.portal_links import create_portal_link
+from hookline.restore import erase_tenant_by_api
+from hookline.runtime import archive_store
 from hookline.settings import get_settings
 
 
@@ -44,5 +51,39 @@ def router(edge: Edge) -> Router:
     )
     def get_tenant(tenant_id: IdPath) -> m.Tenant:
         return m.Tenant(**service.get_tenant(get_database(), edge.caller(), tenant_id))
+
+    @routes.post(
+        "/v1/tenants/<tenant_id>/portal-links",
+        responses=created_ok(tm.PortalLink),
+        tags=["tenants"],
+        summary="A short-lived link that opens the tenant's portal",
+    )
+    def create_link(
+        tenant_id: IdPath, body: Annotated[tm.PortalLinkCreate, Body()]
+    ) -> Response[tm.PortalLink]:
+        host = edge.header("Host") or "localhost"
+        link = create_portal_link(
+            get_database(), get_settings(), edge.caller(), tenant_id,
+            base_url=body.base_url or f"https://{host}",
+            ttl=timedelta(seconds=body.ttl_seconds),
+        )  # fmt: skip
+        # Not an idempotent create: the link is a credential, never kept to be replayed
+        return json_answer(HTTPStatus.CREATED, tm.PortalLink(**link).model_dump(mode="json"))
+
+    @routes.delete(
+        "/v1/tenants/<tenant_id>",
+        responses=ok(tm.TenantErased),
+        tags=["tenants"],
+        summary="Erase a tenant's events, deliveries, secrets and archive (operators; erase=true)",
+    )
+    def erase_tenant(
+        tenant_id: IdPath,
+        erase: Annotated[bool, Query(description="must be true: erasure is for good")] = False,
+    ) -> tm.TenantErased:
+        settings = get_settings()
+        erased = erase_tenant_by_api(
+            get_database(), archive_store(settings), edge.caller(), tenant_id, erase=erase
+        )
+        return tm.TenantErased(**erased)
 
     return routes

@@ -1,0 +1,21 @@
+"""Console function: the operator console (`/console/*`) and the tenant portal (`/portal/*`),
+server-rendered HTML over the management services (hookline.console)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hookline.console.app import build_app
+from hookline.observability import logger, tracer
+from hookline.problems import per_thread
+
+current_app = per_thread(build_app)
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Lambda entry point."""
+    return current_app().resolve(event, context)

@@ -1,0 +1,186 @@
+"""The tenant portal's routes (`/portal/*`): what a tenant's own customers see.
+
+A session starts from a portal link (`/portal/login?token=…`, made by `hookline portal link`
+or the API): its signed token, once verified, becomes the `hl_portal` cookie (HttpOnly,
+SameSite=Strict, Secure except on the dev stack's plain-http loopback), a session token scoped
+to that one tenant and expiring with the link. Every request acts as a caller scoped to that
+tenant, so another tenant's ids are answered as not found, as the API answers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+
+from hookline.console import actions, web
+from hookline.db import get_database
+from hookline.errors import BadRequest, SessionInvalid
+from hookline.management import event_types as catalogue
+from hookline.management import portal_links, service
+from hookline.management.access import Caller
+from hookline.sessions import (
+    LINK,
+    SESSION,
+    TenantSession,
+    csrf_token,
+    session_key,
+    sign,
+    verify,
+)
+from hookline.settings import get_settings
+from hookline.ssrf import check_url
+
+COOKIE = "hl_portal"
+
+
+def register(app: APIGatewayRestResolver) -> None:
+    """Add the portal's routes to `app`."""
+
+    def session() -> tuple[TenantSession, str]:
+        value = web.cookies_of(app).get(COOKIE)
+        if not value:
+            raise SessionInvalid("open the portal from a portal link")
+        return verify(session_key(get_settings()), SESSION, value), value
+
+    def caller(found: TenantSession) -> Caller:
+        return Caller(f"portal:{found.tenant_id}", found.tenant_id)
+
+    def render(name: str, context: dict[str, Any], status: int = 200) -> Response[str]:
+        found, value = session()
+        tenant = service.get_tenant(get_database(), caller(found), found.tenant_id)
+        branding = portal_links.get_portal_settings(get_database(), caller(found), found.tenant_id)
+        full = {
+            "portal": branding,
+            "csrf": csrf_token(session_key(get_settings()), value),
+            "area": "portal",
+            "base": "/portal",
+            "tenant": tenant,
+            **context,
+        }
+        ancestors = " ".join(branding["frame_ancestors"]) or "'none'"
+        return web.page(name, full, status=status, frame_ancestors=ancestors)
+
+    def changing(action: Callable[[Caller, dict[str, str]], Response[str]]) -> Response[str]:
+        found, value = session()
+        submitted = web.form(app)
+        if not web.check_csrf(session_key(get_settings()), value, submitted, app):
+            return web.page(
+                "refused.html",
+                {"message": "this form has expired: reload the page", "area": "portal"},
+                status=403,
+            )
+        return action(caller(found), submitted)
+
+    @app.get("/portal/login")
+    def login() -> Response[str]:
+        key = session_key(get_settings())
+        link = verify(key, LINK, web.query(app).get("token", ""))
+        value = sign(key, SESSION, link.tenant_id, link.expires_at)
+        max_age = int((link.expires_at - datetime.now(UTC)).total_seconds())
+        secure = web.secure_cookies(app, get_settings().local_mode)
+        made = web.cookie(COOKIE, value, path="/portal", secure=secure, max_age=max_age)
+        return web.redirect("/portal", cookies=[made])
+
+    @app.get("/portal/theme.css")
+    def theme() -> Response[str]:
+        found, _ = session()
+        branding = portal_links.get_portal_settings(get_database(), caller(found), found.tenant_id)
+        css = f":root {{ --accent: {branding['accent']}; }}\n" if branding["accent"] else ""
+        headers = {"Cache-Control": "private, no-store", "X-Content-Type-Options": "nosniff"}
+        return Response(status_code=200, content_type="text/css", body=css, headers=headers)
+
+    @app.get("/portal")
+    def home() -> Response[str]:
+        found, _ = session()
+        page = service.list_endpoints(
+            get_database(), caller(found), tenant_id=None, enabled=None, cursor=None, limit=100
+        )
+        return render("portal_endpoints.html", {"endpoints": page["items"], "form": {}})
+
+    @app.post("/portal/endpoints")
+    def add_endpoint() -> Response[str]:
+        def act(who: Caller, submitted: dict[str, str]) -> Response[str]:
+            db, settings = get_database(), get_settings()
+            try:
+                # A tenant's customers never target private addresses, whatever the
+                # deployment allows its operators (docs/decisions/0043).
+                check_url(
+                    submitted.get("url", "").strip(), allow_private=False,
+                    allow_http=settings.allow_http_targets,
+                )  # fmt: skip
+                created = service.create_endpoint(
+                    db, settings, who, actions.endpoint_body(submitted, None)
+                )
+            except BadRequest as err:  # the SSRF check's message, next to the field
+                page = service.list_endpoints(
+                    db, who, tenant_id=None, enabled=None, cursor=None, limit=100
+                )
+                return render(
+                    "portal_endpoints.html",
+                    {"endpoints": page["items"], "form": submitted, "error": str(err)},
+                    status=400,
+                )
+            return render("secret.html", {"endpoint": created, "secret": created["secret"]})
+
+        return changing(act)
+
+    @app.get("/portal/endpoints/<endpoint_id>")
+    def endpoint(endpoint_id: str) -> Response[str]:
+        found, _ = session()
+        db, who = get_database(), caller(found)
+        shown = service.get_endpoint(db, who, endpoint_id)
+        deliveries = service.list_deliveries(
+            db, who, filters={"endpoint_id": endpoint_id}, cursor=None, limit=50
+        )["items"]
+        return render(
+            "endpoint.html",
+            {"endpoint": shown, "deliveries": deliveries, "notice": web.query(app).get("notice")},
+        )
+
+    @app.post("/portal/endpoints/<endpoint_id>/<action>")
+    def endpoint_action(endpoint_id: str, action: str) -> Response[str]:
+        def act(who: Caller, _: dict[str, str]) -> Response[str]:
+            db, settings = get_database(), get_settings()
+            done = actions.endpoint_action(db, settings, who, endpoint_id, action)
+            if "secret" in done:
+                shown = service.get_endpoint(db, who, endpoint_id)
+                return render("secret.html", {"endpoint": shown, **done})
+            notice = done["notice"]
+            return web.redirect(f"/portal/endpoints/{endpoint_id}?notice={notice}")
+
+        return changing(act)
+
+    @app.get("/portal/event-types")
+    def event_type_list() -> Response[str]:
+        found, _ = session()
+        page = catalogue.list_event_types(
+            get_database(), caller(found), tenant_id=None, name=None, archived=False,
+            cursor=None, limit=200,
+        )  # fmt: skip
+        return render("event_types.html", {"event_types": page["items"]})
+
+    @app.get("/portal/deliveries")
+    def deliveries() -> Response[str]:
+        found, _ = session()
+        page = service.list_deliveries(
+            get_database(), caller(found), filters={}, cursor=None, limit=100
+        )
+        return render("deliveries.html", {"q": {}, "states": (), "deliveries": page["items"]})
+
+    @app.get("/portal/deliveries/<delivery_id>")
+    def delivery(delivery_id: str) -> Response[str]:
+        found, _ = session()
+        view = actions.delivery_view(get_database(), caller(found), delivery_id)
+        return render("delivery.html", {**view, "notice": web.query(app).get("notice")})
+
+    @app.post("/portal/deliveries/<delivery_id>/resend")
+    def resend(delivery_id: str) -> Response[str]:
+        def act(who: Caller, _: dict[str, str]) -> Response[str]:
+            done = actions.resend(get_database(), get_settings(), who, delivery_id)
+            notice = "resent" if done["enqueued"] else "not resent (in flight)"
+            return web.redirect(f"/portal/deliveries/{delivery_id}?notice={notice}")
+
+        return changing(act)

@@ -1,0 +1,66 @@
+"""`/v1/tenants/{id}/portal-links` and `DELETE /v1/tenants/{id}?erase=true`: what a SaaS's
+backend and an operator call over the management API (real Postgres, the API handler)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.management import as_tenant
+
+pytestmark = pytest.mark.integration
+
+
+def tenant(mgmt, name: str) -> str:
+    created = mgmt.post("/v1/tenants", {"name": name})
+    assert created.status == 201, created.body
+    return created.json()["id"]
+
+
+def test_a_portal_link_opens_the_portal_of_that_tenant_only(mgmt, db):
+    # Given two tenants
+    a, b = tenant(mgmt, "a"), tenant(mgmt, "b")
+    # When the operator's backend asks for a link to A's portal
+    link = mgmt.post(
+        f"/v1/tenants/{a}/portal-links", {"ttl_seconds": 600, "base_url": "https://app.example"}
+    )
+    # Then it is a portal URL on that base, expiring when asked
+    assert link.status == 201, link.body
+    assert link.json()["url"].startswith("https://app.example/portal")
+    assert link.json()["expires_at"]
+    # And a principal scoped to B cannot get one for A (A is not in its scope)
+    refused = as_tenant(mgmt, db, b).post(f"/v1/tenants/{a}/portal-links", {})
+    assert refused.status == 404, refused.body
+
+
+def test_a_portal_link_refuses_a_ttl_out_of_bounds(mgmt):
+    a = tenant(mgmt, "a")
+    for ttl in (0, 10**9):
+        refused = mgmt.post(f"/v1/tenants/{a}/portal-links", {"ttl_seconds": ttl})
+        assert refused.status == 422, refused.body
+        assert "ttl_seconds" in refused.body.decode()
+
+
+def test_erasing_a_tenant_needs_erase_true_and_an_operator(mgmt, db):
+    a = tenant(mgmt, "a")
+    published = mgmt.post("/v1/events", {"tenant_id": a, "type": "x.y", "payload": {"n": 1}})
+    assert published.status == 200, published.body
+    # Without erase=true nothing happens, and says why
+    refused = mgmt.request("DELETE", f"/v1/tenants/{a}")
+    assert refused.status == 400 and "erase=true" in refused.body.decode()
+    # A tenant's own principal may not erase itself
+    assert (
+        as_tenant(mgmt, db, a)
+        .request("DELETE", f"/v1/tenants/{a}", params={"erase": "true"})
+        .status
+        == 403
+    )
+    # The operator's erasure removes the tenant's events and says how many
+    erased = mgmt.request("DELETE", f"/v1/tenants/{a}", params={"erase": "true"})
+    assert erased.status == 200, erased.body
+    assert erased.json()["tenant_id"] == a
+    with db.connection() as conn:
+        left = conn.execute("SELECT count(*) AS n FROM events WHERE tenant_id = %s", (a,))
+        assert left.fetchone()["n"] == 0
+    # And a second run finds nothing more to erase
+    again = mgmt.request("DELETE", f"/v1/tenants/{a}", params={"erase": "true"})
+    assert again.status == 200, again.body
