@@ -1,27 +1,76 @@
-"""boto3 clients built once per process, pointed at the emulator when one is configured."""
+"""AWS clients built once per process, pointed at the emulator when one is configured.
+
+Clients come from botocore directly, imported on first use: boto3 adds nothing a client
+needs here, and importing it (with s3transfer) costs a cold start ~0.1 s on Lambda, paid
+by every container even when it never calls AWS (docs/decisions/0048).
+"""
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Any
 
-import boto3
-from botocore.config import Config
-
 from hookline.settings import Settings
 
-_CONFIG = Config(
-    retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=3, read_timeout=10
-)
+# The oldest botocore Hookline's calls are known to work on. The layer does not ship the SDK:
+# Lambda's runtime provides it (docs/decisions/0047), and an older one is logged at first use.
+MIN_BOTOCORE = (1, 34)
+
+_lock = threading.Lock()
+
+
+def sdk_is_supported(version: str) -> bool:
+    """Whether a botocore `version` ("1.40.4") is at least `MIN_BOTOCORE`."""
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    return parts >= MIN_BOTOCORE
+
+
+@lru_cache(maxsize=1)
+def _session() -> Any:
+    import botocore
+    from botocore.session import get_session
+
+    if not sdk_is_supported(botocore.__version__):
+        from hookline.observability import logger
+
+        logger.warning(
+            "botocore older than Hookline supports",
+            extra={"botocore": botocore.__version__, "minimum": ".".join(map(str, MIN_BOTOCORE))},
+        )
+    return get_session()
 
 
 @lru_cache(maxsize=32)
 def _client(service: str, region: str, endpoint_url: str | None) -> Any:
-    return boto3.client(  # type: ignore[call-overload]
-        service, region_name=region, endpoint_url=endpoint_url, config=_CONFIG
+    from botocore.config import Config
+
+    config = Config(
+        retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=3, read_timeout=10
+    )
+    return _session().create_client(
+        service, region_name=region, endpoint_url=endpoint_url, config=config
     )
 
 
+def uncached_client(service: str, settings: Settings, **credentials: str) -> Any:
+    """A new client for `service` with explicit `credentials` (an assumed role's session)."""
+    from botocore.config import Config
+
+    config = Config(
+        retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=3, read_timeout=10
+    )
+    with _lock:
+        return _session().create_client(
+            service,
+            region_name=settings.aws_region,
+            endpoint_url=settings.aws_endpoint_url,
+            config=config,
+            **credentials,
+        )
+
+
 def client(service: str, settings: Settings) -> Any:
-    """A cached boto3 client for `service` (moto or LocalStack when AWS_ENDPOINT_URL is set)."""
-    return _client(service, settings.aws_region, settings.aws_endpoint_url)
+    """A cached client for `service` (moto or LocalStack when AWS_ENDPOINT_URL is set)."""
+    with _lock:  # a botocore session is not safe to create clients from concurrently
+        return _client(service, settings.aws_region, settings.aws_endpoint_url)
