@@ -43,6 +43,9 @@ bench: install
 bench-coldstart: install
 	$(BIN)/python bench/coldstart.py
 
+bench-pipeline: install
+	$(BIN)/python bench/pipeline.py
+
 bench-load: install
 	$(BIN)/python bench/load.py
 
