@@ -69,15 +69,28 @@ BARE_MARK = "UPDATE bare_deliveries SET state = 'delivered', updated_at = now() 
 
 
 def count_round_trips() -> list[int]:
-    """Count every psycopg round trip of this process (each statement, BEGIN, COMMIT)."""
+    """Count every psycopg round trip of this process (each statement, BEGIN, COMMIT): the
+    connection's waits that touch the socket (a COMMIT of an idle autocommit connection, as
+    the pool's return runs, waits for nothing and is not counted)."""
     import psycopg
 
     counter = [0]
     wait = psycopg.Connection.wait
 
-    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def counted(gen: Any) -> Any:
+        try:
+            value = gen.send(None)
+        except StopIteration as done:
+            return done.value
         counter[0] += 1
-        return wait(self, *args, **kwargs)
+        while True:
+            try:
+                value = gen.send((yield value))
+            except StopIteration as done:
+                return done.value
+
+    def counting(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
+        return wait(self, counted(gen), *args, **kwargs)
 
     psycopg.Connection.wait = counting  # type: ignore[method-assign]
     return counter
