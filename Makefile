@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: install test test-unit test-integration test-infra test-e2e test-browser lint typecheck bench bench-load bench-chaos clean
+.PHONY: install test test-unit test-integration test-infra test-e2e test-browser lint typecheck bench bench-load bench-chaos bench-coldstart bench-pipeline clean
 
 install: $(VENV)/.installed
 
@@ -40,6 +40,12 @@ bench: install
 	$(BIN)/python bench/deliver.py
 
 # Minutes each, whole stacks of processes: see docs/reliability.md. The load run needs wrk.
+bench-coldstart: install
+	$(BIN)/python bench/coldstart.py
+
+bench-pipeline: install
+	$(BIN)/python bench/pipeline.py
+
 bench-load: install
 	$(BIN)/python bench/load.py
 

@@ -26,6 +26,10 @@ from infra.paths import CORE_LAYER_DIR, PYPROJECT
 # Lambda's Python runtimes on arm64 run Amazon Linux 2023 (glibc 2.34): both tags load there.
 PLATFORMS = ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
 CONFIG_PATH_IN_LAYER = "/opt/hookline/config.json"
+# The AWS SDK the Lambda Python runtime already ships: pip resolves them (the pins keep local
+# runs honest) but the layer leaves them out, 31 MB of 81 (docs/decisions/0047).
+RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath", "python-dateutil")
+MAX_LAYER_BYTES = 50_000_000
 _IGNORED = ("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
 
 
@@ -62,6 +66,7 @@ class PipLayerBundling:
             pip_command(site, self._config.infrastructure.python_version, self._requirements),
             check=True,
         )
+        prune_distributions(site, RUNTIME_PROVIDED)
         shutil.copytree(
             CORE_LAYER_DIR / "hookline",
             site / "hookline",
@@ -71,7 +76,39 @@ class PipLayerBundling:
         config_file = out / "hookline" / "config.json"
         config_file.parent.mkdir(parents=True, exist_ok=True)
         config_file.write_text(self._config.to_json())
+        print(f"core layer: {layer_size(out) / 1e6:.1f} MB unzipped", file=sys.stderr)
         return True
+
+
+def _normalized(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def prune_distributions(site: Path, names: tuple[str, ...]) -> list[str]:
+    """Delete the installed distributions `names` from `site` (a `pip --target` folder), file
+    by file as their RECORD lists them; returns the names of those that were there."""
+    wanted = {_normalized(n) for n in names}
+    removed: list[str] = []
+    for info in sorted(site.glob("*.dist-info")):
+        name = _normalized(info.name.removesuffix(".dist-info").rsplit("-", 1)[0])
+        if name not in wanted:
+            continue
+        record = info / "RECORD"
+        for line in record.read_text().splitlines() if record.is_file() else []:
+            path = site / line.split(",", 1)[0]
+            if path.is_file() and site in path.resolve().parents:
+                path.unlink()
+        shutil.rmtree(info, ignore_errors=True)
+        removed.append(name)
+    for folder in sorted(site.iterdir()):  # the packages' now empty folders
+        if folder.is_dir() and not any(p.is_file() for p in folder.rglob("*")):
+            shutil.rmtree(folder)
+    return removed
+
+
+def layer_size(folder: Path) -> int:
+    """The unzipped size of a built layer folder in bytes (what Lambda's 250 MB limit counts)."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def layer_hash(config: HooklineConfig, requirements: list[str]) -> str:

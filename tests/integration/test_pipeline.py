@@ -479,3 +479,28 @@ def test_an_endpoint_url_httpx_cannot_parse_is_a_failed_attempt_not_a_crash(pipe
     delivery = pipeline.delivery()
     assert [a["error_class"] for a in pipeline.attempts(delivery["id"])] == ["invalid_url"]
     assert delivery["state"] in ("queued", "pending") and delivery["last_error"] == "invalid_url"
+
+
+class CountingDatabase(Database):
+    """A database that counts the connections its callers take (one per statement here)."""
+
+    checkouts = 0
+
+    def connection(self):  # type: ignore[no-untyped-def]
+        self.checkouts += 1
+        return super().connection()
+
+
+def test_a_fanout_that_drains_the_outbox_stops_without_an_empty_round(pipeline, db, sink, sqs):
+    # Given three events of a tenant with one endpoint, fewer than a batch
+    t = tenant(db)
+    endpoint(db, t, sink.url("/drain"))
+    for _ in range(3):
+        publish(db, t)
+    counting = CountingDatabase(Settings.from_env().database_url)
+    # When one fan-out runs
+    report = run_fanout(counting, DeliveryQueues(sqs, pipeline.config), FanoutOptions())
+    counting.close()
+    # Then all three are fanned out and enqueued in one round: fan out, claim, lag
+    assert (report.events, report.deliveries_created, report.enqueued) == (3, 3, 3)
+    assert counting.checkouts == 3

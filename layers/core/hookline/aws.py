@@ -1,44 +1,90 @@
-"""boto3 clients built once per process, pointed at the emulator when one is configured."""
+"""AWS clients built once per process, pointed at the emulator when one is configured.
+
+Clients come from botocore directly, imported on first use: boto3 adds nothing a client
+needs here, and importing it (with s3transfer) costs a cold start ~0.1 s on Lambda, paid
+by every container even when it never calls AWS (docs/decisions/0048).
+"""
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Any
 
-import boto3
-from botocore.config import Config
-
 from hookline.settings import Settings
 
-_CONFIG = Config(
-    retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=3, read_timeout=10
-)
-# For a call on a request's path that is best effort (the fan-out nudge): one attempt, and at
-# most ~100 ms of the request — 50 ms to connect (a warm container reuses the connection),
-# 50 ms for the answer (an asynchronous invoke is answered as soon as it is queued).
-_BEST_EFFORT = Config(
-    retries={"total_max_attempts": 1, "mode": "standard"},
-    connect_timeout=0.05,
-    read_timeout=0.05,
-)
+# The oldest botocore Hookline's calls are known to work on. The layer does not ship the SDK:
+# Lambda's runtime provides it (docs/decisions/0047), and an older one is logged at first use.
+MIN_BOTOCORE = (1, 34)
+
+_lock = threading.Lock()
+
+
+def sdk_is_supported(version: str) -> bool:
+    """Whether a botocore `version` ("1.40.4") is at least `MIN_BOTOCORE`."""
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    return parts >= MIN_BOTOCORE
+
+
+@lru_cache(maxsize=1)
+def _session() -> Any:
+    import botocore
+    from botocore.session import get_session
+
+    if not sdk_is_supported(botocore.__version__):
+        from hookline.observability import logger
+
+        logger.warning(
+            "botocore older than Hookline supports",
+            extra={"botocore": botocore.__version__, "minimum": ".".join(map(str, MIN_BOTOCORE))},
+        )
+    return get_session()
+
+
+def _config(best_effort: bool) -> Any:
+    from botocore.config import Config
+
+    if best_effort:
+        # A call on a request's path that is best effort (the fan-out nudge): one attempt, and
+        # at most ~100 ms of the request — 50 ms to connect (a warm container reuses the
+        # connection), 50 ms for the answer (an asynchronous invoke is answered once queued).
+        return Config(
+            retries={"total_max_attempts": 1, "mode": "standard"},
+            connect_timeout=0.05,
+            read_timeout=0.05,
+        )
+    return Config(
+        retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=3, read_timeout=10
+    )
 
 
 @lru_cache(maxsize=32)
 def _client(service: str, region: str, endpoint_url: str | None, best_effort: bool) -> Any:
-    return boto3.client(  # type: ignore[call-overload]
-        service,
-        region_name=region,
-        endpoint_url=endpoint_url,
-        config=_BEST_EFFORT if best_effort else _CONFIG,
+    return _session().create_client(
+        service, region_name=region, endpoint_url=endpoint_url, config=_config(best_effort)
     )
 
 
+def uncached_client(service: str, settings: Settings, **credentials: str) -> Any:
+    """A new client for `service` with explicit `credentials` (an assumed role's session)."""
+    with _lock:
+        return _session().create_client(
+            service,
+            region_name=settings.aws_region,
+            endpoint_url=settings.aws_endpoint_url,
+            config=_config(best_effort=False),
+            **credentials,
+        )
+
+
 def client(service: str, settings: Settings) -> Any:
-    """A cached boto3 client for `service` (moto or LocalStack when AWS_ENDPOINT_URL is set)."""
-    return _client(service, settings.aws_region, settings.aws_endpoint_url, False)
+    """A cached client for `service` (moto or LocalStack when AWS_ENDPOINT_URL is set)."""
+    with _lock:  # a botocore session is not safe to create clients from concurrently
+        return _client(service, settings.aws_region, settings.aws_endpoint_url, False)
 
 
 def best_effort_client(service: str, settings: Settings) -> Any:
     """A cached client for calls that may fail but must not slow a request: no retries,
     short timeouts (~100 ms at most)."""
-    return _client(service, settings.aws_region, settings.aws_endpoint_url, True)
+    with _lock:
+        return _client(service, settings.aws_region, settings.aws_endpoint_url, True)

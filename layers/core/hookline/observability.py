@@ -1,12 +1,65 @@
-"""The one place that creates the Powertools logger, tracer and metrics."""
+"""The one place that creates the Powertools logger and metrics, and the handlers' tracing.
+
+Tracing: every function runs with Lambda's active tracing, which records each invocation's
+segment (initialization, invocation, overhead) without any SDK in the function. The X-Ray
+SDK, which Powertools' Tracer imports and which patches botocore and httpx for subsegments,
+costs every cold start ~0.1 s on Lambda; it is loaded only where `HOOKLINE_XRAY_SDK=true` is
+set on a function (docs/decisions/0048).
+"""
 
 from __future__ import annotations
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from aws_lambda_powertools import Logger, Metrics
 
 SERVICE = "hookline"
 NAMESPACE = "Hookline"
 
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
+
+
+class HandlerTracing:
+    """`@tracer.capture_lambda_handler(...)`: the Powertools Tracer's decorator when the X-Ray
+    SDK is enabled for the function, else the handler unchanged (Lambda traces it anyway)."""
+
+    def __init__(self, *, sdk: bool) -> None:
+        self._tracer: Any = None
+        if sdk:
+            from aws_lambda_powertools import Tracer
+
+            self._tracer = Tracer(service=SERVICE)
+
+    @property
+    def sdk(self) -> bool:
+        """Whether the X-Ray SDK records subsegments in this process."""
+        return self._tracer is not None
+
+    @overload
+    def capture_lambda_handler(self, lambda_handler: Handler, **options: Any) -> Handler: ...
+
+    @overload
+    def capture_lambda_handler(
+        self, lambda_handler: None = None, **options: Any
+    ) -> Callable[[Handler], Handler]: ...
+
+    def capture_lambda_handler(
+        self, lambda_handler: Handler | None = None, **options: Any
+    ) -> Handler | Callable[[Handler], Handler]:
+        """Decorate a Lambda handler, with or without arguments, as Powertools does."""
+
+        def decorate(handler: Handler) -> Handler:
+            if self._tracer is None:
+                return handler
+            traced: Handler = self._tracer.capture_lambda_handler(handler, **options)
+            return traced
+
+        return decorate if lambda_handler is None else decorate(lambda_handler)
+
+
+tracer = HandlerTracing(sdk=os.environ.get("HOOKLINE_XRAY_SDK", "").lower() == "true")

@@ -8,25 +8,28 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from hookline.archive import S3Archive
 from hookline.aws import client
-from hookline.catchup import CatchupContext
-from hookline.catchup.secrets import secret_reader
 from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
-from hookline.delivery import Deliverer, DeliveryOptions
 from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
-from hookline.reconcile import ReconcileOptions, Reconciler
-from hookline.replay import Continue, ReplayOptions, in_thread, invoker, run_recorded_replay, sweep
-from hookline.retention import apply_retention, ensure_partitions, policy_from_config
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
-from hookline.ssrf import guarded_client
+
+if TYPE_CHECKING:
+    import httpx
+
+    from hookline.delivery import Deliverer, DeliveryOptions
+    from hookline.reconcile import ReconcileOptions, Reconciler
+    from hookline.replay import Continue, ReplayOptions
+
+# Each handler imports this module for a few factories; the services behind the others (httpx
+# and the SSRF guard, replay, reconcile, catch-up) are imported by the factory that builds
+# them, so the fan-out's cold start does not load the deliverer's or the reconciler's
+# (docs/decisions/0048).
 
 _lock = threading.Lock()
 
@@ -59,6 +62,8 @@ def fanout_options(settings: Settings) -> FanoutOptions:
 
 def delivery_options(settings: Settings) -> DeliveryOptions:
     """Deliver timeouts and limits from the deployment configuration."""
+    from hookline.delivery import DeliveryOptions
+
     config = settings.config
     return DeliveryOptions(
         timeout_seconds=config.deliver_timeout_seconds,
@@ -86,6 +91,8 @@ def http_client(settings: Settings) -> httpx.Client:
 
 @lru_cache(maxsize=4)
 def _http(settings: Settings) -> httpx.Client:
+    from hookline.ssrf import guarded_client
+
     return guarded_client(
         allow_private=settings.allow_private_targets,
         allow_http=settings.allow_http_targets,
@@ -95,6 +102,8 @@ def _http(settings: Settings) -> httpx.Client:
 
 def get_deliverer() -> Deliverer:
     """The process's deliverer."""
+    from hookline.delivery import Deliverer
+
     settings = get_settings()
     return Deliverer(
         get_database(),
@@ -115,6 +124,8 @@ def reset_runtime() -> None:
 
 def replay_options(settings: Settings) -> ReplayOptions:
     """Replay deadlines and leases: a replayed delivery gets the configured deadline anew."""
+    from hookline.replay import ReplayOptions
+
     config = settings.config
     return ReplayOptions(
         deadline=timedelta(hours=config.delivery_deadline_hours),
@@ -124,6 +135,8 @@ def replay_options(settings: Settings) -> ReplayOptions:
 
 def reconcile_options(settings: Settings) -> ReconcileOptions:
     """Reconcile thresholds from the deployment configuration."""
+    from hookline.reconcile import ReconcileOptions
+
     config = settings.config
     return ReconcileOptions(
         late_outbox_after=timedelta(seconds=config.reconcile_late_outbox_seconds),
@@ -145,6 +158,10 @@ def provider_http_client(settings: Settings) -> httpx.Client:
 
 @lru_cache(maxsize=4)
 def _provider_http(settings: Settings) -> httpx.Client:
+    import httpx
+
+    from hookline.ssrf import guarded_client
+
     return guarded_client(
         allow_private=settings.catchup_allow_private,
         allow_http=settings.catchup_allow_private,
@@ -161,6 +178,12 @@ def archive_store(settings: Settings) -> S3Archive | None:
 
 def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     """A reconciler on `db`, with provider catch-up wired to Secrets Manager."""
+    from hookline.catchup import CatchupContext
+    from hookline.catchup.secrets import secret_reader
+    from hookline.reconcile import Reconciler
+    from hookline.replay import sweep
+    from hookline.retention import apply_retention, ensure_partitions, policy_from_config
+
     continuation = replay_continuation(settings)
     groups = settings.config.group_names
     archive = archive_store(settings)
@@ -200,6 +223,8 @@ def get_reconciler() -> Reconciler:
 def replay_continuation(settings: Settings) -> Continue:
     """Where a run of a recorded replay starts: the replay function when one is configured
     (AWS), else a background thread of this process (local)."""
+    from hookline.replay import in_thread, run_recorded_replay
+
     if settings.replay_function_name:
         return replay_invoker(settings, settings.replay_function_name)
 
@@ -213,6 +238,8 @@ def replay_continuation(settings: Settings) -> Continue:
 
 def replay_invoker(settings: Settings, function_name: str) -> Continue:
     """Start a run of a recorded replay in the function `function_name`, asynchronously."""
+    from hookline.replay import invoker
+
     return invoker(lambda: client("lambda", settings), function_name)
 
 

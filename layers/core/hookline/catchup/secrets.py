@@ -14,18 +14,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import boto3
-from botocore.config import Config
-
-from hookline.aws import client
+from hookline.aws import client, uncached_client
 from hookline.catchup.base import SecretReader
 from hookline.settings import Settings
 
 TENANT_TAG = "tenant_id"
 SESSION_SECONDS = 900  # the shortest STS allows: one source's read
-_CONFIG = Config(
-    retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=3, read_timeout=10
-)
 _SESSION_NAME = re.compile(r"[^\w+=,.@-]")
 
 
@@ -56,12 +50,10 @@ def tenant_client(settings: Settings, role_arn: str, tenant_id: str) -> Any:
         DurationSeconds=SESSION_SECONDS,
         Tags=[{"Key": TENANT_TAG, "Value": tenant_id}],
     )["Credentials"]
-    return boto3.client(
+    return uncached_client(
         "secretsmanager",
-        region_name=settings.aws_region,
-        endpoint_url=settings.aws_endpoint_url,
+        settings,
         aws_access_key_id=credentials["AccessKeyId"],
         aws_secret_access_key=credentials["SecretAccessKey"],
         aws_session_token=credentials["SessionToken"],
-        config=_CONFIG,
     )

@@ -66,6 +66,23 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
     return int(row["events"]), int(row["deliveries"])
 
 
+def fan_out_and_claim(
+    conn: Connection, *, limit: int, deadline: timedelta, lease: timedelta
+) -> tuple[int, list[Enqueued]]:
+    """Fan out up to `limit` outbox rows, the new deliveries created queued with a lease;
+    returns (events, the new deliveries, which must be sent now)."""
+    rows = conn.execute(
+        query("fan_out_and_claim"), {"limit": limit, "deadline": deadline, "lease": lease}
+    ).fetchall()
+    events = int(rows[0]["events"]) if rows else 0
+    created = [
+        Enqueued(r["id"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"])
+        for r in rows
+        if r["id"] is not None
+    ]
+    return events, created
+
+
 def claim_due(conn: Connection, *, limit: int, lease: timedelta) -> list[Enqueued]:
     """Mark up to `limit` due pending deliveries queued; they must be sent now."""
     rows = conn.execute(query("claim_due_deliveries"), {"limit": limit, "lease": lease}).fetchall()

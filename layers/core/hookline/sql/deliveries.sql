@@ -32,6 +32,42 @@ WITH claimed AS (
 )
 SELECT (SELECT count(*) FROM marked) AS events, (SELECT count(*) FROM created) AS deliveries
 
+-- fan_out_and_claim --
+-- fan_out_batch for the fan-out function: the new deliveries are inserted already queued
+-- (a lease and their first generation) and returned, to be sent at once, instead of inserted
+-- pending and then claimed by claim_due_deliveries, which wrote every new row twice
+-- (bench/pipeline.py, docs/performance.md). One row even when nothing was created: `events`.
+WITH claimed AS (
+    SELECT event_id, tenant_id FROM outbox
+    WHERE fanned_out_at IS NULL
+    ORDER BY created_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), targets AS MATERIALIZED (
+    SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns
+    FROM endpoints p
+    JOIN tenants t ON t.id = p.tenant_id
+    WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM claimed)
+), created AS (
+    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at,
+                            state, enqueue_seq, lease_expires_at)
+    SELECT hookline_delivery_id(e.id, p.id), e.id, p.id, e.tenant_id, p.tenant_group,
+           now() + %(deadline)s, 'queued', 1, now() + %(lease)s
+    FROM claimed c
+    JOIN events e ON e.id = c.event_id
+    JOIN targets p ON p.tenant_id = e.tenant_id
+    WHERE e.type LIKE ANY (p.patterns)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, endpoint_id, tenant_group, enqueue_seq
+), marked AS (
+    UPDATE outbox o SET fanned_out_at = now()
+    FROM claimed c WHERE o.event_id = c.event_id
+    RETURNING 1
+)
+SELECT m.events, c.id, c.endpoint_id, c.tenant_group, c.enqueue_seq
+FROM (SELECT count(*) AS events FROM marked) m
+LEFT JOIN created c ON true
+
 -- claim_due_deliveries --
 -- Pending deliveries whose time has come, marked queued with a lease and a new generation.
 WITH due AS (

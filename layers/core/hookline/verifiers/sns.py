@@ -13,14 +13,16 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+if TYPE_CHECKING:
+    import httpx
 
 from hookline.errors import (
     BadRequest,
@@ -99,6 +101,8 @@ CERTIFICATES = CertificateCache()
 def _fetch(http: httpx.Client | None, url: str) -> bytes:
     if http is None:
         raise UpstreamUnavailable("no HTTP client to reach SNS")
+    import httpx  # only the SNS path fetches: the receiver's cold start skips httpx
+
     try:
         response = http.get(url)
     except UnsafeURL:

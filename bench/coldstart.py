@@ -1,0 +1,106 @@
+"""Cold starts: how long a fresh interpreter takes to import each handler, as Lambda's init
+does, against a bare `import json, psycopg` interpreter in the same run.
+
+Each handler is imported in `--runs` (7) fresh interpreters, taking turns, timing only the
+import statement inside the child; the table shows the median and the best, and the number
+of modules loaded. The packages the layer does not ship (the CLI's click, rich, pygments,
+which httpx imports for its own command line when they are installed) are made unimportable
+in the child, as they are on Lambda. Then the layer is built as `make synth` builds it (pip,
+arm64 wheels) and its unzipped size printed, unless `--no-layer`.
+
+    .venv/bin/python bench/coldstart.py [--runs 7] [--no-layer]
+
+Targets (docs/performance.md): receiver, fanout and deliver at most 300 ms, the others at
+most 500 ms; the layer at most 50 MB. This is a benchmark: it prints, never fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT)]
+
+NOT_IN_LAYER = ("click", "rich", "pygments")
+HOT = ("receiver", "fanout", "deliver")
+OTHERS = ("reconcile", "replay", "api", "migrate")
+BASELINE = "json, psycopg"
+TARGET_MS = {**dict.fromkeys(HOT, 300), **dict.fromkeys(OTHERS, 500)}
+
+
+def import_once(statement: str) -> tuple[float, int]:
+    """Seconds one fresh interpreter spends on `statement`, and the modules it then holds."""
+    code = (
+        "import sys, time, json\n"
+        f"sys.modules.update(dict.fromkeys({NOT_IN_LAYER!r}))\n"
+        "n = len(sys.modules); t = time.perf_counter()\n"
+        f"{statement}\n"
+        "print(json.dumps([time.perf_counter() - t, len(sys.modules) - n]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}"}
+    env.pop("HOOKLINE_XRAY_SDK", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    seconds, modules = json.loads(out.stdout)
+    return float(seconds), int(modules)
+
+
+def main() -> None:
+    """Print the cold-start table and the layer's size."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--no-layer", action="store_true")
+    args = parser.parse_args()
+    rows = {"(baseline) " + BASELINE: f"import {BASELINE}"}
+    rows |= {name: f"import functions.{name}.handler" for name in (*HOT, *OTHERS)}
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    counts: dict[str, int] = {}
+    for _ in range(max(1, args.runs)):
+        for name, statement in rows.items():  # take turns: the machine's load hits all rows
+            seconds, counts[name] = import_once(statement)
+            times[name].append(seconds)
+    print(f"cold start: import in a fresh interpreter, {args.runs} runs each, milliseconds")
+    print(f"{'handler':<28}{'median':>8}{'best':>8}{'modules':>9}{'target':>8}")
+    for name in rows:
+        median, best = statistics.median(times[name]) * 1e3, min(times[name]) * 1e3
+        target = TARGET_MS.get(name)
+        mark = "" if target is None else f"{target:>7}{' ok' if median <= target else ' MISS'}"
+        print(f"{name:<28}{median:>8.0f}{best:>8.0f}{counts[name]:>9}{mark}")
+    if not args.no_layer:
+        print_layer_size()
+
+
+def print_layer_size() -> None:
+    """Build the layer as `make synth` does and print its unzipped size, largest first."""
+    from hookline.config import HooklineConfig
+    from infra.components.layer import (
+        MAX_LAYER_BYTES,
+        PipLayerBundling,
+        layer_size,
+        runtime_dependencies,
+    )
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder)
+        PipLayerBundling(HooklineConfig(), runtime_dependencies()).try_bundle(folder)
+        total = layer_size(out)
+        site = out / "python"
+        sizes = sorted(
+            ((layer_size(p) if p.is_dir() else p.stat().st_size, p.name) for p in site.iterdir()),
+            reverse=True,
+        )
+        print(f"\nlayer unzipped: {total / 1e6:.1f} MB (budget {MAX_LAYER_BYTES / 1e6:.1f} MB)")
+        for size, name in sizes[:8]:
+            print(f"  {name:<32}{size / 1e6:>6.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The hot handlers' cold start: what a fresh interpreter loads when Lambda imports them.
+
+Counts modules, never times them (bench/coldstart.py times). Each handler is imported in a
+fresh interpreter, as Lambda's init does, with the packages the layer does not ship (the CLI's
+click, rich and pygments, which httpx imports for its own command line when they are there)
+made unimportable, as they are on Lambda.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+NOT_IN_LAYER = ("click", "rich", "pygments")
+
+# What each path never uses at import (a lazily created client is built on first use).
+NEVER = {
+    # The AWS SDK proper (a client is built at the first nudge), the X-Ray SDK, schema checks
+    # (inbound events are never checked), HTTP clients, the management service.
+    "receiver": (
+        "boto3", "botocore.session", "s3transfer", "aws_xray_sdk", "jsonschema", "pydantic",
+        "httpx", "hookline.management", "hookline.event_catalogue", "hookline.replay",
+        "hookline.catchup", "hookline.reconcile", "hookline.delivery",
+    ),
+    "fanout": (
+        "boto3", "botocore.session", "s3transfer", "aws_xray_sdk", "jsonschema", "pydantic",
+        "httpx", "hookline.management", "hookline.event_catalogue", "hookline.replay",
+        "hookline.catchup", "hookline.reconcile", "hookline.delivery", "hookline.ingest",
+    ),
+    "deliver": (
+        "boto3", "botocore.session", "s3transfer", "aws_xray_sdk", "jsonschema", "pydantic",
+        "hookline.management", "hookline.event_catalogue", "hookline.replay",
+        "hookline.catchup", "hookline.reconcile", "re2",
+    ),
+}  # fmt: skip
+
+
+def loaded_modules(handler: str) -> list[str]:
+    """The modules a fresh interpreter holds after importing `functions.<handler>.handler`."""
+    code = (
+        "import json, sys\n"
+        f"sys.modules.update(dict.fromkeys({NOT_IN_LAYER!r}))\n"
+        f"import functions.{handler}.handler\n"
+        "print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}"}
+    env.pop("HOOKLINE_XRAY_SDK", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    modules: list[str] = json.loads(out.stdout)
+    return modules
+
+
+@pytest.mark.parametrize("handler", sorted(NEVER))
+def test_hot_handler_imports_nothing_its_path_does_not_use(handler: str) -> None:
+    # When Lambda's init imports the handler
+    modules = loaded_modules(handler)
+    # Then nothing it never runs is loaded
+    unwanted = [
+        m for m in modules for never in NEVER[handler] if m == never or m.startswith(never + ".")
+    ]
+    assert unwanted == []
