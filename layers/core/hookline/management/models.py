@@ -159,6 +159,11 @@ class EndpointCreate(Input):
     rate_limit_per_second: float | None = Field(default=None, gt=0, le=100_000)
     headers: dict[str, str] = Field(default_factory=dict, max_length=50)
     retry_on_4xx: bool = False
+    content_filter: dict[str, Any] | None = Field(
+        default=None,
+        description="An EventBridge event pattern over {type, tenant_id, source_id, payload}; "
+        "events it does not match get no delivery (docs/decisions/0044).",
+    )
 
 
 class EndpointUpdate(Input):
@@ -172,6 +177,8 @@ class EndpointUpdate(Input):
     clear_rate_limit: bool = False
     headers: dict[str, str] | None = Field(default=None, max_length=50)
     retry_on_4xx: bool | None = None
+    content_filter: dict[str, Any] | None = None
+    clear_content_filter: bool = False
 
 
 class Endpoint(BaseModel):
@@ -186,6 +193,7 @@ class Endpoint(BaseModel):
     rate_limit_per_second: float | None
     headers: dict[str, str]
     retry_on_4xx: bool
+    content_filter: dict[str, Any] | None = None
     enabled: bool
     disabled_reason: str | None
     failing_since: datetime | None = None

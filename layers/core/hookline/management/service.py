@@ -26,6 +26,7 @@ from hookline.management.access import Caller
 from hookline.management.inputs import check_group, parse_headers, parse_rate_limit
 from hookline.management.paging import MAX_PAGE as MAX_PAGE
 from hookline.management.paging import decode_cursor, page_of, paged
+from hookline.patterns import parse_pattern
 from hookline.repositories import api as repo
 from hookline.repositories import audit as audit_repo
 from hookline.repositories import endpoints as endpoint_repo
@@ -217,6 +218,10 @@ def _header_lines(headers: dict[str, str]) -> list[str]:
     return [f"{name}: {value}" for name, value in headers.items()]
 
 
+def _content_filter(value: Any) -> dict[str, Any] | None:
+    return None if value is None else parse_pattern(value)
+
+
 def create_endpoint(
     db: Database, settings: Settings, caller: Caller, body: dict[str, Any]
 ) -> dict[str, Any]:
@@ -246,6 +251,7 @@ def create_endpoint(
             rate_limit_per_second=parse_rate_limit(None if rate is None else f"{rate}/s"),
             headers=parse_headers(_header_lines(body.get("headers") or {})),
             retry_on_4xx=bool(body.get("retry_on_4xx")),
+            content_filter=_content_filter(body.get("content_filter")),
         )
         audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
     return {**get_endpoint(db, caller, created["id"]), "secret": secret}
@@ -289,6 +295,10 @@ def update_endpoint(
         changes["event_types"] = validate_filters(list(changes["event_types"]))
     if "headers" in changes:
         changes["headers"] = parse_headers(_header_lines(changes["headers"]))
+    if "content_filter" in changes:
+        if changes.get("clear_content_filter"):
+            raise BadRequest("give content_filter or clear_content_filter, not both")
+        changes["content_filter"] = _content_filter(changes["content_filter"])
     if changes.get("clear_rate_limit") and "rate_limit_per_second" in changes:
         raise BadRequest("give rate_limit_per_second or clear_rate_limit, not both")
     with db.connection() as conn, conn.transaction():

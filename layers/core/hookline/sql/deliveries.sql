@@ -3,7 +3,11 @@
 -- fanned out: one statement, so one transaction; SKIP LOCKED lets fan-outs run side by side
 -- and the unique (event, endpoint) makes a repeat harmless. The claimed tenants' endpoints
 -- are read once, their filters turned into LIKE patterns once per endpoint rather than once
--- per (event, endpoint) pair (bench/fanout.py).
+-- per (event, endpoint) pair (bench/fanout.py). Endpoints with a content filter (an
+-- EventBridge pattern, decision 0044) get no delivery here: their type-matching pairs come
+-- back, one row per event with its payload, for the caller to match in Python and insert
+-- with insert_matched_deliveries in the same transaction. Without such pairs, one row of
+-- counts.
 WITH claimed AS (
     SELECT event_id, tenant_id FROM outbox
     WHERE fanned_out_at IS NULL
@@ -11,25 +15,56 @@ WITH claimed AS (
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ), targets AS MATERIALIZED (
-    SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns
+    SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns,
+           p.content_filter
     FROM endpoints p
     JOIN tenants t ON t.id = p.tenant_id
     WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM claimed)
-), created AS (
-    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
-    SELECT hookline_id('dlv'), e.id, p.id, e.tenant_id, p.tenant_group, now() + %(deadline)s
+), pairs AS MATERIALIZED (
+    SELECT e.id AS event_id, e.tenant_id, e.source_id, e.type, p.id AS endpoint_id,
+           p.tenant_group, p.content_filter IS NOT NULL AS filtered
     FROM claimed c
     JOIN events e ON e.id = c.event_id
     JOIN targets p ON p.tenant_id = e.tenant_id
     WHERE e.type LIKE ANY (p.patterns)
+), created AS (
+    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
+    SELECT hookline_id('dlv'), event_id, endpoint_id, tenant_id, tenant_group,
+           now() + %(deadline)s
+    FROM pairs
+    WHERE NOT filtered
     ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING
     RETURNING 1
 ), marked AS (
     UPDATE outbox o SET fanned_out_at = now()
     FROM claimed c WHERE o.event_id = c.event_id
     RETURNING 1
+), counts AS (
+    SELECT (SELECT count(*) FROM marked) AS events, (SELECT count(*) FROM created) AS deliveries
+), filtered AS (
+    SELECT event_id, tenant_id, source_id, type,
+           array_agg(endpoint_id ORDER BY endpoint_id) AS endpoint_ids,
+           array_agg(tenant_group ORDER BY endpoint_id) AS tenant_groups
+    FROM pairs WHERE filtered
+    GROUP BY event_id, tenant_id, source_id, type
 )
-SELECT (SELECT count(*) FROM marked) AS events, (SELECT count(*) FROM created) AS deliveries
+SELECT k.events, k.deliveries, f.event_id, f.tenant_id, f.source_id, f.type, f.endpoint_ids,
+       f.tenant_groups, (SELECT e.payload FROM events e WHERE e.id = f.event_id) AS payload,
+       -- the patterns once, on the first row: {endpoint id: pattern}
+       CASE WHEN row_number() OVER () = 1 THEN (
+           SELECT jsonb_object_agg(t.id, t.content_filter) FROM targets t
+           WHERE t.content_filter IS NOT NULL) END AS content_filters
+FROM counts k
+LEFT JOIN filtered f ON true
+
+-- insert_matched_deliveries --
+-- The content-filtered pairs that matched (see fan_out_batch), in its transaction.
+INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
+SELECT hookline_id('dlv'), m.event_id, m.endpoint_id, m.tenant_id, m.tenant_group,
+       now() + %(deadline)s
+FROM unnest(%(event_ids)s::text[], %(endpoint_ids)s::text[], %(tenant_ids)s::text[],
+            %(groups)s::text[]) AS m(event_id, endpoint_id, tenant_id, tenant_group)
+ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING
 
 -- claim_due_deliveries --
 -- Pending deliveries whose time has come, marked queued with a lease and a new generation.
