@@ -15,6 +15,7 @@ import httpx
 from hookline.db import Connection, Database
 from hookline.errors import UnsafeURL
 from hookline.ingest import publish
+from hookline.patterns import event_document
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
 from hookline.repositories import endpoints as endpoint_repo
@@ -22,6 +23,7 @@ from hookline.repositories.deliveries import AttemptRecord, Finish, Job
 from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.signing import sign
+from hookline.transformers import TransformFailed, render
 
 USER_AGENT = "Hookline-Webhooks/0.1"
 # Headers an endpoint's custom headers may not set: the signature and transport ones.
@@ -70,6 +72,7 @@ class AttemptResult:
     excerpt: str | None
     error: str | None
     retry_after: float | None
+    final: bool = False  # the delivery fails now, whatever the status says (e.g. a transform)
 
 
 @dataclass(frozen=True)
@@ -162,9 +165,13 @@ class Deliverer:
         started_at = self.clock()
         began = time.monotonic()
         timestamp = int(started_at.timestamp())
+        try:
+            payload, content_type = outgoing_body(job)
+        except TransformFailed as err:
+            return AttemptResult(started_at, 0, None, None, f"transform: {err}", None, final=True)
         headers = {k: v for k, v in job.headers.items() if k.lower() not in RESERVED_HEADERS}
-        headers.update(sign(job.id, timestamp, job.payload, secrets))
-        headers["content-type"] = job.content_type or "application/json"
+        headers.update(sign(job.id, timestamp, payload, secrets))
+        headers["content-type"] = content_type
         headers["user-agent"] = USER_AGENT
         status: int | None = None
         excerpt: str | None = None
@@ -174,7 +181,7 @@ class Deliverer:
         try:
             timeout = httpx.Timeout(total, connect=self.options.connect_timeout_seconds)
             with self.http.stream(
-                "POST", job.url, content=job.payload, headers=headers, timeout=timeout
+                "POST", job.url, content=payload, headers=headers, timeout=timeout
             ) as response:
                 status = response.status_code
                 retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
@@ -208,7 +215,11 @@ class Deliverer:
 
     def conclude(self, job: Job, attempt: AttemptResult) -> Result:
         """Record the attempt and move the delivery on, in one transaction."""
-        outcome = self.policy.classify(attempt.status, attempt.error, retry_4xx=job.retry_on_4xx)
+        outcome = (
+            Outcome.FAILED
+            if attempt.final
+            else self.policy.classify(attempt.status, attempt.error, retry_4xx=job.retry_on_4xx)
+        )
         now = self.clock()
         error = attempt.error or (
             None if outcome == Outcome.DELIVERED else f"HTTP {attempt.status}"
@@ -280,6 +291,16 @@ class Deliverer:
     @staticmethod
     def _message(job: Job, seq: int) -> DeliveryMessage:
         return DeliveryMessage(job.id, seq, job.endpoint_id, job.tenant_group)
+
+
+def outgoing_body(job: Job) -> tuple[bytes, str]:
+    """The bytes sent and signed, and their content type: the event's payload, or what the
+    endpoint's input transformer makes of it (raises TransformFailed when it cannot)."""
+    if job.input_transformer is None:
+        return job.payload, job.content_type or "application/json"
+    document = event_document(job.event_type, job.tenant_id, job.source_id, job.payload)
+    rendered = render(job.input_transformer, document)
+    return rendered.body, rendered.content_type
 
 
 def _error_class(err: httpx.HTTPError) -> str:

@@ -164,6 +164,11 @@ class EndpointCreate(Input):
         description="An EventBridge event pattern over {type, tenant_id, source_id, payload}; "
         "events it does not match get no delivery (docs/decisions/0044).",
     )
+    input_transformer: dict[str, Any] | None = Field(
+        default=None,
+        description="An EventBridge input transformer, {InputPathsMap, InputTemplate}, over "
+        "the same document: what is sent (and signed) instead of the payload (decision 0045).",
+    )
 
 
 class EndpointUpdate(Input):
@@ -179,6 +184,8 @@ class EndpointUpdate(Input):
     retry_on_4xx: bool | None = None
     content_filter: dict[str, Any] | None = None
     clear_content_filter: bool = False
+    input_transformer: dict[str, Any] | None = None
+    clear_input_transformer: bool = False
 
 
 class Endpoint(BaseModel):
@@ -194,6 +201,7 @@ class Endpoint(BaseModel):
     headers: dict[str, str]
     retry_on_4xx: bool
     content_filter: dict[str, Any] | None = None
+    input_transformer: dict[str, Any] | None = None
     enabled: bool
     disabled_reason: str | None
     failing_since: datetime | None = None
@@ -217,6 +225,27 @@ class EndpointPage(Page):
     """Endpoints, newest first."""
 
     items: list[Endpoint]
+
+
+class EndpointPreview(Input):
+    """An event to try an endpoint's content filter and input transformer on; either may be
+    given here to try it before saving it."""
+
+    type: str = Field(min_length=1, max_length=255)
+    payload: Any = None
+    source_id: str | None = None
+    content_filter: dict[str, Any] | None = None
+    input_transformer: dict[str, Any] | None = None
+
+
+class EndpointPreviewed(BaseModel):
+    """What the event would become: whether it matches, and the body that would be sent (and
+    signed), or why it cannot render."""
+
+    matches: bool
+    body: str | None
+    content_type: str | None
+    error: str | None
 
 
 class EndpointDisable(Input):

@@ -35,6 +35,7 @@ from hookline.repositories import tenants as tenant_repo
 from hookline.settings import Settings
 from hookline.signing import generate_secret
 from hookline.ssrf import check_url
+from hookline.transformers import parse_transformer
 from hookline.verifiers import SCHEMES, SourceConfig, verifier_for
 
 # -- tenants ----------------------------------------------------------------------------------
@@ -222,6 +223,10 @@ def _content_filter(value: Any) -> dict[str, Any] | None:
     return None if value is None else parse_pattern(value)
 
 
+def _input_transformer(value: Any) -> dict[str, Any] | None:
+    return None if value is None else parse_transformer(value)
+
+
 def create_endpoint(
     db: Database, settings: Settings, caller: Caller, body: dict[str, Any]
 ) -> dict[str, Any]:
@@ -252,6 +257,7 @@ def create_endpoint(
             headers=parse_headers(_header_lines(body.get("headers") or {})),
             retry_on_4xx=bool(body.get("retry_on_4xx")),
             content_filter=_content_filter(body.get("content_filter")),
+            input_transformer=_input_transformer(body.get("input_transformer")),
         )
         audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
     return {**get_endpoint(db, caller, created["id"]), "secret": secret}
@@ -299,6 +305,10 @@ def update_endpoint(
         if changes.get("clear_content_filter"):
             raise BadRequest("give content_filter or clear_content_filter, not both")
         changes["content_filter"] = _content_filter(changes["content_filter"])
+    if "input_transformer" in changes:
+        if changes.get("clear_input_transformer"):
+            raise BadRequest("give input_transformer or clear_input_transformer, not both")
+        changes["input_transformer"] = _input_transformer(changes["input_transformer"])
     if changes.get("clear_rate_limit") and "rate_limit_per_second" in changes:
         raise BadRequest("give rate_limit_per_second or clear_rate_limit, not both")
     with db.connection() as conn, conn.transaction():

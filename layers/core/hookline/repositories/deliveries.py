@@ -44,6 +44,8 @@ class Job:
     retry_on_4xx: bool
     endpoint_enabled: bool
     claimed_until: datetime  # this claim's lease: it identifies the claim when finishing
+    source_id: str | None = None
+    input_transformer: dict[str, Any] | None = None  # decision 0045
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ def _job(r: dict[str, Any]) -> Job:
         retry_on_4xx=r["retry_on_4xx"],
         endpoint_enabled=r["enabled"],
         claimed_until=r["claimed_until"],
+        source_id=r.get("source_id"),
+        input_transformer=r.get("input_transformer"),
     )
 
 

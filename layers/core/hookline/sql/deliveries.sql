@@ -111,9 +111,9 @@ WITH opts AS MATERIALIZED (
     RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
               d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
               p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
-              p.deleted_at IS NOT NULL AS deleted,
+              p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
               p.enabled AND %(now)s < d.deadline_at AS sendable,
-              e.type AS event_type, e.payload, e.content_type
+              e.type AS event_type, e.payload, e.content_type, e.source_id
 ), ready AS MATERIALIZED (
     SELECT c.*,
            CASE WHEN c.sendable THEN ARRAY(
