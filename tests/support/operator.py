@@ -51,7 +51,7 @@ def add_endpoint(
     settings: Settings,
     *,
     tenant_id: str,
-    url: str,
+    url: str | None,
     event_types: Sequence[str] = (),
     max_concurrency: int = 5,
     rate_limit: str | None = None,

@@ -13,6 +13,8 @@ from enum import StrEnum
 import httpx
 
 from hookline.db import Connection, Database
+from hookline.destinations import HTTPS
+from hookline.destinations.senders import AwsSenders, OutgoingMessage
 from hookline.errors import UnsafeURL
 from hookline.ingest import publish
 from hookline.patterns import event_document
@@ -100,7 +102,9 @@ class Deliverer:
         options: DeliveryOptions,
         *,
         clock: Callable[[], datetime] = utcnow,
+        destinations: AwsSenders | None = None,
     ) -> None:
+        self.destinations = destinations
         self.db = db
         self.queues = queues
         self.http = http
@@ -169,6 +173,9 @@ class Deliverer:
             payload, content_type = outgoing_body(job)
         except TransformFailed as err:
             return AttemptResult(started_at, 0, None, None, f"transform: {err}", None, final=True)
+        if job.kind != HTTPS:  # a target in the customer's AWS account (decision 0046)
+            return self._send_to_aws(job, payload, content_type, sign(
+                job.id, timestamp, payload, secrets), started_at, began)  # fmt: skip
         headers = {k: v for k, v in job.headers.items() if k.lower() not in RESERVED_HEADERS}
         headers.update(sign(job.id, timestamp, payload, secrets))
         headers["content-type"] = content_type
@@ -198,6 +205,30 @@ class Deliverer:
             error = "timeout"
         duration_ms = int((time.monotonic() - began) * 1000)
         return AttemptResult(started_at, duration_ms, status, excerpt, error, retry_after)
+
+    def _send_to_aws(
+        self,
+        job: Job,
+        payload: bytes,
+        content_type: str,
+        signed: dict[str, str],
+        started_at: datetime,
+        began: float,
+    ) -> AttemptResult:
+        if self.destinations is None or job.role_arn is None or job.external_id is None:
+            raise RuntimeError("an AWS destination needs the deliverer's senders and a role")
+        message = OutgoingMessage(
+            job.id, int(signed["webhook-timestamp"]), signed["webhook-signature"], payload,
+            content_type, job.event_id, job.event_type,
+            event_document(job.event_type, job.tenant_id, job.source_id, job.payload),
+        )  # fmt: skip
+        sent = self.destinations.send(
+            job.kind, job.url, job.role_arn, job.external_id, job.destination or {}, message
+        )
+        duration_ms = int((time.monotonic() - began) * 1000)
+        status = 200 if sent.error is None else None
+        final = sent.error is not None and not sent.retry
+        return AttemptResult(started_at, duration_ms, status, None, sent.error, None, final)
 
     def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
         # At most response_limit_bytes are read; the attempt as a whole stops at the deadline.

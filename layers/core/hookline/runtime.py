@@ -17,6 +17,8 @@ from hookline.catchup.secrets import secret_reader
 from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
 from hookline.delivery import Deliverer, DeliveryOptions
+from hookline.destinations.credentials import RoleCredentialCache
+from hookline.destinations.senders import AwsSenders
 from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
 from hookline.reconcile import ReconcileOptions, Reconciler
@@ -89,6 +91,19 @@ def _http(settings: Settings) -> httpx.Client:
     )
 
 
+def aws_senders(settings: Settings) -> AwsSenders:
+    """The process's senders to AWS destinations, with their cache of assumed roles'
+    credentials (decision 0046)."""
+    with _lock:
+        return _senders(settings)
+
+
+@lru_cache(maxsize=4)
+def _senders(settings: Settings) -> AwsSenders:
+    credentials = RoleCredentialCache(client("sts", settings))
+    return AwsSenders(credentials, endpoint_url=settings.aws_endpoint_url)
+
+
 def get_deliverer() -> Deliverer:
     """The process's deliverer."""
     settings = get_settings()
@@ -98,6 +113,7 @@ def get_deliverer() -> Deliverer:
         http_client(settings),
         retry_policy(settings.config),
         delivery_options(settings),
+        destinations=aws_senders(settings),
     )
 
 
@@ -106,6 +122,7 @@ def reset_runtime() -> None:
     with _lock:
         _queues.cache_clear()
         _http.cache_clear()
+        _senders.cache_clear()
         _provider_http.cache_clear()
 
 

@@ -115,6 +115,24 @@ def render(transformer: dict[str, Any], document: dict[str, Any]) -> Rendered:
     return Rendered(text.encode("utf-8"), content_type)
 
 
+def lookup_path(document: dict[str, Any], path: str) -> Any:
+    """The value at a JSON path (`$.payload.id`) of an event document; raises
+    TransformFailed when the event has none there."""
+    try:
+        steps = _steps(path)
+    except ValueError as err:
+        raise TransformFailed(str(err)) from err
+    found, value = _lookup(document, steps)
+    if not found:
+        raise TransformFailed(f"{path} is not in the event")
+    return value
+
+
+def check_path(path: str) -> None:
+    """Raise ValueError saying why `path` is not a JSON path we can read."""
+    _steps(path)
+
+
 # -- paths ------------------------------------------------------------------------------------
 
 

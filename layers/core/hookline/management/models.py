@@ -149,10 +149,20 @@ class SourceRotated(BaseModel):
 
 
 class EndpointCreate(Input):
-    """A new endpoint. Its URL must be https and resolve to public addresses."""
+    """A new endpoint: an https URL, which must resolve to public addresses, or (`kind`) a
+    target in the customer's AWS account reached through `role_arn` (decision 0046)."""
 
     tenant_id: str | None = Field(default=None, max_length=100)
-    url: str = Field(min_length=1, max_length=2000)
+    url: str | None = Field(default=None, min_length=1, max_length=2000)
+    kind: Literal["https", "sqs", "sns", "eventbridge", "kinesis", "s3"] = "https"
+    target: str | None = Field(default=None, min_length=1, max_length=2000)
+    role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
+    destination: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=10,
+        description="Options of the kind: message_group_path (FIFO sqs, sns), source "
+        "(eventbridge), partition_key_path (kinesis), prefix (s3).",
+    )
     description: str = Field(default="", max_length=1000)
     event_types: list[str] = Field(default_factory=list, max_length=100)
     max_concurrency: int = Field(default=5, ge=1, le=1000)
@@ -186,6 +196,8 @@ class EndpointUpdate(Input):
     clear_content_filter: bool = False
     input_transformer: dict[str, Any] | None = None
     clear_input_transformer: bool = False
+    role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
+    destination: dict[str, str] | None = Field(default=None, max_length=10)
 
 
 class Endpoint(BaseModel):
@@ -202,6 +214,12 @@ class Endpoint(BaseModel):
     retry_on_4xx: bool
     content_filter: dict[str, Any] | None = None
     input_transformer: dict[str, Any] | None = None
+    kind: str = "https"
+    role_arn: str | None = None
+    destination: dict[str, Any] = Field(default_factory=dict)
+    external_id: str | None = Field(
+        default=None, description="The ExternalId the customer's role must require (AWS kinds)"
+    )
     enabled: bool
     disabled_reason: str | None
     failing_since: datetime | None = None

@@ -17,6 +17,7 @@ from typing import Any
 
 from hookline.config import HooklineConfig
 from hookline.db import Database
+from hookline.destinations import HTTPS, check_destination
 from hookline.errors import BadRequest
 from hookline.filters import validate_filters
 from hookline.ids import new_id
@@ -234,11 +235,22 @@ def create_endpoint(
     tenant_id = caller.tenant_for(body.get("tenant_id"))
     with db.connection() as conn:
         repo.get_tenant(conn, caller.tenant, tenant_id)
-    target = check_url(
-        body["url"],
-        allow_private=settings.allow_private_targets,
-        allow_http=settings.allow_http_targets,
+    kind = body.get("kind") or HTTPS
+    destination = check_destination(
+        kind, body.get("target"), body.get("role_arn"), body.get("destination")
     )
+    if kind == HTTPS:
+        if not body.get("url"):
+            raise BadRequest("url: an https endpoint needs its URL")
+        where = check_url(
+            body["url"],
+            allow_private=settings.allow_private_targets,
+            allow_http=settings.allow_http_targets,
+        ).url
+    elif body.get("url"):
+        raise BadRequest(f"url: an {kind} endpoint is given by its target ARN, not a URL")
+    else:
+        where = body["target"]
     max_concurrency = body.get("max_concurrency", 5)
     if not 1 <= max_concurrency <= 1000:
         raise BadRequest("max concurrency must be between 1 and 1000")
@@ -248,7 +260,7 @@ def create_endpoint(
         created = endpoint_repo.create_endpoint(
             conn,
             tenant_id=tenant_id,
-            url=target.url,
+            url=where,
             secret=secret,
             description=body.get("description") or "",
             event_types=validate_filters(list(body.get("event_types") or [])),
@@ -258,6 +270,9 @@ def create_endpoint(
             retry_on_4xx=bool(body.get("retry_on_4xx")),
             content_filter=_content_filter(body.get("content_filter")),
             input_transformer=_input_transformer(body.get("input_transformer")),
+            kind=kind,
+            role_arn=body.get("role_arn"),
+            destination=destination,
         )
         audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
     return {**get_endpoint(db, caller, created["id"]), "secret": secret}
@@ -291,6 +306,18 @@ def update_endpoint(
 ) -> dict[str, Any]:
     """Change an endpoint's URL (SSRF-checked again), filters, limits or headers."""
     changes: dict[str, Any] = {k: v for k, v in body.items() if v is not None}
+    if "role_arn" in changes or "destination" in changes or "url" in changes:
+        with db.connection() as conn:
+            current = endpoint_repo.get_in_scope(conn, caller.tenant, endpoint_id)
+        if current["kind"] != HTTPS:
+            if "url" in changes:
+                raise BadRequest(f"url: an {current['kind']} endpoint has a target, not a URL")
+            changes["destination"] = check_destination(
+                current["kind"], current["url"], changes.get("role_arn", current["role_arn"]),
+                changes.get("destination", current["destination"]),
+            )  # fmt: skip
+        elif "role_arn" in changes or "destination" in changes:
+            raise BadRequest("role_arn and destination are for AWS kinds, not https")
     if "url" in changes:
         changes["url"] = check_url(
             changes["url"],

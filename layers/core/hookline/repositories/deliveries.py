@@ -46,6 +46,10 @@ class Job:
     claimed_until: datetime  # this claim's lease: it identifies the claim when finishing
     source_id: str | None = None
     input_transformer: dict[str, Any] | None = None  # decision 0045
+    kind: str = "https"  # decision 0046: else `url` is the target's ARN
+    role_arn: str | None = None
+    external_id: str | None = None
+    destination: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,10 @@ def _job(r: dict[str, Any]) -> Job:
         claimed_until=r["claimed_until"],
         source_id=r.get("source_id"),
         input_transformer=r.get("input_transformer"),
+        kind=r.get("kind") or "https",
+        role_arn=r.get("role_arn"),
+        external_id=r.get("external_id"),
+        destination=r.get("destination"),
     )
 
 

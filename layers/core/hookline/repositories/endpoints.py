@@ -31,6 +31,9 @@ def create_endpoint(
     retry_on_4xx: bool = False,
     content_filter: dict[str, Any] | None = None,
     input_transformer: dict[str, Any] | None = None,
+    kind: str = "https",
+    role_arn: str | None = None,
+    destination: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Insert an endpoint and its first signing secret (stored encrypted), in one
     transaction."""
@@ -46,6 +49,9 @@ def create_endpoint(
         "retry_on_4xx": retry_on_4xx,
         "content_filter": _json_or_none(content_filter),
         "input_transformer": _json_or_none(input_transformer),
+        "kind": kind,
+        "role_arn": role_arn,
+        "destination": Jsonb(destination or {}),
     }
     try:
         with conn.transaction():
@@ -183,6 +189,8 @@ def update_in_scope(
         "clear_filter": bool(changes.get("clear_content_filter")),
         "input_transformer": _json_or_none(changes.get("input_transformer")),
         "clear_transform": bool(changes.get("clear_input_transformer")),
+        "role_arn": changes.get("role_arn"),
+        "destination": _json_or_none(changes.get("destination")),
     }
     one_or_not_found(conn, "scoped_update_endpoint", params, "endpoint")
 

@@ -1,10 +1,10 @@
 -- insert_endpoint --
 INSERT INTO endpoints (id, tenant_id, url, description, event_types, max_concurrency,
                        rate_limit_per_second, headers, retry_on_4xx, content_filter,
-                       input_transformer)
+                       input_transformer, kind, role_arn, destination)
 VALUES (%(id)s, %(tenant_id)s, %(url)s, %(description)s, %(event_types)s, %(max_concurrency)s,
         %(rate_limit_per_second)s, %(headers)s, %(retry_on_4xx)s, %(content_filter)s,
-        %(input_transformer)s)
+        %(input_transformer)s, %(kind)s, %(role_arn)s, %(destination)s)
 RETURNING id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
           headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
           created_at
@@ -21,7 +21,9 @@ WHERE endpoint_id = %(endpoint_id)s AND (expires_at IS NULL OR expires_at > now(
 -- get_endpoint --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
-       failing_since, created_at, updated_at
+       failing_since, created_at, updated_at, kind, role_arn, destination,
+       CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id
 FROM endpoints WHERE id = %(id)s AND deleted_at IS NULL
 
 -- list_endpoints --
@@ -60,7 +62,9 @@ ORDER BY created_at DESC
 -- scoped_get_endpoint --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
-       failing_since, created_at, updated_at
+       failing_since, created_at, updated_at, kind, role_arn, destination,
+       CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id
 FROM endpoints
 WHERE id = %(id)s AND deleted_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -74,7 +78,9 @@ FOR UPDATE
 -- scoped_list_endpoints --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
-       failing_since, created_at, updated_at
+       failing_since, created_at, updated_at, kind, role_arn, destination,
+       CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id
 FROM endpoints
 WHERE deleted_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -100,6 +106,8 @@ UPDATE endpoints SET
                           ELSE coalesce(%(content_filter)s, content_filter) END,
     input_transformer = CASE WHEN %(clear_transform)s THEN NULL
                              ELSE coalesce(%(input_transformer)s, input_transformer) END,
+    role_arn = coalesce(%(role_arn)s, role_arn),
+    destination = coalesce(%(destination)s, destination),
     updated_at = now()
 WHERE id = %(id)s AND deleted_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -124,7 +132,7 @@ WITH deleted AS (
     RETURNING id, tenant_id, url, description, event_types, max_concurrency,
               rate_limit_per_second, headers, retry_on_4xx, content_filter,
               input_transformer, enabled, disabled_reason, failing_since, created_at,
-              updated_at, deleted_at
+              updated_at, deleted_at, kind, role_arn, destination
 ), wiped AS (
     DELETE FROM endpoint_secrets WHERE endpoint_id IN (SELECT id FROM deleted)
 )
