@@ -68,3 +68,42 @@ def test_a_bad_filter_or_template_is_refused_with_the_field_and_reason(
     assert code == 1 and out == ""
     assert message in err
     assert mgmt.get("/v1/endpoints").json()["items"] == []
+
+
+QUEUE = "arn:aws:sqs:us-east-1:123456789012:orders"
+ROLE = "arn:aws:iam::123456789012:role/hookline-delivery-acme"
+HOOKLINE_ROLE = "arn:aws:iam::999999999999:role/hookline-deliver-standard"
+
+
+def test_an_sqs_endpoint_shows_the_external_id_its_role_template_requires(
+    cli: Cli, mgmt: ManagementClient
+) -> None:
+    # Given a tenant and an SQS endpoint through a customer role
+    tenant = mgmt.post("/v1/tenants", {"name": "acme"}).json()
+    code, out, err = cli(
+        "endpoints", "add", "--tenant", tenant["id"], "--kind", "sqs", "--target", QUEUE,
+        "--role-arn", ROLE, "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    created = json.loads(out)
+    assert created["secret"].startswith("whsec_") and created["url"] == QUEUE
+    # When the operator shows it and prints the role template for the customer
+    _, out, _ = cli("endpoints", "show", created["id"], "--json")
+    external_id = json.loads(out)["external_id"]
+    assert external_id == tenant["external_id"] and external_id.startswith("hkl-")
+    code, out, err = cli(
+        "endpoints", "role-template", "--tenant", tenant["id"], "--kind", "sqs",
+        "--target", QUEUE, "--hookline-role", HOOKLINE_ROLE, "--name", "acme", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    role = json.loads(out)["Resources"]["HooklineDeliveryRole"]["Properties"]
+    # Then the role trusts Hookline's role with that ExternalId, and may only send to the queue
+    [trust] = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"AWS": HOOKLINE_ROLE}
+    assert trust["Condition"] == {"StringEquals": {"sts:ExternalId": external_id}}
+    [allowed] = role["Policies"][0]["PolicyDocument"]["Statement"]
+    assert (allowed["Action"], allowed["Resource"]) == (
+        ["sqs:SendMessage", "sqs:GetQueueUrl"],
+        QUEUE,
+    )
+    assert ROLE.endswith(role["RoleName"])

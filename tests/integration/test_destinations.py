@@ -23,7 +23,7 @@ from tests.support.aws import REGION
 pytestmark = pytest.mark.integration
 
 ACCOUNT = "123456789012"  # moto's
-ROLE = f"arn:aws:iam::{ACCOUNT}:role/hookline-delivery"
+ROLE = f"arn:aws:iam::{ACCOUNT}:role/hookline-delivery-acme"
 
 
 @pytest.fixture
@@ -205,6 +205,9 @@ def test_replay_resends_to_the_queue_with_the_same_webhook_id(pipeline, db, aws)
     [
         ({"kind": "sqs", "target": f"arn:aws:sqs:{REGION}:{ACCOUNT}:q", "role_arn": "hookline"},
          "role_arn: 'hookline' is not an IAM role ARN"),
+        ({"kind": "sqs", "target": f"arn:aws:sqs:{REGION}:{ACCOUNT}:q",
+          "role_arn": f"arn:aws:iam::{ACCOUNT}:role/admin"},
+         "must start with 'hookline-delivery-'"),
         ({"kind": "sqs", "target": f"arn:aws:sns:{REGION}:{ACCOUNT}:t", "role_arn": ROLE},
          "is an sns ARN, not an sqs one"),
         ({"kind": "kinesis", "target": "arn:aws:s3:::bucket", "role_arn": ROLE},

@@ -17,7 +17,7 @@ from hookline.destinations.senders import AwsSenders, OutgoingMessage
 
 pytestmark = pytest.mark.unit
 
-ROLE = "arn:aws:iam::123456789012:role/hookline"
+ROLE = "arn:aws:iam::123456789012:role/hookline-delivery-acme"
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:orders"
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hookline.destinations import KINDS
 from hookline.errors import BadRequest
 
 if TYPE_CHECKING:
@@ -141,6 +143,8 @@ def _endpoint_fields(args: argparse.Namespace) -> dict[str, Any]:
             "retry_on_4xx": args.retry_4xx,
             "content_filter": _json_flag("--filter", args.filter),
             "input_transformer": _json_flag("--transform", args.transform),
+            "role_arn": args.role_arn,
+            "destination": _json_flag("--destination", args.destination),
         }
     )
 
@@ -155,7 +159,11 @@ def _json_flag(flag: str, text: str | None) -> Any:
 
 
 def cmd_endpoints_add(args: argparse.Namespace, rt: Runtime) -> Any:
-    body = {"tenant_id": args.tenant, **_endpoint_fields(args)}
+    body = {
+        "tenant_id": args.tenant,
+        **_endpoint_fields(args),
+        **_drop_none({"kind": args.kind, "target": args.target}),
+    }
     return rt.client(args).request(
         "POST", "/v1/endpoints", data=body, idempotency_key=args.idempotency_key
     )
@@ -188,6 +196,19 @@ def cmd_endpoints_preview(args: argparse.Namespace, rt: Runtime) -> Any:
         ),
     }
     return rt.client(args).request("POST", f"/v1/endpoints/{args.id}/preview", data=body)
+
+
+def cmd_endpoints_role_template(args: argparse.Namespace, rt: Runtime) -> Any:
+    from hookline.destinations.role_template import role_template
+
+    if not args.hookline_role:
+        raise BadRequest("--hookline-role: the ARN of Hookline's deliver role (stack output)")
+    tenant = rt.client(args).request("GET", f"/v1/tenants/{args.tenant}")
+    return role_template(
+        kind=args.kind, target=args.target, external_id=tenant["external_id"],
+        hookline_role_arn=args.hookline_role, name=args.name or tenant["id"].lower(),
+        prefix=args.prefix,
+    )  # fmt: skip
 
 
 def cmd_endpoints_list(args: argparse.Namespace, rt: Runtime) -> Any:
@@ -402,7 +423,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         if verb == "add":
             p = endpoints.add_parser("add", parents=one, help="create an endpoint")
             p.add_argument("--tenant", required=True, metavar="ID")
-            p.add_argument("--url", required=True, help="https URL (private addresses are refused)")
+            p.add_argument("--url", help="https URL (private addresses are refused)")
+            p.add_argument("--kind", choices=KINDS, help="https (default) or an AWS target kind")
+            p.add_argument("--target", metavar="ARN", help="the AWS target (not https)")
             creates(p)
             p.set_defaults(func=cmd_endpoints_add)
         else:
@@ -419,6 +442,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("--header", action="append", help="'Name: value', repeatable")
         p.add_argument("--description")
         transform_flags(p)
+        p.add_argument("--role-arn", metavar="ARN", help="the role Hookline assumes (AWS kinds)")
+        p.add_argument(
+            "--destination", metavar="JSON",
+            help='options of the kind, e.g. \'{"message_group_path": "$.payload.customer"}\'',
+        )  # fmt: skip
         p.add_argument(
             "--retry-4xx",
             action=argparse.BooleanOptionalAction,
@@ -446,6 +474,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument("--event", required=True, metavar="EVT", help='{"type": ..., "payload": ...}')
     transform_flags(p)
+    p = endpoints.add_parser(
+        "role-template", parents=one,
+        help="the CloudFormation role a customer deploys for an AWS target",
+    )  # fmt: skip
+    p.add_argument("--tenant", required=True, metavar="ID")
+    p.add_argument("--kind", required=True, choices=KINDS[1:])
+    p.add_argument("--target", required=True, metavar="ARN")
+    p.add_argument(
+        "--hookline-role", metavar="ARN", default=os.environ.get("HOOKLINE_DELIVER_ROLE_ARN"),
+        help="Hookline's deliver role (default $HOOKLINE_DELIVER_ROLE_ARN)",
+    )  # fmt: skip
+    p.add_argument("--name", help="the role is named hookline-delivery-NAME (default tenant id)")
+    p.add_argument("--prefix", default="", help="S3: the key prefix Hookline may write under")
+    p.set_defaults(func=cmd_endpoints_role_template)
     p = by_id(endpoints, "test", "send a test event to this endpoint only", cmd_endpoints_test)
     p.add_argument("--type", help="event type (default hookline.test)")
     p.add_argument("--data", metavar="JSON", help="the payload, a JSON object")

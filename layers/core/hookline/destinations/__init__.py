@@ -16,11 +16,16 @@ from hookline.errors import BadRequest
 from hookline.transformers import check_path
 
 HTTPS = "https"
+# The deliver functions may assume only roles so named (infra/components/delivery.py).
+ROLE_NAME_PREFIX = "hookline-delivery-"
 KINDS = (HTTPS, "sqs", "sns", "eventbridge", "kinesis", "s3")
 
 _PARTITION = r"arn:aws[a-zA-Z-]*"
 _REGION_ACCOUNT = r"(?P<region>[a-z]{2}(?:-[a-z]+)+-\d):(?P<account>\d{12})"
-ROLE_ARN = re.compile(rf"^{_PARTITION}:iam::(?P<account>\d{{12}}):role/[\w+=,.@/-]{{1,512}}$")
+# No path: the deliverers' permission names role/hookline-delivery-* at the path's root.
+ROLE_ARN = re.compile(
+    rf"^{_PARTITION}:iam::(?P<account>\d{{12}}):role/(?P<name>[\w+=,.@-]{{1,64}})$"
+)
 TARGET_ARNS = {
     "sqs": re.compile(rf"^{_PARTITION}:sqs:{_REGION_ACCOUNT}:(?P<name>[\w-]{{1,75}}(?:\.fifo)?)$"),
     "sns": re.compile(rf"^{_PARTITION}:sns:{_REGION_ACCOUNT}:(?P<name>[\w-]{{1,251}}(?:\.fifo)?)$"),
@@ -91,8 +96,14 @@ def check_destination(
     parse_target(kind, target)
     if not role_arn:
         raise BadRequest(f"role_arn: an {kind} endpoint needs the role Hookline assumes")
-    if ROLE_ARN.match(role_arn) is None:
+    role = ROLE_ARN.match(role_arn)
+    if role is None:
         raise BadRequest(f"role_arn: {role_arn!r} is not an IAM role ARN")
+    if not role["name"].startswith(ROLE_NAME_PREFIX):
+        raise BadRequest(
+            f"role_arn: the role's name must start with {ROLE_NAME_PREFIX!r}: Hookline may "
+            "assume no other (see `hookline endpoints role-template`)"
+        )
     given = dict(options or {})
     unknown = set(given) - set(OPTIONS[kind])
     if unknown:

@@ -50,6 +50,11 @@ class Tenant(BaseModel):
     name: str
     group: str
     created_at: datetime
+    external_id: str | None = Field(
+        default=None,
+        description="The ExternalId this tenant's AWS roles must require of Hookline "
+        "(AWS destination kinds, decision 0046)",
+    )
 
 
 class TenantPage(Page):

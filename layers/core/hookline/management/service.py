@@ -48,6 +48,7 @@ def _tenant_out(row: dict[str, Any]) -> dict[str, Any]:
         "name": row["name"],
         "group": row["tenant_group"],
         "created_at": row["created_at"],
+        "external_id": row.get("external_id"),
     }
 
 
