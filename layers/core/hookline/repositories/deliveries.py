@@ -89,7 +89,8 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
 
 
 def _content_matches(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
-    filters = rows[0]["content_filters"]
+    # The patterns ride on one row (row_number() = 1), not necessarily the first returned.
+    filters = next(r["content_filters"] for r in rows if r["content_filters"] is not None)
     matched = []
     for row in rows:
         document = event_document(
