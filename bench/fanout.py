@@ -21,6 +21,9 @@ statements (each one autocommitted, as fan-out runs them):
 * **bare -> copy** (information) — the same bare statement into `CREATE TABLE ... (LIKE
   deliveries INCLUDING ALL)`: the same columns and indexes but no foreign keys, to show
   what those checks cost.
+* **+ content filters** — fan_out_batch with every endpoint carrying an EventBridge
+  pattern (CONTENT_FILTERS, each matching every event, so the same deliveries): the pairs
+  come back to Python, are matched, and inserted in a second statement (decision 0044).
 
 Before every pass the deliveries (and the copy) are truncated, the outbox reset to pending,
 both vacuumed and a checkpoint taken, so every pass starts from the same state; the paths
@@ -61,6 +64,7 @@ from common import (
 
 TARGET_RATE = 50_000.0  # deliveries per second
 TARGET_RATIO = 0.8  # of the bare statement
+TARGET_FILTERED_SHARE = 0.5  # with content filters, of the rate without (decision 0044)
 DEADLINE = timedelta(hours=72)
 QUEUED_LEASE = timedelta(minutes=15)
 PAYLOAD = b'{"id": "ord_0000", "amount": 4200, "items": [' + b"1, " * 150 + b"1]}"  # ~500 B
@@ -74,6 +78,15 @@ ENDPOINT_FILTERS: list[list[str]] = [
     ["refund.*", "order.created", "order.updated"],
 ]
 EVENT_TYPES = ("order.created", "order.updated")
+# For the "with content filters" rows: one EventBridge pattern per endpoint, each matching
+# every event (so the same deliveries are written), through different operators.
+CONTENT_FILTERS: list[dict[str, Any]] = [
+    {"payload": {"amount": [{"numeric": [">", 100]}]}},
+    {"payload": {"id": [{"prefix": "ord_"}]}},
+    {"type": [{"wildcard": "order.*"}], "payload": {"items": [1]}},
+    {"$or": [{"payload": {"currency": ["EUR"]}}, {"payload": {"amount": [{"anything-but": 0}]}}]},
+    {"payload": {"refunded": [{"exists": False}]}},
+]
 
 COPY_DDL = "CREATE TABLE bench_deliveries (LIKE deliveries INCLUDING ALL)"
 BARE_INSERT = """
@@ -107,6 +120,7 @@ class Path_:
     name: str
     run: Callable[[Conn, World, int], int]
     baseline: bool = False
+    content_filters: bool = False  # the endpoints carry CONTENT_FILTERS during the pass
     rates: dict[int, list[float]] = field(default_factory=dict)  # deliveries per second
     cpu: dict[int, list[float]] = field(default_factory=dict)  # backend CPU s per delivery
 
@@ -209,8 +223,17 @@ def create_world(url: str, events: int) -> World:
     return World(url, tenant["id"], tenant["group"], ids, events * len(ENDPOINT_FILTERS))
 
 
-def reset(conn: Conn) -> None:
-    """Back to 'every event pending, no delivery', vacuumed, after a checkpoint."""
+def reset(conn: Conn, content_filters: bool) -> None:
+    """Back to 'every event pending, no delivery', vacuumed, after a checkpoint; the
+    endpoints with or without their content filters."""
+    from psycopg.types.json import Jsonb
+
+    ids = [r["id"] for r in conn.execute("SELECT id FROM endpoints ORDER BY id")]
+    for endpoint_id, pattern in zip(ids, CONTENT_FILTERS, strict=True):
+        conn.execute(
+            "UPDATE endpoints SET content_filter = %s WHERE id = %s",
+            (Jsonb(pattern) if content_filters else None, endpoint_id),
+        )
     conn.execute("TRUNCATE deliveries, attempts, bench_deliveries")
     conn.execute("UPDATE outbox SET fanned_out_at = NULL")
     conn.execute("VACUUM ANALYZE outbox, deliveries, bench_deliveries")
@@ -242,7 +265,7 @@ def measure(paths: Sequence[Path_], world: World, batches: Sequence[int], rounds
             for r in range(rounds):
                 turn = list(paths[r % len(paths) :]) + list(paths[: r % len(paths)])
                 for path in turn:
-                    reset(conn)
+                    reset(conn, path.content_filters)
                     cpu = backend_cpu_seconds(conn)
                     start = time.perf_counter()
                     written = path.run(conn, world, batch)
@@ -300,6 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = [
         Path_("bare -> deliveries", bare_pass("deliveries"), baseline=True),
         Path_("fan_out_batch", fan_out_pass),
+        Path_("+ content filters", fan_out_pass, content_filters=True),
         Path_("+ claim_due", fan_out_and_claim_pass),
         Path_("bare -> copy (no FKs)", bare_pass("bench_deliveries")),
     ]
@@ -352,13 +376,21 @@ def report(
         rows,
     )
     print()
-    fan_out = next(p for p in paths if p.run is fan_out_pass)
+    fan_out = next(p for p in paths if p.run is fan_out_pass and not p.content_filters)
     top = max(args.batch_sizes, key=fan_out.best)
     rate, ratio = fan_out.best(top), fan_out.best(top) / baseline.best(top)
     verdict = "met" if rate >= TARGET_RATE and ratio >= TARGET_RATIO else "missed"
     print(
         f"target: fan_out_batch >= {TARGET_RATE:,.0f}/s and >= {TARGET_RATIO}x bare; "
         f"best at batch {top}: {rate:,.0f}/s, {ratio:.2f}x: {verdict}"
+    )
+    filtered = next(p for p in paths if p.content_filters)
+    top = max(args.batch_sizes, key=filtered.best)
+    share = filtered.best(top) / fan_out.best(top)
+    print(
+        f"target: with content filters >= {TARGET_FILTERED_SHARE}x without; best at batch "
+        f"{top}: {filtered.best(top):,.0f}/s, {share:.2f}x: "
+        f"{'met' if share >= TARGET_FILTERED_SHARE else 'missed'}"
     )
 
 

@@ -7,13 +7,17 @@ reached and the group can never take more of the account's concurrency than that
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Aws, Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
 from infra.components.functions import FunctionContext, FunctionSpec, HooklineFunction
 from infra.components.queues import GroupQueue, GroupQueues
+from infra.nag import suppress
+
+CUSTOMER_ROLE_PREFIX = "hookline-delivery-"  # hookline.destinations.ROLE_NAME_PREFIX
 
 MIN_MAX_CONCURRENCY = 2  # the SQS event source's lower bound
 MAX_BATCH_WITHOUT_WINDOW = 10  # larger batches need a batching window
@@ -28,6 +32,27 @@ def validate_group(group_queue: GroupQueue) -> None:
         raise ValueError(f"tenant group {group.name}: batch_size > 10 needs a batching window")
     if not 1 <= group.batch_size <= 10_000:
         raise ValueError(f"tenant group {group.name}: batch_size must be 1..10000")
+
+
+def allow_customer_roles(deliver: HooklineFunction) -> None:
+    """AWS destinations (docs/decisions/0046): the deliverer may assume only roles named
+    `hookline-delivery-*`, in any account (they are the customers'), and only when it
+    passes an ExternalId — the customers' trust policies require their tenant's."""
+    deliver.role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["sts:AssumeRole"],
+            resources=[f"arn:{Aws.PARTITION}:iam::*:role/{CUSTOMER_ROLE_PREFIX}*"],
+            conditions={"StringLike": {"sts:ExternalId": "hkl-*"}},
+        )
+    )
+    suppress(
+        deliver.role,
+        "AwsSolutions-IAM5",
+        "sts:AssumeRole on the customers' delivery roles: their accounts are not known at "
+        "deploy time, so the account is '*'; the role name is fixed to hookline-delivery-* and "
+        "an ExternalId is required (each customer's trust policy names its tenant's).",
+        [f"Resource::arn:<AWS::Partition>:iam::*:role/{CUSTOMER_ROLE_PREFIX}*"],
+    )
 
 
 class DeliverFunctions(Construct):
@@ -72,4 +97,5 @@ class DeliverFunctions(Construct):
             )
             # Short retries ride an SQS delay on the same queue.
             group_queue.queue.grant_send_messages(deliver.function)
+            allow_customer_roles(deliver)
             self.by_group[group.name] = deliver.function

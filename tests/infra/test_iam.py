@@ -151,11 +151,13 @@ def test_reconcile_reads_catch_up_secrets_only_as_the_sources_tenant(variant: St
             if "secretsmanager:GetSecretValue" in actions_of(statement):
                 assert "hookline/catchup" not in json.dumps(resources_of(statement)), name
     # And reconcile alone may assume the reader, passing session tags, and nothing else
+    # (the deliverers' customer roles are another test's)
     assumers = {
         name
         for name in variant.functions()
         for s in variant.policy_statements(variant.role_of(name))
         if {"sts:AssumeRole", "sts:TagSession"} & set(actions_of(s))
+        and "hookline-delivery-" not in json.dumps(resources_of(s))
     }
     assert assumers == {variant.function("Reconcile")[0]}
     [assume] = [
@@ -189,3 +191,24 @@ def test_the_stack_and_the_code_agree_on_the_catch_up_secret_prefix_and_tag() ->
 
     assert catchup_secrets.CATCHUP_SECRET_PREFIX == SECRET_PREFIX
     assert catchup_secrets.TENANT_TAG == TENANT_TAG
+
+
+def test_deliver_assumes_only_customer_delivery_roles_with_an_external_id(
+    variant: StackView,
+) -> None:
+    # AWS destinations (decision 0046): any account, but only roles named hookline-delivery-*
+    for group in variant.config.tenant_groups:
+        statements = [
+            s for s in _statements(variant, f"Deliver{group.name}")
+            if "sts:AssumeRole" in actions_of(s)
+        ]  # fmt: skip
+        [statement] = statements
+        assert json.dumps(resources_of(statement)).endswith(':role/hookline-delivery-*"]]}]')
+        assert statement["Condition"] == {"StringLike": {"sts:ExternalId": "hkl-*"}}
+    # And no other function may assume a customer's role
+    for name in variant.functions():
+        if "Deliver" not in name:
+            assert not any(
+                "hookline-delivery-" in json.dumps(resources_of(s))
+                for s in variant.policy_statements(variant.role_of(name))
+            ), name

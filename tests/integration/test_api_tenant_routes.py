@@ -64,3 +64,34 @@ def test_erasing_a_tenant_needs_erase_true_and_an_operator(mgmt, db):
     # And a second run finds nothing more to erase
     again = mgmt.request("DELETE", f"/v1/tenants/{a}", params={"erase": "true"})
     assert again.status == 200, again.body
+
+
+def test_an_endpoints_preview_shows_the_transformed_body_over_the_api(mgmt):
+    # Given an endpoint with a content filter and an input transformer
+    a = tenant(mgmt, "a")
+    created = mgmt.post(
+        "/v1/endpoints",
+        {
+            "tenant_id": a,
+            "url": "https://93.184.216.34/hooks",  # saved, never sent to
+            "content_filter": {"payload": {"amount": [{"numeric": [">", 100]}]}},
+            "input_transformer": {
+                "InputPathsMap": {"amount": "$.payload.amount"},
+                "InputTemplate": '{"charged": <amount>}',
+            },
+        },
+    )
+    assert created.status == 201, created.body
+    endpoint = created.json()["id"]
+    # When an event is previewed against it
+    big = mgmt.post(
+        f"/v1/endpoints/{endpoint}/preview", {"type": "charge", "payload": {"amount": 250}}
+    )
+    small = mgmt.post(
+        f"/v1/endpoints/{endpoint}/preview", {"type": "charge", "payload": {"amount": 5}}
+    )
+    # Then the matching one shows the body that would be signed and sent, the other no match
+    assert big.status == 200, big.body
+    assert big.json()["matches"] is True
+    assert big.json()["body"].replace(" ", "") == '{"charged":250}'
+    assert small.status == 200 and small.json()["matches"] is False

@@ -163,16 +163,20 @@ def test_a_database_full_of_pipeline_data_converts_to_partitions_without_losing_
     for name, text in queries().items():
         old_statements.setdefault(
             name,
-            text.replace("hookline_delivery_id(e.id, p.id)", "hookline_id('dlv')").replace(
+            text.replace("hookline_delivery_id(e.id, p.id)", "hookline_id('dlv')")
+            .replace(
                 "ON CONFLICT (id) DO NOTHING",
                 "ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING",
-            ),
+            )
+            .replace("AND p.content_filter IS NOT NULL", "AND false"),  # no filters before 0014
         )
     made = make_pipeline()  # the environment of the pipeline, pointed at this database
     monkeypatch.setenv("DATABASE_URL", empty_db)
     reset_database()
     try:
         monkeypatch.setattr("hookline.sqlfiles.queries", lambda: old_statements)
+        # Content filters came after partitioning (0014): that pass has nothing to do here
+        monkeypatch.setattr("hookline.fanout.repo.fan_out_batch", lambda conn, **_: (0, 0))
         t = operator.add_tenant(db, HooklineConfig(), name="old", group="standard")["id"]
         operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/a"))
         operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/b"))

@@ -51,16 +51,18 @@ def add_endpoint(
     settings: Settings,
     *,
     tenant_id: str,
-    url: str,
+    url: str | None,
     event_types: Sequence[str] = (),
     max_concurrency: int = 5,
     rate_limit: str | None = None,
     headers: Sequence[str] = (),
     description: str = "",
     retry_on_4xx: bool = False,
+    **options: Any,
 ) -> dict[str, Any]:
     """A new endpoint (SSRF-checked under `settings`), with its signing secret. `rate_limit`
-    and `headers` are written as an operator types them: `2/s`, `X-Team: payments`."""
+    and `headers` are written as an operator types them: `2/s`, `X-Team: payments`;
+    `options` are further API fields (content_filter, input_transformer, ...)."""
     body = {
         "tenant_id": tenant_id,
         "url": url,
@@ -70,6 +72,7 @@ def add_endpoint(
         "headers": parse_headers(headers),
         "description": description,
         "retry_on_4xx": retry_on_4xx,
+        **options,
     }
     return service.create_endpoint(db, settings, OPERATOR, body)
 

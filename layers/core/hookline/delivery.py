@@ -9,13 +9,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import httpx
 
 from hookline.db import Connection, Database
+from hookline.destinations import HTTPS
 from hookline.errors import UnsafeURL
 from hookline.ingest import publish, storable_text
 from hookline.observability import logger
+from hookline.patterns import event_document
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
 from hookline.repositories import endpoints as endpoint_repo
@@ -23,6 +26,10 @@ from hookline.repositories.deliveries import AttemptRecord, Finish, Job
 from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.signing import sign
+from hookline.transformers import TransformFailed, render
+
+if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
+    from hookline.destinations.senders import AwsSenders
 
 USER_AGENT = "Hookline-Webhooks/0.1"
 # Headers an endpoint's custom headers may not set: the signature and transport ones.
@@ -75,6 +82,7 @@ class AttemptResult:
     excerpt: str | None
     error: str | None
     retry_after: float | None
+    final: bool = False  # the delivery fails now, whatever the status says (e.g. a transform)
 
 
 @dataclass(frozen=True)
@@ -102,7 +110,9 @@ class Deliverer:
         options: DeliveryOptions,
         *,
         clock: Callable[[], datetime] = utcnow,
+        destinations: AwsSenders | None = None,
     ) -> None:
+        self.destinations = destinations
         self.db = db
         self.queues = queues
         self.http = http
@@ -178,16 +188,24 @@ class Deliverer:
         moves on by the retry policy instead of sitting in `delivering` (issue 12)."""
         started_at = self.clock()
         began = time.monotonic()
+        timestamp = int(started_at.timestamp())
+        try:
+            payload, content_type = outgoing_body(job)
+        except TransformFailed as err:
+            return AttemptResult(started_at, 0, None, None, f"transform: {err}", None, final=True)
+        if job.kind != HTTPS:  # a target in the customer's AWS account (decision 0046)
+            return self._send_to_aws(job, payload, content_type, sign(
+                job.id, timestamp, payload, secrets), started_at, began)  # fmt: skip
         status: int | None = None
         excerpt: str | None = None
         error: str | None = None
         retry_after: float | None = None
         total = self.options.timeout_seconds
         try:
-            headers = self._headers(job, secrets, int(started_at.timestamp()))
+            headers = self._headers(job, secrets, timestamp, payload, content_type)
             timeout = httpx.Timeout(total, connect=self.options.connect_timeout_seconds)
             with self.http.stream(
-                "POST", job.url, content=job.payload, headers=headers, timeout=timeout
+                "POST", job.url, content=payload, headers=headers, timeout=timeout
             ) as response:
                 status = response.status_code
                 retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
@@ -213,12 +231,40 @@ class Deliverer:
         return AttemptResult(started_at, duration_ms, status, excerpt, error, retry_after)
 
     @staticmethod
-    def _headers(job: Job, secrets: list[str], timestamp: int) -> dict[str, str]:
+    def _headers(
+        job: Job, secrets: list[str], timestamp: int, payload: bytes, content_type: str
+    ) -> dict[str, str]:
         headers = {k: v for k, v in job.headers.items() if k.lower() not in RESERVED_HEADERS}
-        headers.update(sign(job.id, timestamp, job.payload, secrets))
-        headers["content-type"] = job.content_type or "application/json"
+        headers.update(sign(job.id, timestamp, payload, secrets))
+        headers["content-type"] = content_type
         headers["user-agent"] = USER_AGENT
         return headers
+
+    def _send_to_aws(
+        self,
+        job: Job,
+        payload: bytes,
+        content_type: str,
+        signed: dict[str, str],
+        started_at: datetime,
+        began: float,
+    ) -> AttemptResult:
+        if self.destinations is None or job.role_arn is None or job.external_id is None:
+            raise RuntimeError("an AWS destination needs the deliverer's senders and a role")
+        from hookline.destinations.senders import OutgoingMessage
+
+        message = OutgoingMessage(
+            job.id, int(signed["webhook-timestamp"]), signed["webhook-signature"], payload,
+            content_type, job.event_id, job.event_type,
+            event_document(job.event_type, job.tenant_id, job.source_id, job.payload),
+        )  # fmt: skip
+        sent = self.destinations.send(
+            job.kind, job.url, job.role_arn, job.external_id, job.destination or {}, message
+        )
+        duration_ms = int((time.monotonic() - began) * 1000)
+        status = 200 if sent.error is None else None
+        final = sent.error is not None and not sent.retry
+        return AttemptResult(started_at, duration_ms, status, None, sent.error, None, final)
 
     def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
         # At most response_limit_bytes are read; the attempt as a whole stops at the deadline.
@@ -238,7 +284,11 @@ class Deliverer:
 
     def conclude(self, job: Job, attempt: AttemptResult) -> Result:
         """Record the attempt and move the delivery on, in one transaction."""
-        outcome = self.policy.classify(attempt.status, attempt.error, retry_4xx=job.retry_on_4xx)
+        outcome = (
+            Outcome.FAILED
+            if attempt.final
+            else self.policy.classify(attempt.status, attempt.error, retry_4xx=job.retry_on_4xx)
+        )
         now = self.clock()
         error = attempt.error or (
             None if outcome == Outcome.DELIVERED else f"HTTP {attempt.status}"
@@ -310,6 +360,16 @@ class Deliverer:
     @staticmethod
     def _message(job: Job, seq: int) -> DeliveryMessage:
         return DeliveryMessage(job.id, seq, job.endpoint_id, job.tenant_group)
+
+
+def outgoing_body(job: Job) -> tuple[bytes, str]:
+    """The bytes sent and signed, and their content type: the event's payload, or what the
+    endpoint's input transformer makes of it (raises TransformFailed when it cannot)."""
+    if job.input_transformer is None:
+        return job.payload, job.content_type or "application/json"
+    document = event_document(job.event_type, job.tenant_id, job.source_id, job.payload)
+    rendered = render(job.input_transformer, document)
+    return rendered.body, rendered.content_type
 
 
 def _error_class(err: httpx.HTTPError) -> str:

@@ -50,8 +50,13 @@ def run_fanout(
                 deadline=options.deadline,
                 lease=options.queued_lease,
             )
-        report.events += events
-        report.deliveries_created += len(created)
+            # What fan_out_and_claim leaves: the events of tenants with content-filtered
+            # endpoints, matched in Python and created pending (enqueued below).
+            filtered_events, filtered_created = repo.fan_out_batch(
+                conn, limit=options.batch_size, deadline=options.deadline
+            )
+        report.events += events + filtered_events
+        report.deliveries_created += len(created) + filtered_created
         sent, failed = send_claimed(db, queues, created)
         report.enqueued += sent
         report.send_failures += failed
@@ -66,7 +71,10 @@ def run_fanout(
         # A short batch and a short claim mean both were drained: another round would only
         # find nothing (two statements per invocation; bench/pipeline.py). What arrives
         # meanwhile is the next nudge's or schedule's.
-        drained = events < options.batch_size and sent + failed < options.enqueue_batch
+        drained = (
+            max(events, filtered_events) < options.batch_size
+            and sent + failed < options.enqueue_batch
+        )
         if drained or failed or not keep_going():
             break
     with db.connection() as conn:

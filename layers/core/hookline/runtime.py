@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import httpx
 
     from hookline.delivery import Deliverer, DeliveryOptions
+    from hookline.destinations.senders import AwsSenders
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
 
@@ -100,6 +101,22 @@ def _http(settings: Settings) -> httpx.Client:
     )
 
 
+def aws_senders(settings: Settings) -> AwsSenders:
+    """The process's senders to AWS destinations, with their cache of assumed roles'
+    credentials (decision 0046)."""
+    with _lock:
+        return _senders(settings)
+
+
+@lru_cache(maxsize=4)
+def _senders(settings: Settings) -> AwsSenders:
+    from hookline.destinations.credentials import RoleCredentialCache
+    from hookline.destinations.senders import AwsSenders
+
+    credentials = RoleCredentialCache(client("sts", settings))
+    return AwsSenders(credentials, endpoint_url=settings.aws_endpoint_url)
+
+
 def get_deliverer() -> Deliverer:
     """The process's deliverer."""
     from hookline.delivery import Deliverer
@@ -111,6 +128,7 @@ def get_deliverer() -> Deliverer:
         http_client(settings),
         retry_policy(settings.config),
         delivery_options(settings),
+        destinations=aws_senders(settings),
     )
 
 
@@ -119,6 +137,7 @@ def reset_runtime() -> None:
     with _lock:
         _queues.cache_clear()
         _http.cache_clear()
+        _senders.cache_clear()
         _provider_http.cache_clear()
 
 

@@ -56,6 +56,11 @@ class Tenant(BaseModel):
     name: str
     group: str
     created_at: datetime
+    external_id: str | None = Field(
+        default=None,
+        description="The ExternalId this tenant's AWS roles must require of Hookline "
+        "(AWS destination kinds, decision 0046)",
+    )
 
 
 class TenantPage(Page):
@@ -192,16 +197,36 @@ def _sendable_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
 
 
 class EndpointCreate(Input):
-    """A new endpoint. Its URL must be https and resolve to public addresses."""
+    """A new endpoint: an https URL, which must resolve to public addresses, or (`kind`) a
+    target in the customer's AWS account reached through `role_arn` (decision 0046)."""
 
     tenant_id: str | None = Field(default=None, max_length=100)
-    url: str = Field(min_length=1, max_length=2000)
+    url: str | None = Field(default=None, min_length=1, max_length=2000)
+    kind: Literal["https", "sqs", "sns", "eventbridge", "kinesis", "s3"] = "https"
+    target: str | None = Field(default=None, min_length=1, max_length=2000)
+    role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
+    destination: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=10,
+        description="Options of the kind: message_group_path (FIFO sqs, sns), source "
+        "(eventbridge), partition_key_path (kinesis), prefix (s3).",
+    )
     description: str = Field(default="", max_length=1000)
     event_types: list[str] = Field(default_factory=list, max_length=100)
     max_concurrency: int = Field(default=5, ge=1, le=1000)
     rate_limit_per_second: float | None = Field(default=None, gt=0, le=100_000)
     headers: dict[str, str] = Field(default_factory=dict, max_length=50)
     retry_on_4xx: bool = False
+    content_filter: dict[str, Any] | None = Field(
+        default=None,
+        description="An EventBridge event pattern over {type, tenant_id, source_id, payload}; "
+        "events it does not match get no delivery (docs/decisions/0044).",
+    )
+    input_transformer: dict[str, Any] | None = Field(
+        default=None,
+        description="An EventBridge input transformer, {InputPathsMap, InputTemplate}, over "
+        "the same document: what is sent (and signed) instead of the payload (decision 0045).",
+    )
 
     _headers = field_validator("headers")(_sendable_headers)
 
@@ -217,6 +242,12 @@ class EndpointUpdate(Input):
     clear_rate_limit: bool = False
     headers: dict[str, str] | None = Field(default=None, max_length=50)
     retry_on_4xx: bool | None = None
+    content_filter: dict[str, Any] | None = None
+    clear_content_filter: bool = False
+    input_transformer: dict[str, Any] | None = None
+    clear_input_transformer: bool = False
+    role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
+    destination: dict[str, str] | None = Field(default=None, max_length=10)
 
     _headers = field_validator("headers")(_sendable_headers)
 
@@ -233,6 +264,14 @@ class Endpoint(BaseModel):
     rate_limit_per_second: float | None
     headers: dict[str, str]
     retry_on_4xx: bool
+    content_filter: dict[str, Any] | None = None
+    input_transformer: dict[str, Any] | None = None
+    kind: str = "https"
+    role_arn: str | None = None
+    destination: dict[str, Any] = Field(default_factory=dict)
+    external_id: str | None = Field(
+        default=None, description="The ExternalId the customer's role must require (AWS kinds)"
+    )
     enabled: bool
     disabled_reason: str | None
     failing_since: datetime | None = None
@@ -258,6 +297,27 @@ class EndpointPage(Page):
     """Endpoints, newest first."""
 
     items: list[Endpoint]
+
+
+class EndpointPreview(Input):
+    """An event to try an endpoint's content filter and input transformer on; either may be
+    given here to try it before saving it."""
+
+    type: str = Field(min_length=1, max_length=255)
+    payload: Any = None
+    source_id: str | None = None
+    content_filter: dict[str, Any] | None = None
+    input_transformer: dict[str, Any] | None = None
+
+
+class EndpointPreviewed(BaseModel):
+    """What the event would become: whether it matches, and the body that would be sent (and
+    signed), or why it cannot render."""
+
+    matches: bool
+    body: str | None
+    content_type: str | None
+    error: str | None
 
 
 class EndpointDisable(Input):

@@ -18,6 +18,7 @@ from typing import Any
 from hookline.catalogue_limits import DEFAULT_LIMITS, CatalogueLimits
 from hookline.config import HooklineConfig
 from hookline.db import Database
+from hookline.destinations import HTTPS, check_destination
 from hookline.errors import BadRequest
 from hookline.filters import validate_filters
 from hookline.ids import new_id
@@ -27,6 +28,7 @@ from hookline.management.access import Caller
 from hookline.management.inputs import check_group, parse_headers, parse_rate_limit
 from hookline.management.paging import MAX_PAGE as MAX_PAGE
 from hookline.management.paging import decode_cursor, page_of, paged
+from hookline.patterns import parse_pattern
 from hookline.repositories import api as repo
 from hookline.repositories import audit as audit_repo
 from hookline.repositories import endpoints as endpoint_repo
@@ -36,6 +38,7 @@ from hookline.repositories.source_activity import source_activity
 from hookline.settings import Settings
 from hookline.signing import generate_secret
 from hookline.ssrf import check_url
+from hookline.transformers import parse_transformer
 from hookline.verifiers import SCHEMES, SourceConfig, verifier_for
 
 # A stored payload nested deeper than this is answered as base64: pydantic's serializer stops
@@ -52,6 +55,7 @@ def _tenant_out(row: dict[str, Any]) -> dict[str, Any]:
         "name": row["name"],
         "group": row["tenant_group"],
         "created_at": row["created_at"],
+        "external_id": row.get("external_id"),
     }
 
 
@@ -228,6 +232,14 @@ def _header_lines(headers: dict[str, str]) -> list[str]:
     return [f"{name}: {value}" for name, value in headers.items()]
 
 
+def _content_filter(value: Any) -> dict[str, Any] | None:
+    return None if value is None else parse_pattern(value)
+
+
+def _input_transformer(value: Any) -> dict[str, Any] | None:
+    return None if value is None else parse_transformer(value)
+
+
 def create_endpoint(
     db: Database, settings: Settings, caller: Caller, body: dict[str, Any]
 ) -> dict[str, Any]:
@@ -235,11 +247,22 @@ def create_endpoint(
     tenant_id = caller.tenant_for(body.get("tenant_id"))
     with db.connection() as conn:
         repo.get_tenant(conn, caller.tenant, tenant_id)
-    target = check_url(
-        body["url"],
-        allow_private=settings.allow_private_targets,
-        allow_http=settings.allow_http_targets,
+    kind = body.get("kind") or HTTPS
+    destination = check_destination(
+        kind, body.get("target"), body.get("role_arn"), body.get("destination")
     )
+    if kind == HTTPS:
+        if not body.get("url"):
+            raise BadRequest("url: an https endpoint needs its URL")
+        where = check_url(
+            body["url"],
+            allow_private=settings.allow_private_targets,
+            allow_http=settings.allow_http_targets,
+        ).url
+    elif body.get("url"):
+        raise BadRequest(f"url: an {kind} endpoint is given by its target ARN, not a URL")
+    else:
+        where = body["target"]
     max_concurrency = body.get("max_concurrency", 5)
     if not 1 <= max_concurrency <= 1000:
         raise BadRequest("max concurrency must be between 1 and 1000")
@@ -249,7 +272,7 @@ def create_endpoint(
         created = endpoint_repo.create_endpoint(
             conn,
             tenant_id=tenant_id,
-            url=target.url,
+            url=where,
             secret=secret,
             description=body.get("description") or "",
             event_types=validate_filters(list(body.get("event_types") or [])),
@@ -257,6 +280,11 @@ def create_endpoint(
             rate_limit_per_second=parse_rate_limit(None if rate is None else f"{rate}/s"),
             headers=parse_headers(_header_lines(body.get("headers") or {})),
             retry_on_4xx=bool(body.get("retry_on_4xx")),
+            content_filter=_content_filter(body.get("content_filter")),
+            input_transformer=_input_transformer(body.get("input_transformer")),
+            kind=kind,
+            role_arn=body.get("role_arn"),
+            destination=destination,
         )
         audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
     return {**get_endpoint(db, caller, created["id"]), "secret": secret}
@@ -290,6 +318,18 @@ def update_endpoint(
 ) -> dict[str, Any]:
     """Change an endpoint's URL (SSRF-checked again), filters, limits or headers."""
     changes: dict[str, Any] = {k: v for k, v in body.items() if v is not None}
+    if "role_arn" in changes or "destination" in changes or "url" in changes:
+        with db.connection() as conn:
+            current = endpoint_repo.get_in_scope(conn, caller.tenant, endpoint_id)
+        if current["kind"] != HTTPS:
+            if "url" in changes:
+                raise BadRequest(f"url: an {current['kind']} endpoint has a target, not a URL")
+            changes["destination"] = check_destination(
+                current["kind"], current["url"], changes.get("role_arn", current["role_arn"]),
+                changes.get("destination", current["destination"]),
+            )  # fmt: skip
+        elif "role_arn" in changes or "destination" in changes:
+            raise BadRequest("role_arn and destination are for AWS kinds, not https")
     if "url" in changes:
         changes["url"] = check_url(
             changes["url"],
@@ -300,6 +340,14 @@ def update_endpoint(
         changes["event_types"] = validate_filters(list(changes["event_types"]))
     if "headers" in changes:
         changes["headers"] = parse_headers(_header_lines(changes["headers"]))
+    if "content_filter" in changes:
+        if changes.get("clear_content_filter"):
+            raise BadRequest("give content_filter or clear_content_filter, not both")
+        changes["content_filter"] = _content_filter(changes["content_filter"])
+    if "input_transformer" in changes:
+        if changes.get("clear_input_transformer"):
+            raise BadRequest("give input_transformer or clear_input_transformer, not both")
+        changes["input_transformer"] = _input_transformer(changes["input_transformer"])
     if changes.get("clear_rate_limit") and "rate_limit_per_second" in changes:
         raise BadRequest("give rate_limit_per_second or clear_rate_limit, not both")
     with db.connection() as conn, conn.transaction():

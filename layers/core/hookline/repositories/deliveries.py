@@ -10,6 +10,7 @@ from typing import Any
 
 from hookline.db import Connection
 from hookline.errors import NotFound
+from hookline.patterns import event_document, matches
 from hookline.sqlfiles import query
 
 
@@ -44,6 +45,12 @@ class Job:
     retry_on_4xx: bool
     endpoint_enabled: bool
     claimed_until: datetime  # this claim's lease: it identifies the claim when finishing
+    source_id: str | None = None
+    input_transformer: dict[str, Any] | None = None  # decision 0045
+    kind: str = "https"  # decision 0046: else `url` is the target's ARN
+    role_arn: str | None = None
+    external_id: str | None = None
+    destination: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,10 +67,40 @@ class Finish:
 
 
 def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple[int, int]:
-    """Fan out up to `limit` outbox rows; returns (events, deliveries created)."""
-    row = conn.execute(query("fan_out_batch"), {"limit": limit, "deadline": deadline}).fetchone()
-    assert row is not None
-    return int(row["events"]), int(row["deliveries"])
+    """Fan out up to `limit` outbox rows in one transaction; returns (events, deliveries
+    created). An endpoint with a content filter gets a delivery only for the events its
+    pattern matches: the statement returns those events, `hookline.patterns` decides, and
+    the matches are inserted before the commit."""
+    with conn.transaction():
+        rows = conn.execute(
+            query("fan_out_batch"), {"limit": limit, "deadline": deadline}
+        ).fetchall()
+        events, created = int(rows[0]["events"]), int(rows[0]["deliveries"])
+        matched = _content_matches(rows) if rows[0]["event_id"] is not None else []
+        if matched:
+            params = {
+                "deadline": deadline,
+                "event_ids": [m[0] for m in matched],
+                "endpoint_ids": [m[1] for m in matched],
+                "tenant_ids": [m[2] for m in matched],
+                "groups": [m[3] for m in matched],
+            }
+            created += conn.execute(query("insert_matched_deliveries"), params).rowcount
+    return events, created
+
+
+def _content_matches(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    # The patterns ride on one row (row_number() = 1), not necessarily the first returned.
+    filters = next(r["content_filters"] for r in rows if r["content_filters"] is not None)
+    matched = []
+    for row in rows:
+        document = event_document(
+            row["type"], row["tenant_id"], row["source_id"], bytes(row["payload"])
+        )
+        for endpoint_id, group in zip(row["endpoint_ids"], row["tenant_groups"], strict=True):
+            if matches(filters[endpoint_id], document):
+                matched.append((row["event_id"], endpoint_id, row["tenant_id"], group))
+    return matched
 
 
 def fan_out_and_claim(
@@ -142,6 +179,12 @@ def _job(r: dict[str, Any]) -> Job:
         retry_on_4xx=r["retry_on_4xx"],
         endpoint_enabled=r["enabled"],
         claimed_until=r["claimed_until"],
+        source_id=r.get("source_id"),
+        input_transformer=r.get("input_transformer"),
+        kind=r.get("kind") or "https",
+        role_arn=r.get("role_arn"),
+        external_id=r.get("external_id"),
+        destination=r.get("destination"),
     )
 
 

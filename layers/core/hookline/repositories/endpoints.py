@@ -29,6 +29,11 @@ def create_endpoint(
     rate_limit_per_second: float | None = None,
     headers: dict[str, str] | None = None,
     retry_on_4xx: bool = False,
+    content_filter: dict[str, Any] | None = None,
+    input_transformer: dict[str, Any] | None = None,
+    kind: str = "https",
+    role_arn: str | None = None,
+    destination: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Insert an endpoint and its first signing secret (stored encrypted), in one
     transaction."""
@@ -42,6 +47,11 @@ def create_endpoint(
         "rate_limit_per_second": rate_limit_per_second,
         "headers": Jsonb(headers or {}),
         "retry_on_4xx": retry_on_4xx,
+        "content_filter": _json_or_none(content_filter),
+        "input_transformer": _json_or_none(input_transformer),
+        "kind": kind,
+        "role_arn": role_arn,
+        "destination": Jsonb(destination or {}),
     }
     try:
         with conn.transaction():
@@ -54,6 +64,10 @@ def create_endpoint(
         raise NotFound(f"no tenant {tenant_id}") from err
     assert row is not None
     return dict(row)
+
+
+def _json_or_none(value: dict[str, Any] | None) -> Jsonb | None:
+    return None if value is None else Jsonb(value)
 
 
 def get_endpoint(conn: Connection, endpoint_id: str) -> dict[str, Any]:
@@ -171,6 +185,12 @@ def update_in_scope(
         "clear_rate_limit": bool(changes.get("clear_rate_limit")),
         "headers": Jsonb(changes["headers"]) if changes.get("headers") is not None else None,
         "retry_on_4xx": changes.get("retry_on_4xx"),
+        "content_filter": _json_or_none(changes.get("content_filter")),
+        "clear_filter": bool(changes.get("clear_content_filter")),
+        "input_transformer": _json_or_none(changes.get("input_transformer")),
+        "clear_transform": bool(changes.get("clear_input_transformer")),
+        "role_arn": changes.get("role_arn"),
+        "destination": _json_or_none(changes.get("destination")),
     }
     one_or_not_found(conn, "scoped_update_endpoint", params, "endpoint")
 

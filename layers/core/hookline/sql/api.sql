@@ -76,11 +76,11 @@ WHERE scope = %(scope)s AND key = %(key)s
 DELETE FROM api_idempotency WHERE scope = %(scope)s AND key = %(key)s AND status IS NULL
 
 -- api_get_tenant --
-SELECT id, name, tenant_group, created_at FROM tenants
+SELECT id, name, tenant_group, created_at, external_id FROM tenants
 WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR id = %(tenant)s)
 
 -- api_list_tenants --
-SELECT id, name, tenant_group, created_at FROM tenants
+SELECT id, name, tenant_group, created_at, external_id FROM tenants
 WHERE (%(tenant)s::text IS NULL OR id = %(tenant)s)
   AND (%(after)s::text IS NULL OR id < %(after)s)
 ORDER BY id DESC LIMIT %(limit)s

@@ -3,7 +3,11 @@
 -- fanned out: one statement, so one transaction; SKIP LOCKED lets fan-outs run side by side
 -- and the unique (event, endpoint) makes a repeat harmless. The claimed tenants' endpoints
 -- are read once, their filters turned into LIKE patterns once per endpoint rather than once
--- per (event, endpoint) pair (bench/fanout.py).
+-- per (event, endpoint) pair (bench/fanout.py). Endpoints with a content filter (an
+-- EventBridge pattern, decision 0044) get no delivery here: their type-matching pairs come
+-- back, one row per event with its payload, for the caller to match in Python and insert
+-- with insert_matched_deliveries in the same transaction. Without such pairs, one row of
+-- counts.
 WITH claimed AS (
     SELECT event_id, tenant_id FROM outbox
     WHERE fanned_out_at IS NULL
@@ -11,35 +15,72 @@ WITH claimed AS (
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ), targets AS MATERIALIZED (
-    SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns
+    SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns,
+           p.content_filter
     FROM endpoints p
     JOIN tenants t ON t.id = p.tenant_id
     WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM claimed)
-), created AS (
-    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
-    SELECT hookline_delivery_id(e.id, p.id), e.id, p.id, e.tenant_id, p.tenant_group,
-           now() + %(deadline)s
+), pairs AS MATERIALIZED (
+    SELECT e.id AS event_id, e.tenant_id, e.source_id, e.type, p.id AS endpoint_id,
+           p.tenant_group, p.content_filter IS NOT NULL AS filtered
     FROM claimed c
     JOIN events e ON e.id = c.event_id
     JOIN targets p ON p.tenant_id = e.tenant_id
     WHERE e.type LIKE ANY (p.patterns)
+), created AS (
+    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
+    SELECT hookline_delivery_id(event_id, endpoint_id), event_id, endpoint_id, tenant_id,
+           tenant_group,
+           now() + %(deadline)s
+    FROM pairs
+    WHERE NOT filtered
     ON CONFLICT (id) DO NOTHING
     RETURNING 1
 ), marked AS (
     UPDATE outbox o SET fanned_out_at = now()
     FROM claimed c WHERE o.event_id = c.event_id
     RETURNING 1
+), counts AS (
+    SELECT (SELECT count(*) FROM marked) AS events, (SELECT count(*) FROM created) AS deliveries
+), filtered AS (
+    SELECT event_id, tenant_id, source_id, type,
+           array_agg(endpoint_id ORDER BY endpoint_id) AS endpoint_ids,
+           array_agg(tenant_group ORDER BY endpoint_id) AS tenant_groups
+    FROM pairs WHERE filtered
+    GROUP BY event_id, tenant_id, source_id, type
 )
-SELECT (SELECT count(*) FROM marked) AS events, (SELECT count(*) FROM created) AS deliveries
+SELECT k.events, k.deliveries, f.event_id, f.tenant_id, f.source_id, f.type, f.endpoint_ids,
+       f.tenant_groups, (SELECT e.payload FROM events e WHERE e.id = f.event_id) AS payload,
+       -- the patterns once, on the first row: {endpoint id: pattern}
+       CASE WHEN row_number() OVER () = 1 THEN (
+           SELECT jsonb_object_agg(t.id, t.content_filter) FROM targets t
+           WHERE t.content_filter IS NOT NULL) END AS content_filters
+FROM counts k
+LEFT JOIN filtered f ON true
+
+-- insert_matched_deliveries --
+-- The content-filtered pairs that matched (see fan_out_batch), in its transaction.
+INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
+SELECT hookline_delivery_id(m.event_id, m.endpoint_id), m.event_id, m.endpoint_id, m.tenant_id,
+       m.tenant_group, now() + %(deadline)s
+FROM unnest(%(event_ids)s::text[], %(endpoint_ids)s::text[], %(tenant_ids)s::text[],
+            %(groups)s::text[]) AS m(event_id, endpoint_id, tenant_id, tenant_group)
+ON CONFLICT (id) DO NOTHING
 
 -- fan_out_and_claim --
 -- fan_out_batch for the fan-out function: the new deliveries are inserted already queued
 -- (a lease and their first generation) and returned, to be sent at once, instead of inserted
 -- pending and then claimed by claim_due_deliveries, which wrote every new row twice
 -- (bench/pipeline.py, docs/performance.md). One row even when nothing was created: `events`.
+-- The events of tenants with a content-filtered endpoint are left to fan_out_batch, which
+-- returns them for hookline.patterns to match (decision 0044).
 WITH claimed AS (
-    SELECT event_id, tenant_id FROM outbox
+    SELECT event_id, tenant_id FROM outbox o
     WHERE fanned_out_at IS NULL
+      AND NOT EXISTS (
+          SELECT 1 FROM endpoints p
+          WHERE p.tenant_id = o.tenant_id AND p.enabled AND p.content_filter IS NOT NULL
+      )
     ORDER BY created_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -113,9 +154,11 @@ WITH opts AS MATERIALIZED (
     RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
               d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
               p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
-              p.deleted_at IS NOT NULL AS deleted,
+              p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
+              p.kind, p.role_arn, p.destination,
+              (SELECT t.external_id FROM tenants t WHERE t.id = d.tenant_id) AS external_id,
               p.enabled AND %(now)s < d.deadline_at AS sendable,
-              e.type AS event_type, e.payload, e.content_type
+              e.type AS event_type, e.payload, e.content_type, e.source_id
 ), ready AS MATERIALIZED (
     SELECT c.*,
            CASE WHEN c.sendable THEN ARRAY(

@@ -1,10 +1,13 @@
 -- insert_endpoint --
 INSERT INTO endpoints (id, tenant_id, url, description, event_types, max_concurrency,
-                       rate_limit_per_second, headers, retry_on_4xx)
+                       rate_limit_per_second, headers, retry_on_4xx, content_filter,
+                       input_transformer, kind, role_arn, destination)
 VALUES (%(id)s, %(tenant_id)s, %(url)s, %(description)s, %(event_types)s, %(max_concurrency)s,
-        %(rate_limit_per_second)s, %(headers)s, %(retry_on_4xx)s)
+        %(rate_limit_per_second)s, %(headers)s, %(retry_on_4xx)s, %(content_filter)s,
+        %(input_transformer)s, %(kind)s, %(role_arn)s, %(destination)s)
 RETURNING id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
-          headers, retry_on_4xx, enabled, disabled_reason, created_at
+          headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
+          created_at
 
 -- insert_endpoint_secret --
 INSERT INTO endpoint_secrets (endpoint_id, secret, created_at)
@@ -17,7 +20,10 @@ WHERE endpoint_id = %(endpoint_id)s AND (expires_at IS NULL OR expires_at > now(
 
 -- get_endpoint --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
-       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
+       headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
+       failing_since, created_at, updated_at, kind, role_arn, destination,
+       CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id
 FROM endpoints WHERE id = %(id)s AND deleted_at IS NULL
 
 -- list_endpoints --
@@ -55,7 +61,10 @@ ORDER BY created_at DESC
 
 -- scoped_get_endpoint --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
-       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
+       headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
+       failing_since, created_at, updated_at, kind, role_arn, destination,
+       CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id
 FROM endpoints
 WHERE id = %(id)s AND deleted_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -68,7 +77,10 @@ FOR UPDATE
 
 -- scoped_list_endpoints --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
-       headers, retry_on_4xx, enabled, disabled_reason, failing_since, created_at, updated_at
+       headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
+       failing_since, created_at, updated_at, kind, role_arn, destination,
+       CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id
 FROM endpoints
 WHERE deleted_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -90,6 +102,12 @@ UPDATE endpoints SET
                             END,
     headers = coalesce(%(headers)s, headers),
     retry_on_4xx = coalesce(%(retry_on_4xx)s, retry_on_4xx),
+    content_filter = CASE WHEN %(clear_filter)s THEN NULL
+                          ELSE coalesce(%(content_filter)s, content_filter) END,
+    input_transformer = CASE WHEN %(clear_transform)s THEN NULL
+                             ELSE coalesce(%(input_transformer)s, input_transformer) END,
+    role_arn = coalesce(%(role_arn)s, role_arn),
+    destination = coalesce(%(destination)s, destination),
     updated_at = now()
 WHERE id = %(id)s AND deleted_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -112,8 +130,9 @@ WITH deleted AS (
     WHERE id = %(id)s AND deleted_at IS NULL
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
     RETURNING id, tenant_id, url, description, event_types, max_concurrency,
-              rate_limit_per_second, headers, retry_on_4xx, enabled, disabled_reason,
-              failing_since, created_at, updated_at, deleted_at
+              rate_limit_per_second, headers, retry_on_4xx, content_filter,
+              input_transformer, enabled, disabled_reason, failing_since, created_at,
+              updated_at, deleted_at, kind, role_arn, destination
 ), wiped AS (
     DELETE FROM endpoint_secrets WHERE endpoint_id IN (SELECT id FROM deleted)
 )

@@ -71,7 +71,8 @@ WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
 -- create_missing_deliveries --
 -- Fanned-out events of the recent window that lack a delivery to an enabled endpoint which
 -- existed, unchanged, before the event arrived and whose filters match its type: the fan-out
--- would have created it, so something lost it. Created now, idempotently.
+-- would have created it, so something lost it. Created now, idempotently. Endpoints with a
+-- content filter are left out: a missing delivery there is usually a non-match.
 WITH missing AS (
     SELECT e.id AS event_id, p.id AS endpoint_id, e.tenant_id, t.tenant_group, e.received_at
     FROM endpoints p
@@ -82,6 +83,7 @@ WITH missing AS (
     JOIN outbox o ON o.event_id = e.id AND o.fanned_out_at IS NOT NULL
     WHERE p.enabled
       AND hookline_type_matches(p.event_types, e.type)
+      AND p.content_filter IS NULL  -- the fan-out decided in Python (decision 0044)
       AND NOT EXISTS (
           SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.endpoint_id = p.id
       )

@@ -123,6 +123,7 @@ WITH pairs AS (
     LEFT JOIN outbox o ON o.event_id = e.id
     WHERE e.id = ANY(%(event_ids)s)
       AND hookline_type_matches(p.event_types, e.type)
+      AND p.content_filter IS NULL  -- not re-matched here (decision 0044)
       AND CASE WHEN %(endpoint_id)s::text IS NULL
                THEN p.created_at <= coalesce(o.fanned_out_at, now())
                ELSE p.id = %(endpoint_id)s END
@@ -148,6 +149,7 @@ WITH pairs AS (
     LEFT JOIN outbox o ON o.event_id = e.id
     WHERE e.id = ANY(%(event_ids)s)
       AND hookline_type_matches(p.event_types, e.type)
+      AND p.content_filter IS NULL  -- not re-matched here (decision 0044)
       AND CASE WHEN %(endpoint_id)s::text IS NULL
                THEN p.created_at <= coalesce(o.fanned_out_at, now())
                ELSE p.id = %(endpoint_id)s END

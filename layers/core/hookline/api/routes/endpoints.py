@@ -15,6 +15,7 @@ from hookline.api.params import Cursor, IdPath, Limit, TenantFilter, created_ok,
 from hookline.db import get_database
 from hookline.management import models as m
 from hookline.management import service
+from hookline.management.endpoint_preview import preview_endpoint
 from hookline.nudge import nudge_fanout
 from hookline.settings import get_settings
 
@@ -157,5 +158,19 @@ def router(edge: Edge) -> Router:
             return m.TestEventSent(**sent)
 
         return edge.created(who, make)
+
+    @routes.post(
+        "/v1/endpoints/<endpoint_id>/preview",
+        responses=ok(m.EndpointPreviewed),
+        tags=["endpoints"],
+        summary="What an event would become: filter match and transformed body (nothing saved)",
+    )
+    def preview(
+        endpoint_id: IdPath, body: Annotated[m.EndpointPreview, Body()]
+    ) -> m.EndpointPreviewed:
+        answer = preview_endpoint(
+            get_database(), edge.caller(), endpoint_id, body.model_dump(exclude_unset=True)
+        )
+        return m.EndpointPreviewed(**answer)
 
     return routes

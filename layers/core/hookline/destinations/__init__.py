@@ -1,0 +1,121 @@
+"""Destination kinds of an endpoint (docs/decisions/0046): an https URL, or a target in the
+customer's own AWS account — an SQS queue (standard or FIFO), an SNS topic, an EventBridge
+bus, a Kinesis stream or an S3 bucket — reached by assuming the role they grant
+(`role_arn`) with their tenant's ExternalId.
+
+This module checks what is saved (`check_destination`); `senders` sends one message of a
+kind; `credentials` caches the assumed roles' credentials."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from hookline.errors import BadRequest
+from hookline.transformers import check_path
+
+HTTPS = "https"
+# The deliver functions may assume only roles so named (infra/components/delivery.py).
+ROLE_NAME_PREFIX = "hookline-delivery-"
+KINDS = (HTTPS, "sqs", "sns", "eventbridge", "kinesis", "s3")
+
+_PARTITION = r"arn:aws[a-zA-Z-]*"
+_REGION_ACCOUNT = r"(?P<region>[a-z]{2}(?:-[a-z]+)+-\d):(?P<account>\d{12})"
+# No path: the deliverers' permission names role/hookline-delivery-* at the path's root.
+ROLE_ARN = re.compile(
+    rf"^{_PARTITION}:iam::(?P<account>\d{{12}}):role/(?P<name>[\w+=,.@-]{{1,64}})$"
+)
+TARGET_ARNS = {
+    "sqs": re.compile(rf"^{_PARTITION}:sqs:{_REGION_ACCOUNT}:(?P<name>[\w-]{{1,75}}(?:\.fifo)?)$"),
+    "sns": re.compile(rf"^{_PARTITION}:sns:{_REGION_ACCOUNT}:(?P<name>[\w-]{{1,251}}(?:\.fifo)?)$"),
+    "eventbridge": re.compile(
+        rf"^{_PARTITION}:events:{_REGION_ACCOUNT}:event-bus/(?P<name>[\w.\-/]{{1,256}})$"
+    ),
+    "kinesis": re.compile(
+        rf"^{_PARTITION}:kinesis:{_REGION_ACCOUNT}:stream/(?P<name>[\w.-]{{1,128}})$"
+    ),
+    "s3": re.compile(rf"^{_PARTITION}:s3:::(?P<name>[a-z0-9][a-z0-9.-]{{1,61}}[a-z0-9])$"),
+}
+# The options each kind takes in `destination`, with their defaults.
+OPTIONS: dict[str, dict[str, str]] = {
+    "sqs": {"message_group_path": "$.tenant_id"},  # FIFO queues only
+    "sns": {"message_group_path": "$.tenant_id"},  # FIFO topics only
+    "eventbridge": {"source": "hookline"},
+    "kinesis": {"partition_key_path": ""},  # empty: the event id
+    "s3": {"prefix": ""},
+}
+# The largest message each target takes (bytes), as AWS documents them.
+SIZE_LIMITS = {"sqs": 262_144, "sns": 262_144, "eventbridge": 262_144, "kinesis": 1_048_576}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed target ARN."""
+
+    kind: str
+    arn: str
+    region: str
+    account: str
+    name: str
+
+    @property
+    def fifo(self) -> bool:
+        """A FIFO queue or topic."""
+        return self.name.endswith(".fifo")
+
+
+def parse_target(kind: str, arn: str) -> Target:
+    """The target of an endpoint of `kind`; raises BadRequest (field `target`) naming the
+    kind the ARN is of when it is another's."""
+    match = TARGET_ARNS[kind].match(arn)
+    if match is None:
+        other = next((k for k, rx in TARGET_ARNS.items() if rx.match(arn)), None)
+        if other is not None:
+            raise BadRequest(f"target: {arn!r} is an {other} ARN, not an {kind} one")
+        raise BadRequest(f"target: {arn!r} is not an {kind} ARN")
+    groups = match.groupdict()
+    return Target(
+        kind, arn, groups.get("region") or "", groups.get("account") or "", groups["name"]
+    )
+
+
+def check_destination(
+    kind: str, target: str | None, role_arn: str | None, options: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Validate what an endpoint of `kind` is saved with; returns its options with defaults.
+    Raises BadRequest naming the field (`kind`, `target`, `role_arn`, `destination.x`)."""
+    if kind not in KINDS:
+        raise BadRequest(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
+    if kind == HTTPS:
+        if role_arn is not None or options:
+            raise BadRequest("role_arn and destination are for AWS kinds, not https")
+        return {}
+    if not target:
+        raise BadRequest(f"target: an {kind} endpoint needs the target's ARN")
+    parse_target(kind, target)
+    if not role_arn:
+        raise BadRequest(f"role_arn: an {kind} endpoint needs the role Hookline assumes")
+    role = ROLE_ARN.match(role_arn)
+    if role is None:
+        raise BadRequest(f"role_arn: {role_arn!r} is not an IAM role ARN")
+    if not role["name"].startswith(ROLE_NAME_PREFIX):
+        raise BadRequest(
+            f"role_arn: the role's name must start with {ROLE_NAME_PREFIX!r}: Hookline may "
+            "assume no other (see `hookline endpoints role-template`)"
+        )
+    given = dict(options or {})
+    unknown = set(given) - set(OPTIONS[kind])
+    if unknown:
+        raise BadRequest(
+            f"destination.{sorted(unknown)[0]}: {kind} takes only {', '.join(OPTIONS[kind])}"
+        )
+    for name, value in given.items():
+        if not isinstance(value, str) or len(value) > 1024:
+            raise BadRequest(f"destination.{name}: a string of at most 1024 characters")
+        if name.endswith("_path") and value:
+            try:
+                check_path(value)
+            except ValueError as err:
+                raise BadRequest(f"destination.{name}: {err}") from err
+    return {**OPTIONS[kind], **given}

@@ -1,0 +1,71 @@
+"""The CloudFormation template a customer deploys to let Hookline deliver into one target:
+a role trusting Hookline's deliver role only with the tenant's ExternalId, allowed only the
+send action on that target (decision 0046)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hookline.destinations import ROLE_NAME_PREFIX, parse_target
+
+# The one action each kind's sender needs (SQS also resolves the queue's URL).
+SEND_ACTIONS = {
+    "sqs": ["sqs:SendMessage", "sqs:GetQueueUrl"],
+    "sns": ["sns:Publish"],
+    "eventbridge": ["events:PutEvents"],
+    "kinesis": ["kinesis:PutRecord"],
+    "s3": ["s3:PutObject"],
+}
+
+
+def role_template(
+    *, kind: str, target: str, external_id: str, hookline_role_arn: str, name: str, prefix: str = ""
+) -> dict[str, Any]:
+    """The template (a dict, to print as JSON). `name` ends the role's name, which starts
+    with `hookline-delivery-` (Hookline may assume no other); `prefix` narrows S3 writes."""
+    parsed = parse_target(kind, target)
+    resource = f"{parsed.arn}/{prefix}*" if kind == "s3" else parsed.arn
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": f"Lets Hookline deliver webhooks into {parsed.arn}",
+        "Resources": {
+            "HooklineDeliveryRole": {
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "RoleName": f"{ROLE_NAME_PREFIX}{name}"[:64],
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Principal": {"AWS": hookline_role_arn},
+                                "Action": "sts:AssumeRole",
+                                "Condition": {"StringEquals": {"sts:ExternalId": external_id}},
+                            }
+                        ],
+                    },
+                    "Policies": [
+                        {
+                            "PolicyName": "send-only",
+                            "PolicyDocument": {
+                                "Version": "2012-10-17",
+                                "Statement": [
+                                    {
+                                        "Effect": "Allow",
+                                        "Action": SEND_ACTIONS[kind],
+                                        "Resource": resource,
+                                    }
+                                ],
+                            },
+                        }
+                    ],
+                },
+            }
+        },
+        "Outputs": {
+            "RoleArn": {
+                "Description": "Give this as --role-arn to hookline endpoints add",
+                "Value": {"Fn::GetAtt": ["HooklineDeliveryRole", "Arn"]},
+            }
+        },
+    }

@@ -1,0 +1,276 @@
+"""One sender per AWS destination kind, behind `AwsSenders.send` (decision 0046).
+
+Every message carries the Standard Webhooks `webhook-id`, `webhook-timestamp` and
+`webhook-signature` computed over the exact body bytes: as message attributes (SQS, SNS),
+in the event detail's `metadata` (EventBridge, with the body as `body`), as object metadata
+(S3), and in the record's envelope (Kinesis, which has no attributes). The AWS error code
+becomes the attempt's outcome: throttling and 5xx are retried on the schedule, anything else
+(AccessDenied, not found, validation) fails the delivery with its reason."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from hookline.destinations import SIZE_LIMITS, Target, parse_target
+from hookline.destinations.credentials import RoleCredentialCache, RoleCredentials
+from hookline.transformers import TransformFailed, lookup_path
+
+# Our own retry schedule retries; botocore tries once.
+_CONFIG = Config(
+    retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=5, read_timeout=10
+)
+THROTTLING = frozenset(
+    {
+        "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottled",
+        "RequestThrottledException", "TooManyRequestsException", "SlowDown",
+        "ProvisionedThroughputExceededException", "KMSThrottlingException",
+        "RequestLimitExceeded", "LimitExceededException",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class OutgoingMessage:
+    """One signed message to a destination."""
+
+    webhook_id: str
+    timestamp: int
+    signature: str
+    body: bytes
+    content_type: str
+    event_id: str
+    event_type: str
+    document: dict[str, Any]  # the event as filters and transformers see it
+
+    def signature_headers(self) -> dict[str, str]:
+        """The Standard Webhooks headers, and the body's content type."""
+        return {
+            "webhook-id": self.webhook_id,
+            "webhook-timestamp": str(self.timestamp),
+            "webhook-signature": self.signature,
+            "content-type": self.content_type,
+        }
+
+    def text(self) -> str:
+        """The body as text (SQS, SNS, EventBridge carry text only)."""
+        try:
+            return self.body.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise _Refused("the body is not UTF-8 text, which this target requires") from err
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """How a send went: `error` None when the target took it; else whether to retry."""
+
+    error: str | None
+    retry: bool = False
+
+
+class _Refused(Exception):
+    """A message this target cannot take, whatever is retried."""
+
+
+class AwsSenders:
+    """Sends to the AWS kinds, through the assumed role's credentials (cached)."""
+
+    def __init__(
+        self,
+        credentials: RoleCredentialCache,
+        *,
+        endpoint_url: str | None = None,
+        client_factory: Callable[..., Any] = boto3.client,
+    ) -> None:
+        self.credentials = credentials
+        self.endpoint_url = endpoint_url
+        self.client_factory = client_factory
+        self._lock = threading.Lock()
+        self._clients: dict[tuple[str, str, str], Any] = {}
+        self._queue_urls: dict[str, str] = {}
+
+    def send(
+        self,
+        kind: str,
+        target_arn: str,
+        role_arn: str,
+        external_id: str,
+        options: dict[str, Any],
+        message: OutgoingMessage,
+    ) -> SendResult:
+        """Send one message; never raises for the target's or STS's refusals."""
+        target = parse_target(kind, target_arn)
+        try:
+            creds = self.credentials.get(role_arn, external_id, f"hookline-{message.webhook_id}")
+            SENDERS[kind](self, self._client(kind, target, creds), target, options, message)
+        except _Refused as err:
+            return SendResult(str(err))
+        except TransformFailed as err:
+            return SendResult(f"destination: {err}")
+        except ClientError as err:
+            return _classified(err)
+        except BotoCoreError as err:  # connection, timeout, ...: retried
+            return SendResult(f"{type(err).__name__}: {err}"[:500], retry=True)
+        return SendResult(None)
+
+    def _client(self, kind: str, target: Target, creds: RoleCredentials) -> Any:
+        service = {"sqs": "sqs", "sns": "sns", "eventbridge": "events", "kinesis": "kinesis"}
+        name = service.get(kind, "s3")
+        region = target.region or "us-east-1"
+        key = (name, region, creds.access_key_id)
+        with self._lock:
+            client = self._clients.get(key)
+        if client is None:
+            client = self.client_factory(
+                name,
+                region_name=region,
+                endpoint_url=self.endpoint_url,
+                aws_access_key_id=creds.access_key_id,
+                aws_secret_access_key=creds.secret_access_key,
+                aws_session_token=creds.session_token,
+                config=_CONFIG,
+            )
+            with self._lock:
+                self._clients[key] = client
+        return client
+
+    def queue_url(self, client: Any, target: Target) -> str:
+        """The URL of a queue ARN (asked once per process)."""
+        with self._lock:
+            url = self._queue_urls.get(target.arn)
+        if url is None:
+            url = client.get_queue_url(
+                QueueName=target.name, QueueOwnerAWSAccountId=target.account
+            )["QueueUrl"]
+            with self._lock:
+                self._queue_urls[target.arn] = url
+        return str(url)
+
+
+def _classified(err: ClientError) -> SendResult:
+    info = err.response.get("Error", {})
+    code = str(info.get("Code") or "Unknown")
+    status = int(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+    reason = f"{code}: {info.get('Message') or ''}".strip().removesuffix(":")[:500]
+    return SendResult(reason, retry=code in THROTTLING or status >= 500)
+
+
+def _check_size(kind: str, size: int) -> None:
+    limit = SIZE_LIMITS.get(kind)
+    if limit is not None and size > limit:
+        raise _Refused(f"the message is {size} bytes, over the {kind} limit of {limit}")
+
+
+def _attributes(message: OutgoingMessage) -> dict[str, dict[str, str]]:
+    return {
+        name: {"DataType": "String", "StringValue": value}
+        for name, value in message.signature_headers().items()
+    }
+
+
+def _group_id(options: dict[str, Any], message: OutgoingMessage) -> str:
+    path = options.get("message_group_path") or "$.tenant_id"
+    value = lookup_path(message.document, path)
+    return (value if isinstance(value, str) else json.dumps(value))[:128]
+
+
+def _attributes_size(message: OutgoingMessage) -> int:
+    return sum(len(k) + len(v) + 6 for k, v in message.signature_headers().items())
+
+
+def send_sqs(
+    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+) -> None:
+    """SendMessage; FIFO: MessageDeduplicationId = webhook-id, MessageGroupId from a path."""
+    body = m.text()
+    _check_size("sqs", len(m.body) + _attributes_size(m))
+    extra = {}
+    if target.fifo:
+        extra = {"MessageDeduplicationId": m.webhook_id, "MessageGroupId": _group_id(options, m)}
+    client.send_message(
+        QueueUrl=senders.queue_url(client, target),
+        MessageBody=body,
+        MessageAttributes=_attributes(m),
+        **extra,
+    )
+
+
+def send_sns(
+    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+) -> None:
+    """Publish, with the signature as message attributes."""
+    body = m.text()
+    _check_size("sns", len(m.body) + _attributes_size(m))
+    extra = {}
+    if target.fifo:
+        extra = {"MessageDeduplicationId": m.webhook_id, "MessageGroupId": _group_id(options, m)}
+    client.publish(TopicArn=target.arn, Message=body, MessageAttributes=_attributes(m), **extra)
+
+
+def send_eventbridge(
+    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+) -> None:
+    """PutEvents: detail-type = event type, source configurable; the detail carries the
+    signature in `metadata`, the exact signed body in `body`, and the body parsed as `data`
+    when it is JSON (for rules to match on)."""
+    body = m.text()
+    detail: dict[str, Any] = {"metadata": m.signature_headers(), "body": body}
+    with contextlib.suppress(ValueError):
+        detail["data"] = json.loads(body)
+    entry = {
+        "Source": options.get("source") or "hookline",
+        "DetailType": m.event_type,
+        "Detail": json.dumps(detail, ensure_ascii=False),
+        "EventBusName": target.arn,
+    }
+    _check_size("eventbridge", sum(len(str(v).encode()) for v in entry.values()))
+    answer = client.put_events(Entries=[entry])
+    if answer.get("FailedEntryCount"):
+        failed = answer["Entries"][0]
+        raise ClientError(
+            {"Error": {"Code": failed.get("ErrorCode"), "Message": failed.get("ErrorMessage")}},
+            "PutEvents",
+        )
+
+
+def send_kinesis(
+    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+) -> None:
+    """PutRecord of an envelope {headers, body}; partition key from a path, else event id."""
+    path = options.get("partition_key_path")
+    key = m.event_id if not path else lookup_path(m.document, path)
+    key = (key if isinstance(key, str) else json.dumps(key))[:256]
+    data = json.dumps({"headers": m.signature_headers(), "body": m.text()}).encode()
+    _check_size("kinesis", len(data) + len(key.encode()))
+    client.put_record(StreamName=target.name, Data=data, PartitionKey=key)
+
+
+def send_s3(
+    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+) -> None:
+    """PutObject, one object per delivery at `{prefix}{webhook-id}`, signature as metadata."""
+    metadata = {k: v for k, v in m.signature_headers().items() if k != "content-type"}
+    client.put_object(
+        Bucket=target.name,
+        Key=f"{options.get('prefix') or ''}{m.webhook_id}",
+        Body=m.body,
+        ContentType=m.content_type,
+        Metadata=metadata,
+    )
+
+
+SENDERS: dict[str, Callable[[AwsSenders, Any, Target, dict[str, Any], OutgoingMessage], None]] = {
+    "sqs": send_sqs,
+    "sns": send_sns,
+    "eventbridge": send_eventbridge,
+    "kinesis": send_kinesis,
+    "s3": send_s3,
+}
