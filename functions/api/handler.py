@@ -1,4 +1,5 @@
-"""Management API: API Gateway REST (v1) proxy events for `/v1/*` in, JSON out.
+"""Management API: proxy events for `/v1/*` in (REST payload 1.0, or 2.0 from an HTTP API or
+a function URL, as `infrastructure.ingress` chose), JSON out.
 
 The routes, one router per resource, live in the core library (`hookline.api`), so the
 in-process CLI answers with the same code; this module only wires them into the function.
@@ -14,10 +15,11 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.api import build_app, serve
+from hookline.ingress import event_ingress, per_thread_and_ingress
 from hookline.observability import logger, metrics, tracer
-from hookline.problems import per_thread
 
-current_app = per_thread(build_app)
+# One resolver per thread and front door: REST (payload 1.0), HTTP API or function URL (2.0).
+current_app = per_thread_and_ingress(lambda ingress: build_app(ingress=ingress))
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -25,4 +27,4 @@ current_app = per_thread(build_app)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    return serve(current_app(), event, context)
+    return serve(current_app(event_ingress(event)), event, context)

@@ -7,9 +7,9 @@ import json
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import Any, TypeVar
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 
 from hookline import errors
@@ -76,12 +76,15 @@ def header(app: ApiGatewayResolver, name: str) -> str | None:
     return None
 
 
-def per_thread(build: Callable[[], APIGatewayRestResolver]) -> Callable[[], APIGatewayRestResolver]:
+R = TypeVar("R")
+
+
+def per_thread(build: Callable[[], R]) -> Callable[[], R]:
     """This thread's resolver, built on first use (decision 0011)."""
     local = threading.local()
 
-    def current() -> APIGatewayRestResolver:
-        app: APIGatewayRestResolver | None = getattr(local, "app", None)
+    def current() -> R:
+        app: R | None = getattr(local, "app", None)
         if app is None:
             app = local.app = build()
         return app

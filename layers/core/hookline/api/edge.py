@@ -8,26 +8,27 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Router
 from pydantic import BaseModel
 
 from hookline.api.idempotency import idempotent
 from hookline.db import get_database
+from hookline.ingress import iam_principal
 from hookline.management.access import Caller, resolve_caller
 from hookline.problems import header
 from hookline.settings import get_settings
 
-Identify = Callable[[APIGatewayRestResolver], Caller]
+Identify = Callable[[ApiGatewayResolver], Caller]
 
 
-def from_identity(app: APIGatewayRestResolver) -> Caller:
-    """The caller of the current request: its IAM identity, or locally its bearer key."""
-    identity = app.current_event.request_context.identity
+def from_identity(app: ApiGatewayResolver) -> Caller:
+    """The caller of the current request: its IAM identity (payload 1.0 or 2.0), or locally
+    its bearer key."""
     return resolve_caller(
         get_database(),
         get_settings(),
-        identity_arn=identity.user_arn or identity.caller,
+        identity_arn=iam_principal(app.current_event.raw_event),
         authorization=header(app, "Authorization"),
     )
 
@@ -48,7 +49,7 @@ def new_router() -> Router:
 class Edge:
     """The resolver the routes run in, and how it identifies callers."""
 
-    app: APIGatewayRestResolver
+    app: ApiGatewayResolver
     identify: Identify = from_identity
 
     def caller(self) -> Caller:

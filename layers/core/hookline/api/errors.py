@@ -8,7 +8,8 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
@@ -18,7 +19,7 @@ from hookline.observability import logger
 from hookline.problems import error_response, problem, status_for
 
 
-def register(app: APIGatewayRestResolver) -> None:
+def register(app: ApiGatewayResolver) -> None:
     """Map every error a route can raise to its problem answer."""
     app.exception_handler(errors.HooklineError)(domain_error)
     app.exception_handler(SchemaViolation)(schema_violation)

@@ -11,7 +11,8 @@ from datetime import timedelta
 from http import HTTPStatus
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 from pydantic import BaseModel
 
 from hookline.db import get_database
@@ -22,7 +23,7 @@ from hookline.settings import get_settings
 
 
 def idempotent(
-    app: APIGatewayRestResolver,
+    app: ApiGatewayResolver,
     who: Caller,
     make: Callable[[], BaseModel],
     *,

@@ -93,8 +93,8 @@ class LocalFront:
         `operator_key` is the key the API function takes from the stack's operator; the front
         adds it to same-origin `/v1` requests (`hookline.local.guard`).
         `ingress` is the front door being imitated for `/in` (`infrastructure.ingress`,
-        decision 0035): `rest` sends payload format 1.0, `http` and `function_url` 2.0; `/v1`
-        stays 1.0 until the management API's handler resolves 2.0 too.
+        decision 0035): `rest` sends payload format 1.0, `http` and `function_url` 2.0 (for `/in`
+        and `/v1`; the console's pages stay 1.0 until the console function is deployed).
         `console` serves the operator console and the tenant portal (`CONSOLE_RESOURCES`);
         without it those paths get API Gateway's 403, as routes the stack does not have.
         """
@@ -158,7 +158,7 @@ class LocalFront:
             except Refused as refused:
                 kind = "ForbiddenException" if refused.status == 403 else None
                 return _api_gateway_error(refused.status, refused.message, kind)
-        if resource == "/in/{source_id}" and self.ingress != "rest":
+        if resource in ("/in/{source_id}", "/v1/{proxy+}") and self.ingress != "rest":
             function_url = self.ingress == "function_url"
             event = build_http_event(
                 method, path, headers, body, query=query, function_url=function_url
