@@ -29,7 +29,7 @@ test-unit test-integration test-infra test-e2e test-browser: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	PYTHONPATH=layers/core:. $(BIN)/lint-imports
+	PYTHONPATH=layers/core:devtools:. $(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy

@@ -46,8 +46,8 @@ def bench_database(label: str) -> Iterator[tuple[str, str]]:
     import psycopg
     from psycopg import sql
 
-    from hookline.localpg import LocalPostgres
     from hookline.migrate import migrate
+    from hookline_dev.localpg import LocalPostgres
 
     given = os.environ.get("DATABASE_URL")
     server: LocalPostgres | None = None

@@ -169,7 +169,7 @@ def run_threads(
 def handler_slice(batches: Batches, handlers: int, seconds: float) -> Row:
     """`handlers` threads invoking the deliver handler with batches of 10 until time is up."""
     from functions.deliver.handler import lambda_handler
-    from hookline.local.apigw import LocalContext
+    from hookline_dev.local.apigw import LocalContext
 
     def work(deadline: float) -> int:
         delivered = 0
@@ -248,7 +248,7 @@ def create_queues(moto: str) -> str:
     import boto3
 
     from hookline.config import HooklineConfig
-    from hookline.local.queues import ensure_queues
+    from hookline_dev.local.queues import ensure_queues
 
     sqs = boto3.client("sqs", endpoint_url=moto, region_name="us-east-1",
                        aws_access_key_id="testing", aws_secret_access_key="testing")  # fmt: skip
@@ -298,9 +298,9 @@ def queued_deliveries(url: str, tenant_id: str, deliveries: int) -> list[Any]:
 
 def sqs_events(claimed: Sequence[Any], queue_arn: str) -> list[dict[str, Any]]:
     """The Lambda SQS events of the claimed deliveries, 10 records each, as
-    `hookline.local.poller.build_sqs_event` makes them from received messages."""
-    from hookline.local.poller import build_sqs_event
+    `hookline_dev.local.poller.build_sqs_event` makes them from received messages."""
     from hookline.queues import DeliveryMessage
+    from hookline_dev.local.poller import build_sqs_event
 
     now = str(int(time.time() * 1000))
     events = []

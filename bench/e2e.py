@@ -342,7 +342,7 @@ def pct(values: list[float], q: float) -> float:
 @contextlib.contextmanager
 def dev_stack(args: argparse.Namespace) -> Iterator[tuple[Any, str]]:
     """(state, where Postgres comes from) of the stack to measure."""
-    from hookline.local.devstate import BackgroundDevStack, find_running
+    from hookline_dev.local.devstate import BackgroundDevStack, find_running
 
     if args.attach:
         state = find_running(args.state_dir)
@@ -399,7 +399,7 @@ def main() -> int:
             )
             pids = {
                 "hookline dev": state.pid,
-                "moto server": child_pid(state.pid, "hookline.local.emulator"),
+                "moto server": child_pid(state.pid, "hookline_dev.local.emulator"),
                 "bench sender": os.getpid(),
                 "subscribers": sink.process.pid,
             }

@@ -278,7 +278,7 @@ def warm(host: str, state: Any, targets: list[Target], timeout: float) -> None:
 def dev_stack(stack_log: str | None) -> Iterator[tuple[Any, str]]:
     """A `hookline dev` on a fresh database with the shortened lease; (state, where Postgres
     comes from)."""
-    from hookline.local.devstate import BackgroundDevStack
+    from hookline_dev.local.devstate import BackgroundDevStack
 
     with bench_database("load") as (url, where), tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "hookline.json"
@@ -359,7 +359,7 @@ def main() -> int:
             targets = set_up(state.database_url, config, args.endpoints, sink.url)
             pids = {
                 "hookline dev": state.pid,
-                "moto server": child_pid(state.pid, "hookline.local.emulator"),
+                "moto server": child_pid(state.pid, "hookline_dev.local.emulator"),
                 "subscribers": sink.process.pid,
             }
             warm(host, state, targets, args.drain)

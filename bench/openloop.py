@@ -354,7 +354,7 @@ def main() -> int:
             targets = set_up(state.database_url, config, args.endpoints, sink.url)
             pids = {
                 "hookline dev": state.pid,
-                "moto server": child_pid(state.pid, "hookline.local.emulator"),
+                "moto server": child_pid(state.pid, "hookline_dev.local.emulator"),
                 "subscribers": sink.process.pid,
                 "generator": os.getpid(),
             }

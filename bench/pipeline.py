@@ -182,7 +182,7 @@ def receiver_step(kind: str, q: Any) -> Callable[[], int]:
 
         return bare
     from functions.receiver.handler import lambda_handler
-    from hookline.local.apigw import LocalContext, build_rest_event
+    from hookline_dev.local.apigw import LocalContext, build_rest_event
 
     source_id = os.environ["BENCH_SOURCE_ID"]
 
@@ -200,9 +200,9 @@ def receiver_step(kind: str, q: Any) -> Callable[[], int]:
 def fanout_step(q: Any) -> Callable[[], int]:
     """One fan-out invocation, sending to the queue stand-in; idles briefly when empty."""
     import functions.fanout.handler as fanout
-    from hookline.local.apigw import LocalContext
     from hookline.queues import DeliveryQueues
     from hookline.settings import get_settings
+    from hookline_dev.local.apigw import LocalContext
 
     settings = get_settings()
     stand_in = DeliveryQueues(QueueStandIn(q), settings.config, url_prefix="x/")
@@ -244,9 +244,9 @@ def deliver_step(kind: str, q: Any, stop: Any) -> Callable[[], int]:
     import hookline.runtime as runtime
     from functions.deliver.handler import lambda_handler
     from hookline.db import get_database
-    from hookline.local.apigw import LocalContext
     from hookline.queues import DeliveryQueues
     from hookline.settings import get_settings
+    from hookline_dev.local.apigw import LocalContext
 
     settings = get_settings()
     stand_in = DeliveryQueues(QueueStandIn(q), settings.config, url_prefix="x/")

@@ -379,7 +379,7 @@ class HandlerPath(Contender[tuple[dict[str, Any], Any]]):
 
     def inputs(self, ids: Sequence[str]) -> list[tuple[dict[str, Any], Any]]:
         """API Gateway REST proxy events (base64 bodies) and their Lambda contexts."""
-        from hookline.local.apigw import LocalContext, build_rest_event
+        from hookline_dev.local.apigw import LocalContext, build_rest_event
 
         path = f"/in/{self.target.source_id}"
         return [
@@ -389,7 +389,7 @@ class HandlerPath(Contender[tuple[dict[str, Any], Any]]):
 
     def caller(self) -> Caller[tuple[dict[str, Any], Any]]:
         """A caller of the in-process handler."""
-        from hookline.local.powertools import isolate_resolver_state, serialize_metrics
+        from hookline_dev.local.powertools import isolate_resolver_state, serialize_metrics
 
         # Several threads invoke the handler at once, as in the dev stack: give each its own
         # Powertools resolver state, or concurrent calls read each other's events (0009).

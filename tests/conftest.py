@@ -14,9 +14,9 @@ import pytest
 from psycopg import sql
 
 from hookline.db import Database
-from hookline.local.powertools import isolate_resolver_state, serialize_metrics
-from hookline.localpg import LocalPostgres
 from hookline.migrate import migrate
+from hookline_dev.local.powertools import isolate_resolver_state, serialize_metrics
+from hookline_dev.localpg import LocalPostgres
 
 # Tests never talk to real AWS: boto3 gets dummy credentials and the emulator's endpoint.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")

@@ -34,16 +34,18 @@ from psycopg import sql
 
 from hookline.config import load_config
 from hookline.db import Database, reset_database
-from hookline.local.devstate import DevState, healthy, read_state
-from hookline.localpg import free_port
 from hookline.settings import Settings, get_settings
+from hookline_dev.local.devstate import DevState, healthy, read_state
+from hookline_dev.localpg import free_port
 from tests.support import operator
 from tests.support.sinks import Sink
 
 REPO = Path(__file__).resolve().parents[2]
-# This checkout's code for the child processes (the layer first, as on Lambda), not whichever
-# checkout the virtualenv's editable install points at.
-CHILD_PYTHONPATH = os.pathsep.join([str(REPO / "layers" / "core"), str(REPO)])
+# This checkout's code for the child processes (the layer first, as on Lambda, then the dev
+# tooling), not whichever checkout the virtualenv's editable install points at.
+CHILD_PYTHONPATH = os.pathsep.join(
+    [str(REPO / "layers" / "core"), str(REPO / "devtools"), str(REPO)]
+)
 
 # Retries every second, two receives before the DLQ, short HTTP timeouts.
 E2E_CONFIG: dict[str, Any] = {
@@ -94,7 +96,7 @@ class DevProcess:
         log = self.workdir / f"dev-{self.starts}.out"
         self._logs.append(log)
         command = [
-            sys.executable, "-m", "hookline.cli", "dev", "--port", str(self.port),
+            sys.executable, "-m", "hookline_dev.cli", "dev", "--port", str(self.port),
             "--log-file", str(self.workdir / "dev.log"), "--parent-pid", str(os.getpid()),
             *DEV_ARGS,
         ]  # fmt: skip
@@ -188,7 +190,7 @@ class Stack:
     def cli(self, *argv: str) -> Any:
         """Run the `hookline` CLI with the stack's environment (what --print-env exports)."""
         result = subprocess.run(
-            [sys.executable, "-m", "hookline.cli", *argv, "--json"],
+            [sys.executable, "-m", "hookline_dev.cli", *argv, "--json"],
             env={**os.environ, **self.state.env()},
             capture_output=True,
             text=True,

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from psycopg import sql
 
-from hookline.localpg import free_port
+from hookline_dev.localpg import free_port
 from tests.e2e.conftest import Stack, serve_sink_on, wait_until
 from tests.support.signers import (
     github_headers,

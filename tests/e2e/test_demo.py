@@ -17,7 +17,7 @@ def test_the_demo_shows_accepted_rejected_deduplicated_retried_and_delivered(
     stack: Stack,
 ) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "hookline.cli", "demo", "--state-dir", str(stack.dev.state_dir)],
+        [sys.executable, "-m", "hookline_dev.cli", "demo", "--state-dir", str(stack.dev.state_dir)],
         env={**os.environ, **stack.state.env()},
         cwd=stack.dev.workdir,
         capture_output=True,

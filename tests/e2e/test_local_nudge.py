@@ -24,12 +24,12 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from hookline.cli import main
 from hookline.db import Database
-from hookline.local.devstate import DevState, healthy, read_state
-from hookline.local.listener import APPLICATION_NAME
-from hookline.localpg import free_port
 from hookline.settings import get_settings
+from hookline_dev.cli import main
+from hookline_dev.local.devstate import DevState, healthy, read_state
+from hookline_dev.local.listener import APPLICATION_NAME
+from hookline_dev.localpg import free_port
 from tests.e2e.conftest import CHILD_PYTHONPATH, E2E_CONFIG, api_auth, wait_until
 from tests.support import operator
 from tests.support.environment import exported
@@ -65,7 +65,7 @@ def start_dev(workdir: Path, name: str, env: dict[str, str], *args: str) -> Dev:
     state_dir = workdir / f"state-{name}"
     out = workdir / f"{name}.out"
     command = [
-        sys.executable, "-m", "hookline.cli", "dev", "--state-dir", str(state_dir),
+        sys.executable, "-m", "hookline_dev.cli", "dev", "--state-dir", str(state_dir),
         "--log-file", str(workdir / f"{name}.log"), "--status", "off",
         "--parent-pid", str(os.getpid()), *SCHEDULES, *args,
     ]  # fmt: skip
@@ -190,7 +190,7 @@ def test_a_front_role_nudges_the_fanout_role_in_another_process(
 ) -> None:
     # Given a stack of two processes (decision 0018): the front, and the fan-out with the
     # deliver pollers (fan-out every 10 minutes), sharing Postgres and an SQS emulator
-    from hookline.local.emulator import MotoProcess
+    from hookline_dev.local.emulator import MotoProcess
 
     folder, env = workdir
     moto = MotoProcess(log_path=folder / "moto.log")

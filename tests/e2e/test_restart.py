@@ -11,7 +11,7 @@ import uuid
 import httpx
 import pytest
 
-from hookline.local.devstate import read_state
+from hookline_dev.local.devstate import read_state
 from tests.e2e.conftest import Stack, wait_until
 from tests.support.signers import standard_headers, verify_standard
 from tests.support.sinks import Sink

@@ -74,6 +74,19 @@ def test_bundler_lays_out_package_and_config(
     assert loaded == config
 
 
+def test_the_layer_holds_no_dev_tooling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given pip replaced by a recorder (only the package copy matters here)
+    monkeypatch.setattr("infra.components.layer.subprocess.run", lambda cmd, check: None)
+    # When the local bundler lays out the layer
+    assert PipLayerBundling(HooklineConfig(), []).try_bundle(str(tmp_path)) is True
+    # Then what Lambda runs is there, and none of the dev stack or the CLI (decision 0049)
+    site = tmp_path / "python"
+    assert (site / "hookline" / "runtime.py").is_file()
+    assert not list(tmp_path.rglob("hookline_dev"))
+    for name in ("local", "commands", "cli.py", "apiclient.py", "terminal.py", "localpg.py"):
+        assert not (site / "hookline" / name).exists(), name
+
+
 @pytest.fixture(scope="module")
 def built_layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The layer folder as `make synth` builds it: real pip, the pinned arm64 wheels."""

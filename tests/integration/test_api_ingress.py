@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from hookline.local.apigw import LocalContext, build_http_event
+from hookline_dev.local.apigw import LocalContext, build_http_event
 from tests.support.management import OPERATOR, as_tenant
 
 pytestmark = pytest.mark.integration

@@ -14,8 +14,8 @@ import logging
 import pytest
 
 from hookline.catalogue_limits import DEFAULT_LIMITS
-from hookline.local.apigw import LocalContext, build_rest_event
 from hookline.repositories.ledger import NewEvent, store_event
+from hookline_dev.local.apigw import LocalContext, build_rest_event
 from tests.integration.conftest import STANDARD_SECRET
 from tests.support import operator
 from tests.support.lambdas import HttpResult

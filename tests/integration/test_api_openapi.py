@@ -19,7 +19,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from hookline.local.apigw import LocalContext, build_rest_event
+from hookline_dev.local.apigw import LocalContext, build_rest_event
 from tests.support.management import OPERATOR, scope_principal
 
 pytestmark = pytest.mark.integration

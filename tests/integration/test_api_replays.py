@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from hookline import replay as replay_service
-from hookline.local.apigw import LocalContext
 from hookline.queues import DeliveryMessage
 from hookline.replay import Continue, ReplayOptions, continuation, sweeping
 from hookline.repositories import audit as audit_repo
 from hookline.repositories import replay as replay_repo
 from hookline.runtime import delivery_queues, replay_continuation, reset_runtime
 from hookline.settings import get_settings
+from hookline_dev.local.apigw import LocalContext
 from tests.support.management import as_tenant, principal_of
 
 pytestmark = pytest.mark.integration

@@ -252,9 +252,9 @@ def test_resend_replays_one_delivery_through_the_replay_service(
     mgmt, db, sqs, moto_endpoint, monkeypatch
 ):
     from hookline.config import HooklineConfig
-    from hookline.local.queues import ensure_queues
     from hookline.runtime import reset_runtime
     from hookline.settings import get_settings
+    from hookline_dev.local.queues import ensure_queues
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
     get_settings.cache_clear()

@@ -76,7 +76,7 @@ def test_a_sources_status_shows_handshakes_and_rejections(mgmt, tenant_id, api):
         "/v1/sources",
         {"tenant_id": tenant_id, "scheme": "meta", "secret": "s", "options": {"verify_token": "v"}},
     ).json()
-    from hookline.local.apigw import LocalContext, build_rest_event
+    from hookline_dev.local.apigw import LocalContext, build_rest_event
 
     for token in ("v", "wrong"):
         query = f"hub.mode=subscribe&hub.verify_token={token}&hub.challenge=42"

@@ -11,11 +11,11 @@ import pytest
 
 import hookline
 from hookline.archive import S3Archive
-from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.restore import erase_tenant, restore_window
 from hookline.retention import RetentionPolicy, apply_retention
 from hookline.settings import get_settings
+from hookline_dev.cli import main
 from tests.support import operator
 
 pytestmark = pytest.mark.integration

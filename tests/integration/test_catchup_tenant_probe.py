@@ -18,9 +18,9 @@ import boto3
 import pytest
 
 from hookline.db import Database
-from hookline.local.apigw import LocalContext
 from hookline.runtime import reset_runtime
 from hookline.settings import Settings, get_settings
+from hookline_dev.local.apigw import LocalContext
 from tests.support.fake_providers import ProviderServer, running_providers
 from tests.support.management import as_tenant, principal_of
 

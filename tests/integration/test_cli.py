@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from hookline.cli import main
 from hookline.db import reset_database
-from hookline.local.front import LocalFront
+from hookline_dev.cli import main
+from hookline_dev.local.front import LocalFront
 from tests.support.management import ManagementClient
 from tests.support.signers import stripe_event, stripe_headers
 
@@ -209,7 +209,7 @@ def test_migrate_is_safe_to_run_again(database_url, monkeypatch, capsys) -> None
 def test_a_database_that_is_down_exits_3(
     mode: str, management_env: None, monkeypatch: pytest.MonkeyPatch, capsys, request
 ) -> None:
-    from hookline.localpg import free_port
+    from hookline_dev.localpg import free_port
 
     monkeypatch.setenv("DATABASE_URL", f"postgresql://postgres@127.0.0.1:{free_port()}/postgres")
     monkeypatch.setenv("HOOKLINE_DB_CONNECT_TIMEOUT", "0.5")
@@ -236,7 +236,7 @@ def test_without_a_database_or_an_api_the_cli_says_how_to_point_it_somewhere(
 
 
 def test_an_api_that_cannot_be_reached_exits_3(management_env: None, capsys) -> None:
-    from hookline.localpg import free_port
+    from hookline_dev.localpg import free_port
 
     assert main(["tenants", "list", "--api", f"http://127.0.0.1:{free_port()}", "--key", KEY]) == 3
     assert "cannot reach the API" in capsys.readouterr().err
@@ -249,7 +249,7 @@ def test_the_api_s_log_lines_stay_out_of_the_command_s_output(management_env: No
     import sys
 
     refused = subprocess.run(
-        [sys.executable, "-m", "hookline.cli", "tenants", "add", "acme", "--group", "nope"],
+        [sys.executable, "-m", "hookline_dev.cli", "tenants", "add", "acme", "--group", "nope"],
         capture_output=True,
         text=True,
         timeout=60,

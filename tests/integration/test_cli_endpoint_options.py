@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hookline.cli import main
+from hookline_dev.cli import main
 from tests.support.management import ManagementClient
 
 pytestmark = pytest.mark.integration

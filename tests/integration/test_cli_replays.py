@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.ingest import publish
 from hookline.settings import get_settings
+from hookline_dev.cli import main
 from tests.support import operator
 
 pytestmark = pytest.mark.integration
@@ -108,7 +108,7 @@ def test_a_bad_replay_request_exits_1_with_the_reason(cli, failed_twice):
 
 def test_the_same_replay_through_a_loopback_http_api(cli, failed_twice, pipeline, monkeypatch):
     from hookline.db import reset_database
-    from hookline.local.front import LocalFront
+    from hookline_dev.local.front import LocalFront
 
     # Given the API behind a real HTTP server (as `hookline dev` serves it), called with a key
     monkeypatch.setenv("HOOKLINE_LOCAL_MODE", "1")

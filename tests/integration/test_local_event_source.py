@@ -19,8 +19,8 @@ from aws_lambda_powertools.utilities.data_classes import SQSEvent
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from hookline.config import HooklineConfig, TenantGroup
-from hookline.local.poller import SqsEventSource
-from hookline.local.queues import GroupQueues, ensure_queues
+from hookline_dev.local.poller import SqsEventSource
+from hookline_dev.local.queues import GroupQueues, ensure_queues
 from tests.support.aws import moto_endpoint, sqs  # noqa: F401
 
 pytestmark = pytest.mark.integration

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from hookline.local.front import LocalFront
-from hookline.local.powertools import isolate_resolver_state
+from hookline_dev.local.front import LocalFront
+from hookline_dev.local.powertools import isolate_resolver_state
 
 pytestmark = pytest.mark.integration
 
@@ -292,8 +292,8 @@ def dev_front(database_url, moto_endpoint, tmp_path, monkeypatch) -> Iterator[An
     """`hookline dev --role front` in this process, on this test's database and moto, with no
     key configured: the stack makes its own."""
     from hookline.db import reset_database
-    from hookline.local.devstack import DevOptions, DevStack
     from hookline.settings import get_settings
+    from hookline_dev.local.devstack import DevOptions, DevStack
 
     for name in _STACK_ENV:
         monkeypatch.setenv(name, "")
@@ -321,7 +321,7 @@ def dev_front(database_url, moto_endpoint, tmp_path, monkeypatch) -> Iterator[An
 def test_the_dev_front_takes_the_cli_with_the_printed_key_and_refuses_keyless_callers(
     dev_front, db, capsys, monkeypatch
 ) -> None:
-    from hookline.cli import main
+    from hookline_dev.cli import main
 
     url = dev_front.state.url
     # Given a developer's other terminal, which takes what `hookline dev --print-env` prints

@@ -15,9 +15,9 @@ from psycopg import sql
 
 import hookline
 from hookline.db import Database, reset_database
-from hookline.local.listener import APPLICATION_NAME, FanoutListener
 from hookline.nudge import LOCAL_NUDGE_CHANNEL, nudge_fanout, set_local_nudger
 from hookline.settings import Settings, get_settings
+from hookline_dev.local.listener import APPLICATION_NAME, FanoutListener
 from tests.support.postgres import backend_pids
 
 pytestmark = pytest.mark.integration

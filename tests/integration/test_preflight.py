@@ -21,7 +21,7 @@ import boto3
 import pytest
 
 from hookline.aws import _client
-from hookline.cli import main
+from hookline_dev.cli import main
 from tests.support.aws import REGION, reset_moto
 
 pytestmark = pytest.mark.integration

@@ -171,7 +171,7 @@ def test_each_bad_request_gets_its_status_and_stores_nothing(
     # When it arrives
     if raw_event_body is not None:
         from functions.receiver.handler import lambda_handler
-        from hookline.local.apigw import LocalContext, build_rest_event
+        from hookline_dev.local.apigw import LocalContext, build_rest_event
 
         event = build_rest_event("POST", path, headers, b"x")
         event["body"] = raw_event_body
@@ -218,7 +218,7 @@ def test_other_methods_are_refused(api, stripe_source):
 def test_database_down_answers_503_with_retry_after(monkeypatch, stripe_source):
     # Given a receiver whose database cannot be reached
     from hookline.db import reset_database
-    from hookline.localpg import free_port
+    from hookline_dev.localpg import free_port
 
     monkeypatch.setenv("DATABASE_URL", f"postgresql://postgres@127.0.0.1:{free_port()}/postgres")
     monkeypatch.setenv("HOOKLINE_DB_CONNECT_TIMEOUT", "0.5")

@@ -23,7 +23,7 @@ from psycopg import sql
 
 from hookline.config import HooklineConfig
 from hookline.db import Database, reset_database
-from hookline.local.apigw import LocalContext, build_rest_event
+from hookline_dev.local.apigw import LocalContext, build_rest_event
 from tests.fuzz.verifiers import ENTRY_PROVIDERS, same_params
 from tests.support import operator
 from tests.support.provider_signers import CASES, UNSIGNED_BODY

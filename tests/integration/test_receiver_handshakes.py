@@ -15,8 +15,8 @@ import pytest
 from slack_sdk.signature import SignatureVerifier
 
 from hookline.db import Database
-from hookline.local.apigw import LocalContext, build_rest_event
 from hookline.repositories.source_activity import source_activity
+from hookline_dev.local.apigw import LocalContext, build_rest_event
 from tests.support import operator
 from tests.support.provider_signers import DISCORD_PUBLIC, discord, rfc3339
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hookline.ingress import event_ingress, iam_principal
-from hookline.local.apigw import LocalContext, build_http_event, build_rest_event
+from hookline_dev.local.apigw import LocalContext, build_http_event, build_rest_event
 from tests.integration.conftest import STRIPE_SECRET
 from tests.support.signers import stripe_event, stripe_headers
 
@@ -75,7 +75,7 @@ def test_the_local_front_speaks_the_chosen_shape(api, db, stripe_source, ingress
     import httpx
 
     from functions.receiver.handler import lambda_handler
-    from hookline.local.front import LocalFront
+    from hookline_dev.local.front import LocalFront
 
     # Given the dev stack's front imitating an HTTP API or a function URL
     seen: list[str] = []

@@ -14,7 +14,7 @@ import pytest
 from twilio.request_validator import RequestValidator
 
 from hookline.db import Database
-from hookline.local.apigw import LocalContext, build_rest_event
+from hookline_dev.local.apigw import LocalContext, build_rest_event
 from tests.support import operator
 
 pytestmark = pytest.mark.integration

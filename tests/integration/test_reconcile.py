@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 import hookline
-from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
-from hookline.local.apigw import LocalContext
 from hookline.repositories import deliveries as delivery_repo
 from hookline.runtime import build_reconciler, reset_runtime
 from hookline.settings import get_settings
+from hookline_dev.cli import main
+from hookline_dev.local.apigw import LocalContext
 from tests.support import operator
 from tests.support.fake_providers import ProviderServer, running_providers
 from tests.support.lambdas import ApiClient

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 import hookline
-from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
-from hookline.local.apigw import LocalContext
 from hookline.settings import get_settings
+from hookline_dev.cli import main
+from hookline_dev.local.apigw import LocalContext
 from tests.support import operator
 from tests.support.pipeline import Pipeline
 from tests.support.signers import verify_standard

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import hookline
-from hookline.cli import main
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.settings import get_settings
+from hookline_dev.cli import main
 from tests.support import operator
 
 pytestmark = pytest.mark.integration

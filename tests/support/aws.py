@@ -15,7 +15,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from hookline.local.emulator import make_sqs_thread_safe
+from hookline_dev.local.emulator import make_sqs_thread_safe
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient

@@ -271,11 +271,11 @@ class RoleProcess:
         return self.workdir / f"state-{self.role.replace(':', '-')}"
 
     def start(self, timeout: float = 60) -> None:
-        from hookline.local.devstate import healthy, read_state
+        from hookline_dev.local.devstate import healthy, read_state
 
         self.starts += 1
         command = [
-            sys.executable, "-m", "hookline.cli", "dev", "--role", self.role,
+            sys.executable, "-m", "hookline_dev.cli", "dev", "--role", self.role,
             "--port", str(self.port), "--state-dir", str(self.state_dir),
             "--log-file", str(self.workdir / f"{self.state_dir.name}.log"),
             "--status", "off", "--fanout-every", "0.5", "--reconcile-every", "3",
@@ -446,7 +446,9 @@ class ChaosRun:
             POWERTOOLS_TRACE_DISABLED="true",
             POWERTOOLS_SERVICE_NAME="hookline-chaos",
             POWERTOOLS_METRICS_NAMESPACE="Hookline",
-            PYTHONPATH=str(REPO),
+            PYTHONPATH=os.pathsep.join(
+                [str(REPO / "layers" / "core"), str(REPO / "devtools"), str(REPO)]
+            ),
             CHAOS_VISIBILITY_TIMEOUT=str(self.o.visibility_timeout),
         )
         names = [k for k in env if k.startswith(("HOOKLINE_", "AWS_", "POWERTOOLS_"))]
@@ -455,8 +457,8 @@ class ChaosRun:
             yield env
 
     def _start_backends(self) -> None:
-        from hookline.local.emulator import MotoProcess
-        from hookline.localpg import LocalPostgres
+        from hookline_dev.local.emulator import MotoProcess
+        from hookline_dev.localpg import LocalPostgres
 
         # Under root the server runs as its own user, who must reach its data directory:
         # a folder of its own (pytest's tmp_path is private to root).
@@ -476,8 +478,8 @@ class ChaosRun:
 
     def _set_up_tenants(self) -> None:
         from hookline.db import Database
-        from hookline.local.queues import ensure_queues
         from hookline.settings import get_settings
+        from hookline_dev.local.queues import ensure_queues
         from tests.support import operator
 
         settings = get_settings()
@@ -521,7 +523,7 @@ class ChaosRun:
         )
 
     def _start_roles(self, env: dict[str, str]) -> None:
-        from hookline.localpg import free_port
+        from hookline_dev.localpg import free_port
 
         for role in KILLABLE:
             process = RoleProcess(

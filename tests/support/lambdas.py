@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hookline.local.apigw import LocalContext, build_rest_event
+from hookline_dev.local.apigw import LocalContext, build_rest_event
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 

@@ -12,8 +12,8 @@ from urllib.parse import urlencode
 import pytest
 
 from hookline.db import Database, reset_database
-from hookline.local.apigw import LocalContext, build_rest_event
 from hookline.repositories import api as api_repo
+from hookline_dev.local.apigw import LocalContext, build_rest_event
 from tests.support.lambdas import HttpResult
 
 OPERATOR = "arn:aws:iam::123456789012:role/hookline-operator"
@@ -105,7 +105,7 @@ def mgmt(management_env: None) -> ManagementClient:
 @pytest.fixture
 def cli(management_env: None, capsys: pytest.CaptureFixture[str]) -> Any:
     """`hookline …` in this process, as an operator: (exit code, stdout, stderr)."""
-    from hookline.cli import main
+    from hookline_dev.cli import main
 
     def run(*argv: str) -> tuple[int, str, str]:
         capsys.readouterr()  # drop what earlier steps printed
@@ -124,9 +124,9 @@ def replays_api(
     replays run in threads, all finished before the test ends."""
     from hookline import replay as replay_service
     from hookline.config import HooklineConfig
-    from hookline.local.queues import ensure_queues
     from hookline.runtime import reset_runtime
     from hookline.settings import get_settings
+    from hookline_dev.local.queues import ensure_queues
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
     get_settings.cache_clear()

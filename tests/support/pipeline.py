@@ -12,9 +12,9 @@ from typing import Any
 
 from hookline.config import HooklineConfig
 from hookline.db import Database
-from hookline.local.apigw import LocalContext
-from hookline.local.poller import SqsEventSource
-from hookline.local.queues import GroupQueues, ensure_queues
+from hookline_dev.local.apigw import LocalContext
+from hookline_dev.local.poller import SqsEventSource
+from hookline_dev.local.queues import GroupQueues, ensure_queues
 
 # Fast schedules so retries happen within a test: 0, 1 s, 1 s, ...
 TEST_CONFIG: dict[str, Any] = {

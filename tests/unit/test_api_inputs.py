@@ -8,7 +8,7 @@ import json
 import pytest
 
 from hookline.api.inputs import MAX_DEPTH, refusal
-from hookline.local.apigw import build_rest_event
+from hookline_dev.local.apigw import build_rest_event
 
 pytestmark = pytest.mark.unit
 

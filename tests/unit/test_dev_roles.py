@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hookline.local.devstack import DevOptions, DevStack, DevStackError, parse_roles
+from hookline_dev.local.devstack import DevOptions, DevStack, DevStackError, parse_roles
 
 
 def test_roles_may_be_repeated_or_comma_separated_and_are_deduplicated() -> None:

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 import hookline
+import hookline_dev
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-# The dev stack, the CLI and their helpers: in the package today, kept out of every contract's
-# "core" until they move to a package of their own.
+# What the dev stack and the CLI were called while they lived in the core package: none may
+# come back to it (they live in `hookline_dev`, outside the Lambda layer; decision 0049).
 DEV_TOOLING = {"apiclient", "cli", "commands", "local", "localpg", "terminal"}
 
 
@@ -39,7 +40,8 @@ def lint_imports() -> str:
 
 def test_every_import_contract_is_kept() -> None:
     # Given this tree first on the path (not an installed copy of hookline)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers/core"), str(ROOT)])}
+    path = [str(ROOT / "layers/core"), str(ROOT / "devtools"), str(ROOT)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     # When import-linter checks the contracts
     answer = subprocess.run(
         [lint_imports(), "--no-cache"], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -50,15 +52,26 @@ def test_every_import_contract_is_kept() -> None:
     assert "0 broken" in answer.stdout
 
 
-def test_the_core_lists_name_every_module_of_the_package_but_the_dev_tooling() -> None:
-    # Given the package's top-level modules
+def test_the_core_lists_name_every_module_of_the_core_package() -> None:
+    # Given the core package's top-level modules (what the Lambda layer bundles)
     modules = {m.name for m in pkgutil.iter_modules(hookline.__path__)}
-    # Then each is either dev tooling or in both "core" lists, so a new module is covered
+    # Then each is in both "core" lists, so a new module is covered by both contracts
     for contract in ("core-without-dev-tooling", "core-without-handlers"):
         core = {
             str(m).removeprefix("hookline.")
             for m in contracts()[contract]["source_modules"]  # type: ignore[attr-defined]
             if str(m).startswith("hookline.")
         }
-        assert core | DEV_TOOLING == modules, (contract, sorted(modules - core - DEV_TOOLING))
-        assert not core & DEV_TOOLING
+        assert core == modules, (contract, sorted(modules ^ core))
+    # And the dev tooling forbidden to them is a package of its own
+    assert contracts()["core-without-dev-tooling"]["forbidden_modules"] == ["hookline_dev"]
+
+
+def test_the_dev_tooling_is_not_in_the_core_package() -> None:
+    # Given the two packages' top-level modules
+    core = {m.name for m in pkgutil.iter_modules(hookline.__path__)}
+    dev = {m.name for m in pkgutil.iter_modules(hookline_dev.__path__)}
+    # Then none of the dev tooling is inside `hookline`, and all of it is in `hookline_dev`
+    assert not core & (DEV_TOOLING | {"hookline_dev"})
+    assert dev >= DEV_TOOLING
+    assert Path(hookline_dev.__file__).resolve().parent == ROOT / "devtools" / "hookline_dev"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from moto.sqs.models import sqs_backends
 
-from hookline.local.emulator import make_sqs_thread_safe
+from hookline_dev.local.emulator import make_sqs_thread_safe
 
 pytestmark = pytest.mark.unit
 

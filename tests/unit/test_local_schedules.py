@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from hookline.local.schedules import ScheduledRunner, scheduled_event
+from hookline_dev.local.schedules import ScheduledRunner, scheduled_event
 
 pytestmark = pytest.mark.unit
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from hookline.cli import build_parser
-from hookline.commands.replay import invoke_function, request_document
 from hookline.errors import BadRequest, HooklineError
 from hookline.replay import Pacer, parse_request
+from hookline_dev.cli import build_parser
+from hookline_dev.commands.replay import invoke_function, request_document
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 GROUPS = ("standard", "priority", "bulk")

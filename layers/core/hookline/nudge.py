@@ -10,7 +10,7 @@ fails the request that triggered it. Who is nudged, and how:
 * locally, any other process (`HOOKLINE_LOCAL_MODE` on, no fan-out function: the CLI, the
   `front` role, a producer pointed at the dev stack by `hookline dev --print-env`):
   `NOTIFY hookline_fanout`, which the dev stack's fan-out process LISTENs for
-  (`hookline.local.listener`). Never on AWS: there every NOTIFY takes a global lock at commit.
+  (`hookline_dev.local.listener`). Never on AWS: there every NOTIFY takes a global lock at commit.
 
 See docs/decisions/0022-local-nudge-over-listen-notify.md.
 """

@@ -1,7 +1,7 @@
 """The management API's HTTP edge (`/v1/*`): routers, one module per resource (`routes/`),
 and what every route shares — who the caller is, idempotent creates, the input guards, the
 error mapping and the OpenAPI document. The management API function (`functions/api`) and
-the in-process CLI (`hookline.apiclient`) both build their resolver here with `build_app`."""
+the in-process CLI (`hookline_dev.apiclient`) both build their resolver here with `build_app`."""
 
 from __future__ import annotations
 

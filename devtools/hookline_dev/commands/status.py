@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from hookline.errors import BadRequest
 
 if TYPE_CHECKING:
-    from hookline.cli import Runtime
+    from hookline_dev.cli import Runtime
 
 STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
 
@@ -93,7 +93,7 @@ def render_status(status: dict[str, Any]) -> str:
 
 def delivery_filters(args: argparse.Namespace) -> dict[str, Any]:
     """The list filters the flags set, as the API's query."""
-    from hookline.cli import instant
+    from hookline_dev.cli import instant
 
     return {
         "tenant_id": args.tenant,
@@ -107,7 +107,7 @@ def delivery_filters(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_deliveries_list(args: argparse.Namespace, rt: Runtime) -> Any:
     """Deliveries, newest first."""
-    from hookline.cli import listing
+    from hookline_dev.cli import listing
 
     return listing(args, rt, "/v1/deliveries", delivery_filters(args), DELIVERY_COLUMNS)
 
@@ -118,7 +118,7 @@ def cmd_deliveries_show(args: argparse.Namespace, rt: Runtime) -> Any:
     delivery = client.request("GET", f"/v1/deliveries/{args.id}")
     if args.json:
         return delivery
-    from hookline.cli import render, table
+    from hookline_dev.cli import render, table
 
     attempts = client.page_through(f"/v1/deliveries/{args.id}/attempts", everything=True)
     return (
@@ -130,15 +130,15 @@ def cmd_deliveries_show(args: argparse.Namespace, rt: Runtime) -> Any:
 
 def cmd_attempts(args: argparse.Namespace, rt: Runtime) -> Any:
     """Every attempt of one delivery, oldest first."""
-    from hookline.cli import listing
+    from hookline_dev.cli import listing
 
     return listing(args, rt, f"/v1/deliveries/{args.id}/attempts", {}, ATTEMPT_COLUMNS)
 
 
 def cmd_resend(args: argparse.Namespace, rt: Runtime) -> Any:
     """Resend the named deliveries, or every one the filters select (each once)."""
-    from hookline.apiclient import ApiError
-    from hookline.terminal import Outcome, progress_bar
+    from hookline_dev.apiclient import ApiError
+    from hookline_dev.terminal import Outcome, progress_bar
 
     client = rt.client(args)
     filters = {k: v for k, v in delivery_filters(args).items() if v is not None}
@@ -184,7 +184,7 @@ def cmd_resend(args: argparse.Namespace, rt: Runtime) -> Any:
 
 def render_resend(summary: dict[str, Any]) -> str:
     """The outcome of a bulk resend as a small table, then what failed and why."""
-    from hookline.cli import table
+    from hookline_dev.cli import table
 
     rows = [
         {"outcome": "selected", "deliveries": summary["selected"]},
@@ -200,7 +200,7 @@ def render_resend(summary: dict[str, Any]) -> str:
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add `status`, `deliveries list|show|attempts|resend` and `attempts`."""
-    from hookline.cli import api_options, list_options
+    from hookline_dev.cli import api_options, list_options
 
     one = [common, api_options()]
     many = [*one, list_options()]

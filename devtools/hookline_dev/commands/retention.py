@@ -12,7 +12,7 @@ from hookline.errors import BadRequest
 
 if TYPE_CHECKING:
     from hookline.archive import S3Archive
-    from hookline.cli import Runtime
+    from hookline_dev.cli import Runtime
 
 
 def archive_store(rt: Runtime, *, required: bool) -> S3Archive | None:

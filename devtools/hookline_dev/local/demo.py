@@ -28,12 +28,12 @@ from typing import Any, TextIO
 import httpx
 
 from hookline.db import Database, reset_database
-from hookline.local.devstate import BackgroundDevStack, DevState, find_running
 from hookline.management import service
 from hookline.management.access import OPERATOR, Caller
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import devstack as devstack_repo
 from hookline.settings import get_settings
+from hookline_dev.local.devstate import BackgroundDevStack, DevState, find_running
 
 FINAL_STATES = ("delivered", "failed", "dead")
 

@@ -177,7 +177,7 @@ class BackgroundDevStack:
         """Start it and wait until its front answers; its state."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         command = [
-            sys.executable, "-m", "hookline.cli", "dev", "--port", "0", "--status", "plain",
+            sys.executable, "-m", "hookline_dev.cli", "dev", "--port", "0", "--status", "plain",
             "--state-dir", str(self.state_dir), "--parent-pid", str(os.getpid()), *self.args,
         ]  # fmt: skip
         with open(self.log_path, "ab") as log:

@@ -1,4 +1,4 @@
-"""`hookline dev`: run the whole system on this machine (see `hookline.local.devstack`)."""
+"""`hookline dev`: run the whole system on this machine (see `hookline_dev.local.devstack`)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def cmd_dev(args: argparse.Namespace, rt: Any) -> Any:
     """Run until Ctrl-C or SIGTERM, or print the running stack's environment."""
     if args.print_env:
         return print_env(args.state_dir, as_json=args.json)
-    from hookline.local.devstack import DevOptions, DevStack, parse_roles
+    from hookline_dev.local.devstack import DevOptions, DevStack, parse_roles
 
     if args.port < 0 or args.port > 65535:
         raise BadRequest("--port must be 0..65535")
@@ -122,7 +122,7 @@ def cmd_dev(args: argparse.Namespace, rt: Any) -> Any:
 
 def print_env(state_dir: Path, *, as_json: bool) -> Any:
     """The running stack's environment, as shell exports (or a JSON object)."""
-    from hookline.local.devstate import find_running
+    from hookline_dev.local.devstate import find_running
 
     state = find_running(state_dir)
     if state is None:

@@ -50,24 +50,24 @@ from botocore.config import Config
 from psycopg.rows import dict_row
 
 from hookline.errors import HooklineError
-from hookline.local.apigw import LocalContext
-from hookline.local.devstate import (
+from hookline.repositories import devstack as repo
+from hookline_dev.local.apigw import LocalContext
+from hookline_dev.local.devstate import (
     DevState,
     find_running,
     operator_key,
     remove_state,
     write_state,
 )
-from hookline.local.emulator import MotoProcess, wait_until_answering
-from hookline.local.front import LocalFront
-from hookline.local.listener import FanoutListener
-from hookline.local.poller import SqsEventSource
-from hookline.local.powertools import isolate_resolver_state, serialize_metrics
-from hookline.local.queues import GroupQueues, ensure_queues
-from hookline.local.schedules import ScheduledRunner, scheduled_event
-from hookline.local.status import Snapshot, StatusWriter
-from hookline.localpg import LocalPostgres
-from hookline.repositories import devstack as repo
+from hookline_dev.local.emulator import MotoProcess, wait_until_answering
+from hookline_dev.local.front import LocalFront
+from hookline_dev.local.listener import FanoutListener
+from hookline_dev.local.poller import SqsEventSource
+from hookline_dev.local.powertools import isolate_resolver_state, serialize_metrics
+from hookline_dev.local.queues import GroupQueues, ensure_queues
+from hookline_dev.local.schedules import ScheduledRunner, scheduled_event
+from hookline_dev.local.status import Snapshot, StatusWriter
+from hookline_dev.localpg import LocalPostgres
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
@@ -695,12 +695,12 @@ def ensure_functions_importable() -> None:
     """Put the project root (which holds `functions/`) on `sys.path` if it is not there.
 
     The `hookline` console script runs with its own folder on the path, not the project's; the
-    package lives in `<root>/layers/core/hookline`, so the root is found from it (or the cwd).
+    package lives in `<root>/devtools/hookline_dev`, so the root is found from it (or the cwd).
     """
     with contextlib.suppress(ModuleNotFoundError):
         if importlib.util.find_spec("functions.receiver.handler") is not None:
             return
-    package_root = Path(__file__).resolve().parents[4]
+    package_root = Path(__file__).resolve().parents[3]
     for candidate in (Path.cwd(), package_root):
         if (candidate / "functions" / "receiver" / "handler.py").exists():
             sys.path.insert(0, str(candidate))

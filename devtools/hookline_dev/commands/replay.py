@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from hookline.errors import HooklineError
 
 if TYPE_CHECKING:
-    from hookline.cli import Runtime
+    from hookline_dev.cli import Runtime
 
 EPILOG = """examples:
   hookline replay --delivery dlv_01 --reason "customer asked"
@@ -104,7 +104,7 @@ def cmd_replay(args: argparse.Namespace, rt: Runtime) -> Any:
 
 def follow(args: argparse.Namespace, rt: Runtime, replay: dict[str, Any]) -> dict[str, Any]:
     """Poll the replay until it has finished, with done/total on a progress bar."""
-    from hookline.terminal import progress_bar
+    from hookline_dev.terminal import progress_bar
 
     deadline = time.monotonic() + args.timeout
     with progress_bar(f"replay {replay['id']}", enabled=not args.json) as progress:
@@ -122,14 +122,14 @@ def follow(args: argparse.Namespace, rt: Runtime, replay: dict[str, Any]) -> dic
 
 def finished(replay: dict[str, Any]) -> Any:
     """The replay; exit 1 when it failed."""
-    from hookline.terminal import Outcome
+    from hookline_dev.terminal import Outcome
 
     return Outcome(replay, 1 if replay.get("state") == "failed" else 0)
 
 
 def cmd_replays_list(args: argparse.Namespace, rt: Runtime) -> Any:
     """Replays, newest first."""
-    from hookline.cli import listing
+    from hookline_dev.cli import listing
 
     query = {"tenant_id": args.tenant, "state": args.state}
     return listing(args, rt, "/v1/replays", query, REPLAY_COLUMNS)
@@ -231,7 +231,7 @@ def add_follow_arguments(p: argparse.ArgumentParser) -> None:
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add `hookline replay` and `hookline replays create|list|show`."""
-    from hookline.cli import api_options, list_options
+    from hookline_dev.cli import api_options, list_options
 
     one = [common, api_options()]
     described = {

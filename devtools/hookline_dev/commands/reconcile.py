@@ -9,8 +9,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hookline.cli import Runtime
     from hookline.reconcile import ReconcileReport
+    from hookline_dev.cli import Runtime
 
 
 def cmd_reconcile(args: argparse.Namespace, rt: Runtime) -> Any:

@@ -6,11 +6,11 @@ fan-out and the deliver handlers. The child runs in its own session, so a Ctrl-C
 terminal reaches only the dev stack, which still needs SQS while it finishes its in-flight
 batches; and it exits by itself within a second when its parent is gone (a `kill -9` of the
 dev stack leaves nothing behind). Its state (queues, messages) dies with it: the dev stack
-re-enqueues on start what the database says was on the queues (see `hookline.local.devstack`).
+re-enqueues on start what the database says was on the queues (see `hookline_dev.local.devstack`).
 moto's WSGI app is served by a small keep-alive server here rather than werkzeug's development
 server, which closes every connection (see `KeepAliveWSGIServer`).
 
-Run as `python -m hookline.local.emulator --parent PID`: prints `port <n>` once listening.
+Run as `python -m hookline_dev.local.emulator --parent PID`: prints `port <n>` once listening.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class MotoProcess:
         """Start the server and wait until it answers; its endpoint URL."""
         self._log = open(self.log_path, "a") if self.log_path else None  # noqa: SIM115 - kept open while the child runs
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "hookline.local.emulator", "--parent", str(os.getpid())],
+            [sys.executable, "-m", "hookline_dev.local.emulator", "--parent", str(os.getpid())],
             stdout=subprocess.PIPE,
             stderr=self._log or subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,

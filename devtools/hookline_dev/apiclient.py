@@ -98,7 +98,7 @@ class InProcessApi:
         import base64
 
         from hookline.api import serve
-        from hookline.local.apigw import LocalContext, build_rest_event
+        from hookline_dev.local.apigw import LocalContext, build_rest_event
 
         event = build_rest_event(method, path, headers, body, query=query)
         with logs_to_stderr():

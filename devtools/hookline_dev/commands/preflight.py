@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from hookline.config import HooklineConfig, load_config
-from hookline.terminal import Outcome
+from hookline_dev.terminal import Outcome
 
 if TYPE_CHECKING:
-    from hookline.cli import Runtime
+    from hookline_dev.cli import Runtime
 
 LAMBDA_MIN_UNRESERVED = 100  # Lambda keeps this much concurrency unreserved
 DEFAULT_EIP_QUOTA = 5

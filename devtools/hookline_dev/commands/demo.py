@@ -1,4 +1,4 @@
-"""`hookline demo`: show a newcomer the whole job on the dev stack (see `hookline.local.demo`)."""
+"""`hookline demo`: show a newcomer the whole job on the dev stack (`hookline_dev.local.demo`)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_demo(args: argparse.Namespace, rt: Any) -> Any:
     """Run the demo; exit 1 if something did not happen as shown."""
-    from hookline.local.demo import run_demo
+    from hookline_dev.local.demo import run_demo
 
     code = run_demo(args.state_dir, sys.stdout, timeout=args.timeout)
     if code:

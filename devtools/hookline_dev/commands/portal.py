@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hookline.errors import BadRequest
 
 if TYPE_CHECKING:
-    from hookline.cli import Runtime
+    from hookline_dev.cli import Runtime
 
 _TTL = re.compile(r"^(\d+)([smh])$")
 _UNIT = {"s": "seconds", "m": "minutes", "h": "hours"}

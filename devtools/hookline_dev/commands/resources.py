@@ -1,5 +1,5 @@
 """`hookline tenants|sources|endpoints|events|event-types` (and `publish`): each command is
-one management API request (`hookline.apiclient`), in this process or to `--api URL`."""
+one management API request (`hookline_dev.apiclient`), in this process or to `--api URL`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hookline.destinations import KINDS
 from hookline.errors import BadRequest
 
 if TYPE_CHECKING:
-    from hookline.cli import Runtime
+    from hookline_dev.cli import Runtime
 
 from hookline.verifiers import SCHEMES as _REGISTRY
 from hookline.verifiers import describe_schemes
@@ -48,7 +48,7 @@ def cmd_tenants_add(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_tenants_list(args: argparse.Namespace, rt: Runtime) -> Any:
-    from hookline.cli import listing
+    from hookline_dev.cli import listing
 
     return listing(args, rt, "/v1/tenants", {}, TENANT_COLUMNS)
 
@@ -103,7 +103,7 @@ def cmd_sources_schemes(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_sources_list(args: argparse.Namespace, rt: Runtime) -> Any:
-    from hookline.cli import listing
+    from hookline_dev.cli import listing
 
     return listing(args, rt, "/v1/sources", {"tenant_id": args.tenant}, SOURCE_COLUMNS)
 
@@ -118,7 +118,7 @@ def cmd_sources_enable(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_sources_update(args: argparse.Namespace, rt: Runtime) -> Any:
-    from hookline.cli import json_argument
+    from hookline_dev.cli import json_argument
 
     options = json_argument(args.options, "--options")
     if options is not None and not isinstance(options, dict):
@@ -225,7 +225,7 @@ def cmd_endpoints_role_template(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_endpoints_list(args: argparse.Namespace, rt: Runtime) -> Any:
-    from hookline.cli import listing
+    from hookline_dev.cli import listing
 
     query = {"tenant_id": args.tenant, "enabled": args.enabled}
     return listing(args, rt, "/v1/endpoints", query, ENDPOINT_COLUMNS)
@@ -251,7 +251,7 @@ def cmd_endpoints_rotate(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_endpoints_test(args: argparse.Namespace, rt: Runtime) -> Any:
-    from hookline.cli import json_argument
+    from hookline_dev.cli import json_argument
 
     body = _drop_none({"type": args.type, "payload": json_argument(args.data, "--data")})
     return rt.client(args).request(
@@ -263,7 +263,7 @@ def cmd_endpoints_test(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_publish(args: argparse.Namespace, rt: Runtime) -> Any:
-    from hookline.cli import json_argument
+    from hookline_dev.cli import json_argument
 
     body = {
         "tenant_id": args.tenant,
@@ -276,7 +276,7 @@ def cmd_publish(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_events_list(args: argparse.Namespace, rt: Runtime) -> Any:
-    from hookline.cli import instant, listing
+    from hookline_dev.cli import instant, listing
 
     query = {
         "tenant_id": args.tenant,
@@ -297,7 +297,7 @@ def cmd_events_show(args: argparse.Namespace, rt: Runtime) -> Any:
 
 def _schema(args: argparse.Namespace) -> Any:
     """The JSON Schema from `--schema` or `--schema-file`."""
-    from hookline.cli import json_argument
+    from hookline_dev.cli import json_argument
 
     if args.schema is not None and args.schema_file is not None:
         raise BadRequest("give --schema or --schema-file, not both")
@@ -325,7 +325,7 @@ def cmd_event_types_add(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_event_types_list(args: argparse.Namespace, rt: Runtime) -> Any:
-    from hookline.cli import listing
+    from hookline_dev.cli import listing
 
     query = {"tenant_id": args.tenant, "name": args.name, "archived": args.archived or None}
     return listing(args, rt, "/v1/event-types", query, EVENT_TYPE_COLUMNS)
@@ -352,7 +352,7 @@ def cmd_event_types_archive(args: argparse.Namespace, rt: Runtime) -> Any:
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add `tenants`, `sources`, `endpoints`, `events`, `event-types` and `publish`."""
-    from hookline.cli import api_options, list_options
+    from hookline_dev.cli import api_options, list_options
 
     one = [common, api_options()]
     many = [*one, list_options()]

@@ -10,7 +10,7 @@ each to its own handler; anything else gets API Gateway's own
 before the function runs, and a handler that crashes is a `502 Internal server error`.
 
 Where AWS asks `/v1` callers for SigV4, the front screens `/v1` requests itself
-(`hookline.local.guard`: its own Host, no foreign Origin, JSON bodies, a key unless
+(`hookline_dev.local.guard`: its own Host, no foreign Origin, JSON bodies, a key unless
 same-origin), so a web page cannot drive the stack (decision 0030).
 
 `GET /_hookline/health` is the front's own (not the receiver's): the dev stack's liveness.
@@ -21,7 +21,7 @@ next to the receiver's (see docs/decisions/0009-local-dev-stack.md).
 
 Requests are handled concurrently. Both handlers are Powertools `APIGatewayRestResolver` apps,
 which keep the event being resolved on a class attribute: the dev stack makes that state per
-thread first (`hookline.local.powertools.isolate_resolver_state`); where it cannot, the front
+thread first (`hookline_dev.local.powertools.isolate_resolver_state`); where it cannot, the front
 is built with `one_at_a_time=True` and invokes its handlers under one lock, like a single
 receiver container (on AWS a container runs one invocation at a time).
 """
@@ -39,9 +39,14 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from hookline.local.apigw import LocalContext, build_http_event, build_rest_event, match_resource
-from hookline.local.devstate import HEALTH_PATH
-from hookline.local.guard import ApiGuard, Refused
+from hookline_dev.local.apigw import (
+    LocalContext,
+    build_http_event,
+    build_rest_event,
+    match_resource,
+)
+from hookline_dev.local.devstate import HEALTH_PATH
+from hookline_dev.local.guard import ApiGuard, Refused
 
 logger = logging.getLogger("hookline.local")
 
@@ -91,7 +96,7 @@ class LocalFront:
         (`"/v1/{proxy+}"`: the management API function). `one_at_a_time` serialises the
         invocations (needed unless the handlers are safe to run concurrently in one process).
         `operator_key` is the key the API function takes from the stack's operator; the front
-        adds it to same-origin `/v1` requests (`hookline.local.guard`).
+        adds it to same-origin `/v1` requests (`hookline_dev.local.guard`).
         `ingress` is the front door being imitated for `/in` (`infrastructure.ingress`,
         decision 0035): `rest` sends payload format 1.0, `http` and `function_url` 2.0 (for `/in`
         and `/v1`; the console's pages stay 1.0 until the console function is deployed).

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from hookline.errors import BadRequest
 
 if TYPE_CHECKING:
-    from hookline.cli import Runtime
+    from hookline_dev.cli import Runtime
 
 
 def cmd_call(args: argparse.Namespace, rt: Runtime) -> Any:
     """Send one request; print its answer."""
-    from hookline.cli import json_argument
+    from hookline_dev.cli import json_argument
 
     data = json_argument(args.data, "--data")
     query = dict(item.split("=", 1) for item in args.query if "=" in item)
@@ -87,7 +87,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     api = sub.add_parser("api", help="the management API").add_subparsers(
         dest="api_action", required=True
     )
-    from hookline.cli import api_options
+    from hookline_dev.cli import api_options
 
     p = api.add_parser(
         "call", parents=[common, api_options()], help="one request to the API (SigV4 with --api)"

@@ -20,12 +20,12 @@ from importlib import import_module
 from pkgutil import iter_modules
 from typing import Any
 
-from hookline import commands
-from hookline.apiclient import ApiClient, ApiError, HttpApi, InProcessApi
 from hookline.db import Database, resolve_conninfo
 from hookline.errors import BadRequest, DatabaseUnavailable, HooklineError
 from hookline.settings import Settings
-from hookline.terminal import Listing, Outcome
+from hookline_dev import commands
+from hookline_dev.apiclient import ApiClient, ApiError, HttpApi, InProcessApi
+from hookline_dev.terminal import Listing, Outcome
 
 Command = Callable[[argparse.Namespace, "Runtime"], Any]
 

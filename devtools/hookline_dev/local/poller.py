@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from hookline.local.apigw import LocalContext
+from hookline_dev.local.apigw import LocalContext
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     )
 
     from hookline.config import TenantGroup
-    from hookline.local.queues import GroupQueues
+    from hookline_dev.local.queues import GroupQueues
 
 logger = logging.getLogger("hookline.local")
 
