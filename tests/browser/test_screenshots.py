@@ -114,6 +114,14 @@ def test_take_screenshots_of_every_page(browser: Any, stack: Stack, sink: Sink) 
     shoot(p, "portal-expired")
     wide.close()
 
+    phone = browser.new_context(base_url=stack.url, viewport={"width": 390, "height": 800})
+    p = phone.new_page()
+    p.goto("/console/dlq")
+    shoot(p, "dlq-phone")
+    p.goto(f"/console/endpoints/{ids['endpoint']}/edit")
+    shoot(p, "endpoint-edit-phone")
+    phone.close()
+
 
 def _shoot_new_pages(p: Any, stack: Stack, ids: dict[str, str], shoot: Any) -> None:
     """The DLQ (a message waiting in the bulk group's, and a redrive's dry run), sources (the

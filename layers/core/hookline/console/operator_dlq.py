@@ -10,7 +10,8 @@ name; its progress is the replay's page.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
@@ -45,7 +46,7 @@ def register(app: APIGatewayRestResolver) -> None:
                 raise BadRequest(f"no tenant group {group!r}")
             reason = submitted.get("reason", "").strip()
             if not reason:
-                groups = dead_letter_queues(delivery_queues(settings), (group,))
+                groups = dead_letter_queues(delivery_queues(settings), settings.config.group_names)
                 context = {"groups": groups, "form": submitted, "error": "say why: a redrive "
                            "needs a reason (it goes in the audit log)", "error_group": group,
                            "preview": None}  # fmt: skip
@@ -65,9 +66,7 @@ def register(app: APIGatewayRestResolver) -> None:
         return run_changing(app, act)
 
 
-def dead_letter_queues(
-    queues: DeliveryQueues, groups: tuple[str, ...] | list[str]
-) -> list[dict[str, Any]]:
+def dead_letter_queues(queues: DeliveryQueues, groups: Sequence[str]) -> list[dict[str, Any]]:
     """Per group: the DLQ's depth (SQS's estimate) and how long its oldest message has waited
     since it was first sent; a group SQS cannot answer for carries `error` instead."""
     now = datetime.now(UTC)
@@ -87,7 +86,7 @@ def dead_letter_queues(
     return out
 
 
-def _age(delta: Any) -> str:
+def _age(delta: timedelta) -> str:
     seconds = max(int(delta.total_seconds()), 0)
     if seconds < 120:
         return f"{seconds} s"
