@@ -13,7 +13,7 @@ import pytest
 from psycopg import sql
 
 from tests.browser.conftest import Watched
-from tests.browser.test_console import SECRET, publish
+from tests.browser.test_console import SECRET, delivered, publish
 from tests.e2e.conftest import Stack, wait_until
 from tests.support.signers import standard_headers
 from tests.support.sinks import Sink
@@ -77,6 +77,7 @@ def test_an_operator_redrives_a_dlq_message_and_sees_it_delivered(
     p.get_by_role("button", name="Redrive 1 message(s)").click()
     p.locator("#replay-state").filter(has_text="succeeded").wait_for(timeout=30_000)
     wait_until(lambda: sink.requests("/redriven"), timeout=30, what="the redriven delivery")
+    wait_until(lambda: delivered(stack, dead_lettered["event"]), what="the delivery recorded")
     p.goto(f"/console/deliveries/{dead_lettered['delivery']}")
     p.locator("#state").filter(has_text="delivered").wait_for()
     assert dlq_depth(stack, GROUP) == 0
@@ -160,7 +161,7 @@ def test_the_status_page_draws_latency_and_backlog(page: Watched, stack: Stack, 
     tenant = stack.tenant(name=f"charts-{uuid.uuid4().hex[:6]}")
     stack.endpoint(tenant, sink.url("/charts"))
     done = publish(stack, tenant, {"n": 1})
-    wait_until(lambda: stack.deliveries(event_id=done)[0]["state"] == "delivered", timeout=30)
+    wait_until(lambda: delivered(stack, done), timeout=30, what="the first delivery")
     sink.behave("/slow", delay=6)
     slow_tenant = stack.tenant(name=f"slow-{uuid.uuid4().hex[:6]}")
     stack.endpoint(slow_tenant, sink.url("/slow"))
