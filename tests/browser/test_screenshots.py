@@ -87,6 +87,7 @@ def test_take_screenshots_of_every_page(browser: Any, stack: Stack, sink: Sink) 
     for name in ("endpoints", "tenants", "event-types", "audit"):
         p.goto(f"/console/{name}")
         shoot(p, name)
+    _shoot_new_pages(p, stack, ids, shoot)
     p.goto(f"/console/tenants/{ids['tenant']}")
     p.get_by_label("Title").fill("Acme Shop webhooks")
     p.get_by_label("Accent colour").fill("#7a3db8")
@@ -112,3 +113,39 @@ def test_take_screenshots_of_every_page(browser: Any, stack: Stack, sink: Sink) 
     p.goto(expired_link(stack, ids["tenant"]))
     shoot(p, "portal-expired")
     wide.close()
+
+    phone = browser.new_context(base_url=stack.url, viewport={"width": 390, "height": 800})
+    p = phone.new_page()
+    p.goto("/console/dlq")
+    shoot(p, "dlq-phone")
+    p.goto(f"/console/endpoints/{ids['endpoint']}/edit")
+    shoot(p, "endpoint-edit-phone")
+    phone.close()
+
+
+def _shoot_new_pages(p: Any, stack: Stack, ids: dict[str, str], shoot: Any) -> None:
+    """The DLQ (a message waiting in the bulk group's, and a redrive's dry run), sources (the
+    list, one source, a rotation's one reveal) and the endpoint edit form refusing a pattern."""
+    stack.sqs().send_message(
+        QueueUrl=stack.state.queues["bulk"]["dlq_url"],
+        MessageBody=json.dumps({"delivery_id": "dlv_screenshot", "seq": 1}),
+    )
+    p.goto("/console/dlq")
+    shoot(p, "dlq")
+    p.get_by_label("Reason for redriving bulk").fill("the claim crash is fixed")
+    p.get_by_role("button", name="Preview redrive of bulk").click()
+    p.locator("#would").wait_for()
+    shoot(p, "dlq-redrive-preview")
+    p.goto(f"/console/sources?tenant_id={ids['tenant']}")
+    shoot(p, "sources")
+    source = stack.query("SELECT id FROM sources WHERE tenant_id = %s", ids["tenant"])[0]["id"]
+    p.goto(f"/console/sources/{source}")
+    shoot(p, "source")
+    p.get_by_role("button", name="Rotate the secret").click()
+    p.get_by_text("Reveal the secret").click()
+    shoot(p, "source-secret")
+    p.goto(f"/console/endpoints/{ids['endpoint']}/edit")
+    p.get_by_label("Content filter").fill('{"payload": {"currency": "EUR"}}')
+    p.get_by_role("button", name="Save changes").click()
+    p.locator("#content_filter-error").wait_for()
+    shoot(p, "endpoint-edit")

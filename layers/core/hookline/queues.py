@@ -7,6 +7,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from hookline.config import DEFAULT_RESOURCE_PREFIX, HooklineConfig
@@ -133,6 +134,22 @@ class DeliveryQueues:
             QueueUrl=self.dlq_url(group), AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]
         return int(attributes.get("ApproximateNumberOfMessages", 0))
+
+    def oldest_dead_letter_sent_at(self, group: str) -> datetime | None:
+        """When the oldest of up to BATCH dead letters SQS returns was first sent (None: it
+        returned none). A peek: the messages stay visible (visibility 0), so a redrive is not
+        held up. SQS samples a standard queue, so on a deep one this is an estimate (the
+        `ApproximateAgeOfOldestMessage` metric in CloudWatch is the exact figure)."""
+        messages = self.sqs.receive_message(
+            QueueUrl=self.dlq_url(group),
+            MaxNumberOfMessages=BATCH,
+            WaitTimeSeconds=0,
+            VisibilityTimeout=0,
+            MessageSystemAttributeNames=["SentTimestamp"],
+        ).get("Messages", [])
+        sent = [int((m.get("Attributes") or {}).get("SentTimestamp", 0)) for m in messages]
+        sent = [s for s in sent if s > 0]
+        return datetime.fromtimestamp(min(sent) / 1000, UTC) if sent else None
 
     def receive_dead_letters(
         self, group: str, max_messages: int, *, wait_seconds: int, visibility_seconds: int

@@ -87,11 +87,12 @@ def _group(
         group["queue"] = queue_depth(queues.sqs, queues.url(name))
         group["dlq"] = queue_depth(queues.sqs, queues.dlq_url(name))["visible"]
     except Exception as err:  # SQS down or a queue missing: say so, show the rest
-        group["error"] = f"SQS: {_describe(err)}"
+        group["error"] = f"SQS: {describe_error(err)}"
     return group
 
 
-def _describe(err: Exception) -> str:
+def describe_error(err: Exception) -> str:
+    """What an AWS client error (or any other) says, in one line."""
     response = getattr(err, "response", None)
     if isinstance(response, dict):
         error = response.get("Error", {})

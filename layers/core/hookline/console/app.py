@@ -5,7 +5,14 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from hookline import errors
-from hookline.console import operator, portal, web
+from hookline.console import (
+    operator,
+    operator_dlq,
+    operator_endpoint_edit,
+    operator_sources,
+    portal,
+    web,
+)
 from hookline.problems import status_for
 
 
@@ -13,6 +20,8 @@ def build_app() -> APIGatewayRestResolver:
     """One resolver (per thread: docs/decisions/0011-thread-safe-handlers.md)."""
     app = APIGatewayRestResolver()
     operator.register(app)
+    for pages in (operator_dlq, operator_sources, operator_endpoint_edit):
+        pages.register(app)
     portal.register(app)
 
     def domain_error(err: errors.HooklineError) -> Response[str]:

@@ -45,24 +45,39 @@ def operator(app: APIGatewayRestResolver) -> Caller:
     raise Unauthorized("sign in as an operator to use the console")
 
 
+Action = Callable[[Caller, dict[str, str]], Response[str]]
+
+
+def render_page(
+    app: APIGatewayRestResolver, name: str, context: dict[str, Any], status: int = 200
+) -> Response[str]:
+    """A console page, with the CSRF token of this browser (and its cookie when new)."""
+    seed, new = web.console_csrf_seed(app, web.secure_cookies(app, get_settings().local_mode))
+    token = csrf_token(session_key(get_settings()), seed)
+    full = {"csrf": token, "area": "console", "base": "/console", **context}
+    return web.page(name, full, status=status, cookies=[new] if new else None)
+
+
+def run_changing(app: APIGatewayRestResolver, action: Action) -> Response[str]:
+    """Run a state-changing request's `action` as the operator, if it carries its CSRF token
+    (else a 403 page, nothing done)."""
+    who = operator(app)
+    submitted = web.form(app)
+    seed = web.cookies_of(app).get(web.CSRF_COOKIE)
+    if not web.check_csrf(session_key(get_settings()), seed, submitted, app):
+        message = {"message": "this form has expired: reload the page"}
+        return render_page(app, "refused.html", message, 403)
+    return action(who, submitted)
+
+
 def register(app: APIGatewayRestResolver) -> None:
     """Add the console's routes to `app`."""
 
     def render(name: str, context: dict[str, Any], status: int = 200) -> Response[str]:
-        seed, new = web.console_csrf_seed(app, web.secure_cookies(app, get_settings().local_mode))
-        token = csrf_token(session_key(get_settings()), seed)
-        full = {"csrf": token, "area": "console", "base": "/console", **context}
-        return web.page(name, full, status=status, cookies=[new] if new else None)
+        return render_page(app, name, context, status)
 
-    def changing(action: Callable[[Caller, dict[str, str]], Response[str]]) -> Response[str]:
-        who = operator(app)
-        submitted = web.form(app)
-        seed = web.cookies_of(app).get(web.CSRF_COOKIE)
-        if not web.check_csrf(session_key(get_settings()), seed, submitted, app):
-            return render(
-                "refused.html", {"message": "this form has expired: reload the page"}, 403
-            )
-        return action(who, submitted)
+    def changing(action: Action) -> Response[str]:
+        return run_changing(app, action)
 
     @app.get("/console/static/<name>")
     def asset(name: str) -> Response[str]:
@@ -78,10 +93,21 @@ def register(app: APIGatewayRestResolver) -> None:
         pipeline = collect_status(db, delivery_queues(settings), settings.config)
         with db.connection() as conn:
             hours = console_repo.attempts_by_hour(conn)
+            latency = console_repo.attempt_latency_by_hour(conn)
+            backlog = console_repo.backlog_by_hour(conn)
         summary = service.status(db, who)
-        bars = charts.success_rate_bars(hours, datetime.now(UTC))
-        chart = {"width": charts.WIDTH, "height": charts.HEIGHT, "pad": charts.PAD, "bars": bars}
-        return render("status.html", {"pipeline": pipeline, "summary": summary, "chart": chart})
+        now = datetime.now(UTC)
+        frame = {"width": charts.WIDTH, "height": charts.HEIGHT, "pad": charts.PAD}
+        lines, latency_top = charts.latency_lines(latency, now)
+        backlog_bars, backlog_top = charts.backlog_bars(backlog, now)
+        context = {
+            "pipeline": pipeline,
+            "summary": summary,
+            "chart": {**frame, "bars": charts.success_rate_bars(hours, now)},
+            "latency": {**frame, "lines": lines, "top": latency_top},
+            "backlog": {**frame, "bars": backlog_bars, "top": backlog_top},
+        }
+        return render("status.html", context)
 
     @app.get("/console/events")
     def events() -> Response[str]:
@@ -142,7 +168,7 @@ def register(app: APIGatewayRestResolver) -> None:
         def act(who: Caller, submitted: dict[str, str]) -> Response[str]:
             doc = _replay_doc(submitted)
             if submitted.get("confirm") != "yes":
-                preview = _dry_run(who, doc)
+                preview = dry_run(who, doc)
                 return render(
                     "replays.html", {"replays": [], "form": submitted, "preview": preview}
                 )
@@ -282,7 +308,7 @@ def _replay_doc(submitted: dict[str, str]) -> dict[str, Any]:
     return doc
 
 
-def _dry_run(who: Caller, doc: dict[str, Any]) -> dict[str, Any]:
+def dry_run(who: Caller, doc: dict[str, Any]) -> dict[str, Any]:
     """What the replay would touch (a dry run: audited, nothing sent)."""
     from hookline.replay import run_replay
     from hookline.runtime import delivery_queues, replay_options

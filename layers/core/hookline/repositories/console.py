@@ -1,4 +1,5 @@
-"""The console's own reads: attempts per hour for the status chart, the newest audit entries."""
+"""The console's own reads: per hour of the last 24 h the attempts, their latency and the
+backlog (the status charts); the newest audit entries; when sources were last rotated."""
 
 from __future__ import annotations
 
@@ -11,6 +12,23 @@ from hookline.sqlfiles import query
 def attempts_by_hour(conn: Connection) -> list[dict[str, Any]]:
     """Attempts of the last 24 h per hour: hour, attempts, succeeded (hours with none absent)."""
     return [dict(r) for r in conn.execute(query("console_attempts_by_hour")).fetchall()]
+
+
+def attempt_latency_by_hour(conn: Connection) -> list[dict[str, Any]]:
+    """Attempts of the last 24 h per hour: hour, attempts, p50_ms, p99_ms (hours with none
+    absent)."""
+    return [dict(r) for r in conn.execute(query("console_attempt_latency_by_hour")).fetchall()]
+
+
+def backlog_by_hour(conn: Connection) -> list[dict[str, Any]]:
+    """Each of the last 24 hours (oldest first) with the deliveries unfinished at its end."""
+    return [dict(r) for r in conn.execute(query("console_backlog_by_hour")).fetchall()]
+
+
+def source_rotations(conn: Connection, source_ids: list[str]) -> dict[str, Any]:
+    """Source id -> when its secret was last rotated (absent: never)."""
+    rows = conn.execute(query("console_source_rotations"), {"ids": source_ids}).fetchall()
+    return {r["source_id"]: r["rotated_at"] for r in rows}
 
 
 def recent_audit(conn: Connection, limit: int) -> list[dict[str, Any]]:

@@ -1,0 +1,329 @@
+"""The console's DLQ, sources, endpoint edit and status charts, through the console function
+as API Gateway calls it (real Postgres, moto SQS): each action is the management service's,
+audited under the console's name; secrets are shown only in the one reveal."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from hookline.management import service
+from hookline.management.access import OPERATOR, Caller
+from hookline.replay import wait_for_local_replays
+from hookline.runtime import reset_runtime
+from hookline.settings import get_settings
+from tests.support import operator
+from tests.support.console import ConsoleClient, text
+from tests.support.pipeline import Pipeline
+from tests.support.sinks import Sink
+
+pytestmark = pytest.mark.integration
+
+OPERATOR_CALLER = Caller("test-operator", OPERATOR)
+PROVIDER_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+
+@pytest.fixture
+def console(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> Iterator[ConsoleClient]:
+    """An operator's browser on the dev stack's loopback front (local mode)."""
+    monkeypatch.setenv("HOOKLINE_LOCAL_MODE", "1")
+    monkeypatch.setenv("HOOKLINE_LOCAL_KEY_FILE", str(tmp_path / "master.key"))
+    monkeypatch.delenv("HOOKLINE_REPLAY_FUNCTION", raising=False)
+    get_settings.cache_clear()
+    reset_runtime()
+    from functions.console.handler import lambda_handler
+
+    yield ConsoleClient(lambda_handler)
+    assert wait_for_local_replays(30), "a replay thread is still running"
+
+
+def audit(db: Any, object_type: str) -> list[dict[str, Any]]:
+    """Audit entries about one kind of object (replays: by action), oldest first."""
+    column = "action" if object_type == "replay" else "object_type"
+    with db.connection() as conn:
+        rows = conn.execute(
+            f"SELECT actor, action, object_id, params FROM audit_log WHERE {column} = %s "
+            "ORDER BY id",
+            (object_type,),
+        ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def queued_delivery(pipeline: Pipeline, sink: Sink, tenant: str) -> dict[str, Any]:
+    """A delivery fanned out to the tenant's endpoint, its message waiting on the queue."""
+    db = pipeline.db
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/dlq"))
+    service.publish_event(
+        db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": 1},
+        idempotency_key=None,
+    )  # fmt: skip
+    pipeline.fanout()
+    return pipeline.delivery(endpoint_id=endpoint["id"])
+
+
+def move_to_dlq(pipeline: Pipeline, group: str) -> None:
+    """What SQS does after max_receive_count failed receives: the message moves to the DLQ."""
+    sqs, queues = pipeline.sqs, pipeline.queues[group]
+    messages = sqs.receive_message(QueueUrl=queues.url, MaxNumberOfMessages=10)["Messages"]
+    for message in messages:
+        sqs.send_message(QueueUrl=queues.dlq_url, MessageBody=message["Body"])
+        sqs.delete_message(QueueUrl=queues.url, ReceiptHandle=message["ReceiptHandle"])
+
+
+# -- DLQ --------------------------------------------------------------------------------------
+
+
+def test_a_dlq_message_is_redriven_after_a_dry_run_and_then_delivered(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    # Given a delivery whose message ended in the standard group's DLQ
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    delivery = queued_delivery(pipeline, sink, tenant)
+    move_to_dlq(pipeline, "standard")
+    # When the operator opens the DLQ page
+    page = text(console.get("/console/dlq"))
+    # Then the standard DLQ shows one message and how long it has waited
+    row = re.search(r'data-group="standard">(.*?)</tr>', page, re.S)
+    assert row and '<td class="depth">1</td>' in row.group(1)
+    assert "<time datetime=" in row.group(1)
+    # When they ask to redrive it with a reason, a dry run says how many it would move
+    preview = console.post("/console/dlq/standard/redrive", {"reason": "fixed the bug"})
+    assert preview.status == 200
+    assert '<strong id="would">1</strong>' in text(preview)
+    assert pipeline.queue_depth(pipeline.queues["standard"].dlq_url) == 1  # nothing moved yet
+    # When they confirm, the replay moves it back and the delivery is made
+    done = console.post(
+        "/console/dlq/standard/redrive", {"reason": "fixed the bug", "confirm": "yes"}
+    )
+    assert done.status == 303 and done.headers["Location"].startswith("/console/replays/rpl")
+    assert wait_for_local_replays(30)
+    assert pipeline.queue_depth(pipeline.queues["standard"].dlq_url) == 0
+    pipeline.run_until(lambda: pipeline.delivery(id=delivery["id"])["state"] == "delivered")
+    assert len(sink.requests("/dlq")) == 1
+    # And both steps are audited as the console's replays of that DLQ
+    entries = audit(db, "replay")
+    assert [e["actor"] for e in entries] == ["console:local", "console:local"]
+    assert all(e["params"]["request"]["redrive_dlq"] == "standard" for e in entries)
+    assert [bool(e["params"]["request"].get("dry_run")) for e in entries] == [True, False]
+
+
+def test_a_redrive_needs_a_reason_and_its_csrf_token(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    queued_delivery(pipeline, sink, tenant)
+    move_to_dlq(pipeline, "standard")
+    console.get("/console/dlq")
+    no_reason = console.post("/console/dlq/standard/redrive", {"reason": " ", "confirm": "yes"})
+    assert no_reason.status == 400 and 'id="reason-error-standard"' in text(no_reason)
+    console.csrf = "forged"
+    forged = console.post("/console/dlq/standard/redrive", {"reason": "x", "confirm": "yes"})
+    assert forged.status == 403
+    assert audit(db, "replay") == []
+    assert pipeline.queue_depth(pipeline.queues["standard"].dlq_url) == 1
+
+
+# -- sources ----------------------------------------------------------------------------------
+
+
+def test_a_source_is_listed_with_its_inbound_url_and_its_secret_shown_only_once(
+    console: ConsoleClient, pipeline: Pipeline, db: Any
+) -> None:
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    console.get("/console/sources")
+    # When the operator adds a standard-webhooks source without a secret
+    created = console.post(
+        "/console/sources", {"tenant_id": tenant, "scheme": "standard", "name": "orders"}
+    )
+    # Then its generated secret is revealed, with the URL providers post to
+    assert created.status == 200
+    secret = re.search(r'<code id="secret">([^<]+)</code>', text(created))
+    assert secret and secret.group(1).startswith("whsec_")
+    [source] = service.list_sources(db, OPERATOR_CALLER, tenant_id=tenant, cursor=None, limit=5)[
+        "items"
+    ]
+    assert f"http://127.0.0.1:8080/in/{source['id']}" in text(created)
+    # And the list and the source's page show the URL, but never the secret
+    listed = text(console.get(f"/console/sources?tenant_id={tenant}"))
+    shown = text(console.get(f"/console/sources/{source['id']}"))
+    for page in (listed, shown):
+        assert f"http://127.0.0.1:8080/in/{source['id']}" in page
+        assert secret.group(1) not in page
+    assert 'id="rotated-at">never<' in shown
+    # When they rotate it, the new one is shown once and the old one is not shown again
+    rotated = console.post(f"/console/sources/{source['id']}/rotate", {"keep_previous": "yes"})
+    new_secret = re.search(r'<code id="secret">([^<]+)</code>', text(rotated))
+    assert new_secret and new_secret.group(1) != secret.group(1)
+    assert "previous secret keeps verifying" in text(rotated)
+    after = text(console.get(f"/console/sources/{source['id']}"))
+    assert new_secret.group(1) not in after and secret.group(1) not in after
+    assert 'id="rotated-at">never<' not in after
+    assert [(e["action"], e["actor"]) for e in audit(db, "source")] == [
+        ("create", "console:local"),
+        ("rotate_secret", "console:local"),
+    ]
+
+
+def test_a_pasted_secret_is_not_shown_back_and_a_source_can_be_disabled_and_deleted(
+    console: ConsoleClient, pipeline: Pipeline, db: Any
+) -> None:
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    console.get("/console/sources")
+    created = console.post(
+        "/console/sources",
+        {"tenant_id": tenant, "scheme": "standard", "secret": PROVIDER_SECRET},
+    )
+    assert PROVIDER_SECRET not in text(created) and 'id="secret-note"' in text(created)
+    [source] = service.list_sources(db, OPERATOR_CALLER, tenant_id=tenant, cursor=None, limit=5)[
+        "items"
+    ]
+    disabled = console.post(f"/console/sources/{source['id']}/disable", {})
+    assert disabled.status == 303
+    assert 'id="enabled">no<' in text(console.get(f"/console/sources/{source['id']}"))
+    unconfirmed = console.post(f"/console/sources/{source['id']}/delete", {})
+    assert unconfirmed.status == 400
+    deleted = console.post(f"/console/sources/{source['id']}/delete", {"confirm": "yes"})
+    assert deleted.status == 303
+    assert console.get(f"/console/sources/{source['id']}").status == 404
+    assert [e["action"] for e in audit(db, "source")] == ["create", "disable", "delete"]
+
+
+def test_a_bad_scheme_is_refused_on_the_form(
+    console: ConsoleClient, pipeline: Pipeline, db: Any
+) -> None:
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    console.get("/console/sources")
+    refused = console.post("/console/sources", {"tenant_id": tenant, "scheme": "carrier-pigeon"})
+    assert refused.status == 400 and 'id="source-error"' in text(refused)
+    assert "unknown scheme" in text(refused)
+    assert audit(db, "source") == []
+
+
+# -- endpoint edit ----------------------------------------------------------------------------
+
+
+def test_an_endpoint_edit_shows_the_services_refusal_next_to_the_field_then_saves(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/e"))
+    console.get(f"/console/endpoints/{endpoint['id']}/edit")
+    form = {
+        "url": sink.url("/e"), "description": "", "event_types": "", "max_concurrency": "5",
+        "rate_limit_per_second": "", "content_filter": '{"type": "order.paid"}',
+        "input_transformer": "",
+    }  # fmt: skip
+    # When the operator saves a pattern EventBridge would refuse (a value must be an array)
+    refused = console.post(f"/console/endpoints/{endpoint['id']}", form, htmx=True)
+    # Then htmx gets only the form back, with the service's message next to the filter
+    assert refused.status == 400
+    body = text(refused)
+    assert body.lstrip().startswith("<form") and "<html" not in body
+    error = re.search(r'<p class="field-error" id="content_filter-error"[^>]*>([^<]+)</p>', body)
+    assert error and error.group(1).startswith("filter at type")
+    assert 'aria-describedby="content_filter-error"' in body
+    assert service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["content_filter"] is None
+    # When they fix it and set a rate limit, it is saved and audited with just those changes
+    fixed = {**form, "content_filter": '{"type": ["order.paid"]}', "rate_limit_per_second": "5"}
+    saved = console.post(f"/console/endpoints/{endpoint['id']}", fixed, htmx=True)
+    assert saved.status == 200
+    assert saved.headers["HX-Redirect"] == f"/console/endpoints/{endpoint['id']}?notice=saved"
+    stored = service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])
+    assert stored["content_filter"] == {"type": ["order.paid"]}
+    assert stored["rate_limit_per_second"] == 5
+    [update] = [e for e in audit(db, "endpoint") if e["action"] == "update"]
+    assert update["actor"] == "console:local"
+    assert sorted(update["params"]) == ["content_filter", "rate_limit_per_second"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("max_concurrency", "0", "max concurrency"),
+        ("max_concurrency", "many", "whole number"),
+        ("rate_limit_per_second", "-1", "rate limit"),
+        ("event_types", "order..paid", "empty segment"),
+        ("input_transformer", '{"InputTemplate": 3}', "transform"),
+        ("content_filter", "{not json", "not JSON"),
+    ],
+)
+def test_each_bad_value_is_shown_next_to_its_own_field(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any, field: str, value: str,
+    says: str,
+) -> None:  # fmt: skip
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/e"))
+    console.get(f"/console/endpoints/{endpoint['id']}/edit")
+    form = {"url": sink.url("/e"), "max_concurrency": "5", field: value}
+    refused = console.post(f"/console/endpoints/{endpoint['id']}", form)
+    assert refused.status == 400
+    body = text(refused)
+    assert "<html" in body  # without htmx the whole page comes back
+    error = re.search(rf'id="{field}-error"[^>]*>([^<]+)</p>', body)
+    assert error and says in error.group(1), body
+    assert [e["action"] for e in audit(db, "endpoint")] == ["create"]
+
+
+def test_a_plain_form_post_is_redirected_to_the_endpoint(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/e"))
+    console.get(f"/console/endpoints/{endpoint['id']}/edit")
+    form = {"url": sink.url("/e"), "max_concurrency": "7", "description": "orders"}
+    saved = console.post(f"/console/endpoints/{endpoint['id']}", form)
+    assert saved.status == 303
+    page = text(console.get(saved.headers["Location"]))
+    assert 'id="max-concurrency">7<' in page and "saved" in page
+
+
+# -- status charts ----------------------------------------------------------------------------
+
+
+def test_the_status_page_draws_latency_and_backlog_from_the_last_day(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    # Given deliveries made (attempts with durations) and one still waiting on the queue
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/s"))
+    for n in range(3):
+        service.publish_event(
+            db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": n},
+            idempotency_key=None,
+        )  # fmt: skip
+    pipeline.run_until(lambda: pipeline.states().get("delivered") == 3)
+    service.publish_event(
+        db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": 3},
+        idempotency_key=None,
+    )  # fmt: skip
+    pipeline.fanout()
+    with db.connection() as conn:
+        durations = [
+            r["duration_ms"]
+            for r in conn.execute(
+                "SELECT duration_ms FROM attempts a JOIN deliveries d ON d.id = a.delivery_id "
+                "WHERE d.endpoint_id = %s",
+                (endpoint["id"],),
+            ).fetchall()
+        ]
+    # When the operator opens the status page
+    page = text(console.get("/console"))
+    # Then the latency chart has a p50 and a p99 point for this hour, labelled with its value
+    latency = re.search(r'<svg class="chart" id="latency-chart".*?</svg>', page, re.S)
+    assert latency
+    p50 = re.findall(r"<title>\d\d:00 p50 (\d+) ms of (\d+) attempts</title>", latency.group(0))
+    p99 = re.findall(r"<title>\d\d:00 p99 (\d+) ms of (\d+) attempts</title>", latency.group(0))
+    assert len(p50) == 1 and len(p99) == 1
+    assert p50[0][1] == "3"
+    assert int(p99[0][0]) == pytest.approx(max(durations), abs=1)
+    # And the backlog chart has a bar for this hour counting the one undelivered delivery
+    backlog = re.search(r'<svg class="chart" id="backlog-chart".*?</svg>', page, re.S)
+    assert backlog
+    assert re.findall(
+        r"<title>\d\d:00 (\d+) deliveries not finished</title>", backlog.group(0)
+    ) == ["1"]
