@@ -8,6 +8,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.console.app import build_app
+from hookline.console.mount import prefix_response, stage_prefix
 from hookline.observability import logger, tracer
 from hookline.problems import per_thread
 
@@ -18,4 +19,5 @@ current_app = per_thread(build_app)
 @tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    return current_app().resolve(event, context)
+    # On a REST API's own host the browser's paths carry the stage (hookline.console.mount).
+    return prefix_response(current_app().resolve(event, context), stage_prefix(event))

@@ -5,13 +5,14 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from hookline import errors
-from hookline.console import operator, portal, web
+from hookline.console import operator, portal, signin, web
 from hookline.problems import status_for
 
 
 def build_app() -> APIGatewayRestResolver:
     """One resolver (per thread: docs/decisions/0011-thread-safe-handlers.md)."""
     app = APIGatewayRestResolver()
+    signin.register(app)
     operator.register(app)
     portal.register(app)
 
