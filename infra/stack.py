@@ -6,12 +6,14 @@ from dataclasses import dataclass
 
 from aws_cdk import CfnOutput, RemovalPolicy, Stack
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_xray as xray
 from constructs import Construct
 
 from hookline.config import HooklineConfig
 from infra.components.api import Api
 from infra.components.archive import LedgerArchive
+from infra.components.console import ConsoleFunction, OperatorSignIn, SessionKey
 from infra.components.database import Database, DatabaseAccess, ExternalDatabase
 from infra.components.delivery import DeliverFunctions
 from infra.components.functions import FunctionContext, ServiceFunctions
@@ -79,13 +81,35 @@ class HooklineStack(Stack):
         for function in (services.reconcile, services.replay):
             archive.grant_to(function)
         migrations = Migrations(self, "Migrations", ctx=ctx)
-        api = self._front(config, services, waf=not variant.localstack)
+        session_key = SessionKey(self, "SessionKey", config=config)
+        session_key.grant_to(services.management)  # portal links made through the API
+        # Function URLs give no shared host for the pages and the sign-in (decision 0053).
+        console = (
+            None
+            if config.infrastructure.ingress == "function_url"
+            else ConsoleFunction(self, "Console", ctx=ctx, queues=queues, services=services)
+        )
+        api = self._front(
+            config, services, console.function if console else None, waf=not variant.localstack
+        )
+        signin: OperatorSignIn | None = None
+        console_base: str | None = None
+        if console is not None:
+            assert not isinstance(api, FunctionUrlIngress)
+            console_base = api.console_base
+            session_key.grant_to(console.function)
+            # Cognito is not in LocalStack's free tier: there, the portal only.
+            if not variant.localstack:
+                signin = OperatorSignIn(
+                    self, "OperatorSignIn", config=config, console_base=console_base
+                )
+                signin.configure(console.function)
         Schedules(
             self, "Schedules", config=config, fanout=services.fanout, reconcile=services.reconcile
         )
         if rds is not None:
             migrations.run_after(rds.instance)
-        migrations.run_before(services, deliver, api)
+        migrations.run_before(services, deliver, api, *([console] if console else []))
 
         monitoring = Monitoring(
             self,
@@ -101,6 +125,7 @@ class HooklineStack(Stack):
                     "reconcile": services.reconcile,
                     "replay": services.replay,
                     "migrate": migrations.migrate,
+                    **({"console": console.function} if console else {}),
                 },
                 front=api.metrics,
                 database=rds,
@@ -141,6 +166,22 @@ class HooklineStack(Stack):
             description="Grant execute-api:Invoke on this (plus /<method>/v1/*), or with "
             "function URLs lambda:InvokeFunctionUrl on this function, to API callers",
         )
+        if console_base is not None:
+            CfnOutput(
+                self,
+                "ConsoleUrl",
+                value=f"{console_base}/console",
+                description="The operator console (operators sign in through Cognito)",
+            )
+        CfnOutput(
+            self,
+            "PortalSessionKeySecretArn",
+            value=session_key.secret.secret_arn,
+            description="Signs portal links, console and portal sessions (rotate: docs/console.md)",
+        )
+        if signin is not None:
+            CfnOutput(self, "OperatorUserPoolId", value=signin.pool.user_pool_id)
+            CfnOutput(self, "OperatorSignInUrl", value=signin.hosted_ui)
         CfnOutput(self, "FanoutFunctionName", value=services.fanout.function_name)
         CfnOutput(self, "ReplayFunctionName", value=services.replay.function_name)
         CfnOutput(self, "AlarmTopicArn", value=monitoring.topic.topic_arn)
@@ -159,7 +200,12 @@ class HooklineStack(Stack):
             CfnOutput(self, "DatabaseSecretArn", value=rds.secret.secret_arn)
 
     def _front(
-        self, config: HooklineConfig, services: ServiceFunctions, *, waf: bool
+        self,
+        config: HooklineConfig,
+        services: ServiceFunctions,
+        console: lambda_.Function | None,
+        *,
+        waf: bool,
     ) -> Api | HttpIngress | FunctionUrlIngress:
         """The front door `infrastructure.ingress` chose (docs/decisions/0035)."""
         ingress = config.infrastructure.ingress
@@ -170,6 +216,7 @@ class HooklineStack(Stack):
                 config=config,
                 receiver=services.receiver,
                 management=services.management,
+                console=console,
             )
         if ingress == "function_url":
             return FunctionUrlIngress(
@@ -182,4 +229,5 @@ class HooklineStack(Stack):
             receiver=services.receiver,
             management=services.management,
             waf=config.infrastructure.waf_enabled and waf,
+            console=console,
         )
