@@ -83,33 +83,28 @@ class HooklineStack(Stack):
         migrations = Migrations(self, "Migrations", ctx=ctx)
         session_key = SessionKey(self, "SessionKey", config=config)
         session_key.grant_to(services.management)  # portal links made through the API
-        # Function URLs give no shared host for the pages and the sign-in (decision 0053).
-        console = (
-            None
-            if config.infrastructure.ingress == "function_url"
-            else ConsoleFunction(self, "Console", ctx=ctx, queues=queues, services=services)
-        )
-        api = self._front(
-            config, services, console.function if console else None, waf=not variant.localstack
-        )
+        console = ConsoleFunction(self, "Console", ctx=ctx, queues=queues, services=services)
+        session_key.grant_to(console.function)
+        api = self._front(config, services, console.function, waf=not variant.localstack)
+        console_base = api.console_base
         signin: OperatorSignIn | None = None
-        console_base: str | None = None
-        if console is not None:
-            assert not isinstance(api, FunctionUrlIngress)
-            console_base = api.console_base
-            session_key.grant_to(console.function)
-            # Cognito is not in LocalStack's free tier: there, the portal only.
-            if not variant.localstack:
-                signin = OperatorSignIn(
-                    self, "OperatorSignIn", config=config, console_base=console_base
-                )
-                signin.configure(console.function)
+        # Cognito is not in LocalStack's free tier: there, the portal only.
+        if not variant.localstack:
+            signin = OperatorSignIn(
+                self, "OperatorSignIn", config=config, console_base=console_base
+            )
+            # Behind a function URL the client names the function's URL: the function reads
+            # the client's id from a parameter (decision 0053).
+            signin.configure(
+                console.function,
+                client_id_parameter=config.infrastructure.ingress == "function_url",
+            )
         Schedules(
             self, "Schedules", config=config, fanout=services.fanout, reconcile=services.reconcile
         )
         if rds is not None:
             migrations.run_after(rds.instance)
-        migrations.run_before(services, deliver, api, *([console] if console else []))
+        migrations.run_before(services, deliver, api, console)
 
         monitoring = Monitoring(
             self,
@@ -125,7 +120,7 @@ class HooklineStack(Stack):
                     "reconcile": services.reconcile,
                     "replay": services.replay,
                     "migrate": migrations.migrate,
-                    **({"console": console.function} if console else {}),
+                    "console": console.function,
                 },
                 front=api.metrics,
                 database=rds,
@@ -166,13 +161,12 @@ class HooklineStack(Stack):
             description="Grant execute-api:Invoke on this (plus /<method>/v1/*), or with "
             "function URLs lambda:InvokeFunctionUrl on this function, to API callers",
         )
-        if console_base is not None:
-            CfnOutput(
-                self,
-                "ConsoleUrl",
-                value=f"{console_base}/console",
-                description="The operator console (operators sign in through Cognito)",
-            )
+        CfnOutput(
+            self,
+            "ConsoleUrl",
+            value=f"{console_base}/console",
+            description="The operator console (operators sign in through Cognito)",
+        )
         CfnOutput(
             self,
             "PortalSessionKeySecretArn",
@@ -203,7 +197,7 @@ class HooklineStack(Stack):
         self,
         config: HooklineConfig,
         services: ServiceFunctions,
-        console: lambda_.Function | None,
+        console: lambda_.Function,
         *,
         waf: bool,
     ) -> Api | HttpIngress | FunctionUrlIngress:
@@ -220,7 +214,11 @@ class HooklineStack(Stack):
             )
         if ingress == "function_url":
             return FunctionUrlIngress(
-                self, "Api", receiver=services.receiver, management=services.management
+                self,
+                "Api",
+                receiver=services.receiver,
+                management=services.management,
+                console=console,
             )
         return Api(
             self,

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from aws_cdk import Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from hookline.config import HooklineConfig
@@ -240,8 +242,33 @@ class OperatorSignIn(Construct):
         """The hosted UI's base URL."""
         return self.domain.base_url()
 
-    def configure(self, function: lambda_.Function) -> None:
-        """Tell the console function where operators sign in."""
+    def configure(self, function: lambda_.Function, *, client_id_parameter: bool = False) -> None:
+        """Tell the console function where operators sign in. With `client_id_parameter`
+        (function URLs: the client lists the function's own URL) the client's id reaches the
+        function through an SSM parameter whose name is fixed at synth, not by reference,
+        which would close the cycle function → client → URL → function."""
         function.add_environment("HOOKLINE_COGNITO_USER_POOL_ID", self.pool.user_pool_id)
-        function.add_environment("HOOKLINE_COGNITO_CLIENT_ID", self.client.user_pool_client_id)
         function.add_environment("HOOKLINE_COGNITO_DOMAIN", self.hosted_ui)
+        if not client_id_parameter:
+            function.add_environment("HOOKLINE_COGNITO_CLIENT_ID", self.client.user_pool_client_id)
+            return
+        stack = Stack.of(self)
+        name = f"/{stack.stack_name}/console/cognito-client-id"
+        ssm.StringParameter(
+            self,
+            "ClientId",
+            parameter_name=name,
+            string_value=self.client.user_pool_client_id,
+            description="Hookline: the console's Cognito app client (read by the console)",
+        )
+        function.add_environment("HOOKLINE_COGNITO_CLIENT_ID_PARAMETER", name)
+        function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["ssm:GetParameter"],
+                resources=[
+                    stack.format_arn(
+                        service="ssm", resource="parameter", resource_name=name.lstrip("/")
+                    )
+                ],
+            )
+        )

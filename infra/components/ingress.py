@@ -4,8 +4,9 @@
   /v1/{proxy+}` behind IAM to the management API, payload format 2.0, stage throttling and a
   JSON access log; $1.00 per million requests, no WAF.
 * `function_url` — Lambda function URLs: the receiver's open (the provider's signature is the
-  auth; its reserved concurrency is the throttle), the management API's behind IAM; no request
-  fee, no WAF, no access log.
+  auth; its reserved concurrency is the throttle), the management API's behind IAM, the
+  console's open (it signs its users in, decision 0053); no request fee, no WAF, no access
+  log.
 
 Each exposes what the stack and the monitoring need: `url`, `inbound_url`, `management_arn`
 and `metrics` (requests, 4xx, 5xx), as the REST API (`infra.components.api.Api`) does.
@@ -187,11 +188,18 @@ class FunctionUrlIngress(Construct):
         *,
         receiver: lambda_.Function,
         management: lambda_.Function,
+        console: lambda_.Function | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.receiver = receiver
         self.inbound = receiver.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
         self.management = management.add_function_url(auth_type=lambda_.FunctionUrlAuthType.AWS_IAM)
+        # The console's own URL, open: it signs operators in and reads portal sessions itself.
+        self.console = (
+            console.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
+            if console is not None
+            else None
+        )
 
     @property
     def url(self) -> str:
@@ -202,6 +210,13 @@ class FunctionUrlIngress(Construct):
     def inbound_url(self) -> str:
         """`<receiver URL>in`."""
         return f"{self.inbound.url}in"
+
+    @property
+    def console_base(self) -> str:
+        """The console function URL's origin (`https://<id>.lambda-url.<region>.on.aws`)."""
+        if self.console is None:
+            raise ValueError("no console function URL")
+        return Fn.join("", ["https://", Fn.select(2, Fn.split("/", self.console.url))])
 
     @property
     def management_arn(self) -> str:

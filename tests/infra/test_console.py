@@ -1,7 +1,8 @@
 """The console on AWS (decision 0053): a `console` function behind the same API for `/console`
 and `/portal`, operators signing in through a Cognito user pool the stack creates (an
 `operators` group, the configured admin invited by e-mail), the session key in Secrets
-Manager; cdk-nag and cfn-lint clean with the admin configured and with MFA optional."""
+Manager; cdk-nag and cfn-lint clean with the admin configured and with MFA optional, and
+behind each front (REST, HTTP API, function URLs)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,13 @@ def with_admin() -> StackView:
 @pytest.fixture(scope="module")
 def http() -> StackView:
     return synthesize({}, config=_config("http"))
+
+
+@pytest.fixture(scope="module")
+def function_url() -> StackView:
+    view = synthesize({}, config=_config("function_url"))
+    view.start_lint()
+    return view
 
 
 def _console(view: StackView) -> tuple[str, dict[str, Any]]:
@@ -193,13 +201,42 @@ def test_the_http_api_routes_the_pages_with_payload_1(http: StackView) -> None:
     assert parts[-1] == "/console/callback"  # the $default stage: no prefix
 
 
+def test_behind_function_urls_the_console_has_its_own_and_reads_the_client_from_ssm(
+    function_url: StackView,
+) -> None:
+    console, fn = _console(function_url)
+    (url,) = [
+        u for u in function_url.of_type("AWS::Lambda::Url").values()
+        if u["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0] == console
+    ]  # fmt: skip
+    assert url["Properties"]["AuthType"] == "NONE"
+    (client,) = function_url.of_type("AWS::Cognito::UserPoolClient").values()
+    callback = str(client["Properties"]["CallbackURLs"][0])
+    assert "FunctionUrl" in callback and "/console/callback" in callback
+    env = env_of(fn)
+    assert "HOOKLINE_COGNITO_CLIENT_ID" not in env  # it would close a cycle
+    name = env["HOOKLINE_COGNITO_CLIENT_ID_PARAMETER"]
+    (parameter,) = function_url.of_type("AWS::SSM::Parameter").values()
+    assert parameter["Properties"]["Name"] == name
+    assert parameter["Properties"]["Value"] == {
+        "Ref": function_url.logical_id(
+            "OperatorSignInOperatorsConsole", "AWS::Cognito::UserPoolClient"
+        )
+    }
+    reads = [
+        s for s in function_url.policy_statements(function_url.role_of(console))
+        if "ssm:GetParameter" in actions_of(s)
+    ]  # fmt: skip
+    assert len(reads) == 1 and name.lstrip("/") in str(reads[0]["Resource"])
+
+
 def test_localstack_serves_the_portal_without_a_user_pool(localstack: StackView) -> None:
     _, fn = _console(localstack)
     assert "HOOKLINE_COGNITO_USER_POOL_ID" not in env_of(fn)
     localstack.template.resource_count_is("AWS::Cognito::UserPool", 0)
 
 
-@pytest.mark.parametrize("view", ["with_admin", "http"])
+@pytest.mark.parametrize("view", ["with_admin", "http", "function_url"])
 def test_cdk_nag_finds_nothing_unacknowledged(view: str, request: pytest.FixtureRequest) -> None:
     stack: StackView = request.getfixturevalue(view)
     report = AwsSolutionsChecks(stack.app).validate_scope(stack.stack)
@@ -211,10 +248,14 @@ def test_cdk_nag_finds_nothing_unacknowledged(view: str, request: pytest.Fixture
     assert findings == []
 
 
-def test_cfn_lint_reports_no_error_or_new_warning(with_admin: StackView) -> None:
+@pytest.mark.parametrize("view", ["with_admin", "function_url"])
+def test_cfn_lint_reports_no_error_or_new_warning(
+    view: str, request: pytest.FixtureRequest
+) -> None:
+    stack: StackView = request.getfixturevalue(view)
     problems = [
         f"{m['Rule']['Id']} {m['Message']}"
-        for m in with_admin.lint_matches()
+        for m in stack.lint_matches()
         if m["Level"] == "Error" or m["Rule"]["Id"] != "W3005"
     ]
     assert problems == []

@@ -59,9 +59,11 @@ def test_function_urls_open_the_receiver_and_sign_the_api(front: StackView) -> N
     front.template.resource_count_is("AWS::ApiGatewayV2::Api", 0)
     receiver, fn = front.function("Receiver")
     management, _ = front.function("Management")
+    console, _ = front.function("ConsoleFunction")
     urls = {u["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]: u["Properties"]["AuthType"]
             for u in front.of_type("AWS::Lambda::Url").values()}  # fmt: skip
-    assert urls == {receiver: "NONE", management: "AWS_IAM"}
+    # The console signs its users in itself (tests/infra/test_console.py)
+    assert urls == {receiver: "NONE", management: "AWS_IAM", console: "NONE"}
     # The receiver's reserved concurrency is its throttle
     infra = front.config.infrastructure
     assert fn["Properties"]["ReservedConcurrentExecutions"] == infra.receiver_reserved_concurrency

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 import boto3
 import jwt
@@ -22,6 +22,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from hookline.config import HooklineConfig
+from hookline.console import cognito
 from hookline.db import reset_database
 from hookline.settings import get_settings
 from hookline_dev.local.apigw import LocalContext, build_rest_event
@@ -33,6 +34,7 @@ pytestmark = pytest.mark.integration
 POOL_ID = f"{REGION}_ConsoleTest"
 CLIENT_ID = "console-client-id"
 HOST = "abc123.execute-api.us-east-1.amazonaws.com"
+URL_HOST = "xyz789.lambda-url.us-east-1.on.aws"
 ISSUER = f"https://cognito-idp.{REGION}.amazonaws.com/{POOL_ID}"
 KID = "test-key-1"
 
@@ -102,22 +104,23 @@ def user_pool() -> Iterator[FakeUserPool]:
 
 
 class Browser:
-    """The console function behind a REST API's stage, with a cookie jar."""
+    """The console function behind a REST API's stage (or its own function URL), with a
+    cookie jar."""
 
-    def __init__(self) -> None:
+    def __init__(self, shape: str = "rest") -> None:
         from functions.console.handler import lambda_handler
 
         self.handler = lambda_handler
+        self.shape = shape
         self.cookies: dict[str, str] = {}
         self.set_cookies: dict[str, str] = {}  # name -> the last Set-Cookie line for it
 
     def get(self, path: str, query: str = "") -> tuple[int, dict[str, str], str]:
-        headers = {"Host": HOST, "X-Forwarded-Proto": "https"}
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        event = build_rest_event("GET", path, headers, query=query, stage="live")
+        event = self._rest(path, query) if self.shape == "rest" else self._url(path, query)
         answer = self.handler(event, LocalContext(function_name="console"))
         merged: dict[str, str] = {}
+        for line in answer.get("cookies") or []:  # a function URL's answer
+            self._keep(line)
         for name, values in (answer.get("multiValueHeaders") or {}).items():
             if name.lower() == "set-cookie":
                 for line in values:
@@ -126,6 +129,29 @@ class Browser:
                 merged[name] = values[-1]
         merged.update(answer.get("headers") or {})
         return answer["statusCode"], merged, answer.get("body") or ""
+
+    def _rest(self, path: str, query: str) -> dict[str, Any]:
+        headers = {"Host": HOST, "X-Forwarded-Proto": "https"}
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        return build_rest_event("GET", path, headers, query=query, stage="live")
+
+    def _url(self, path: str, query: str) -> dict[str, Any]:
+        return {
+            "version": "2.0",
+            "rawPath": path,
+            "rawQueryString": query,
+            "headers": {"host": URL_HOST, "x-forwarded-proto": "https"},
+            "cookies": [f"{k}={v}" for k, v in self.cookies.items()] or None,
+            "queryStringParameters": dict(parse_qsl(query)) or None,
+            "requestContext": {
+                "domainName": URL_HOST,
+                "requestId": "req-1",
+                "http": {"method": "GET", "path": path, "sourceIp": "203.0.113.9"},
+            },
+            "body": None,
+            "isBase64Encoded": False,
+        }
 
     def _keep(self, line: str) -> None:
         name, _, rest = line.partition("=")
@@ -308,3 +334,31 @@ def test_tokens_of_a_real_user_pool_sign_in_only_its_operators(
     finally:
         get_settings.cache_clear()
         reset_database()
+
+
+def test_behind_a_function_url_the_client_id_comes_from_its_parameter(
+    browser: Browser, user_pool: FakeUserPool, moto_endpoint: str, monkeypatch, db
+) -> None:
+    # Given the console behind its own function URL, told the client's SSM parameter only
+    ssm = boto3.client("ssm", endpoint_url=moto_endpoint, region_name=REGION)
+    ssm.put_parameter(Name="/Hookline/console/cognito-client-id", Value=CLIENT_ID, Type="String")
+    monkeypatch.delenv("HOOKLINE_COGNITO_CLIENT_ID")
+    monkeypatch.setenv(
+        "HOOKLINE_COGNITO_CLIENT_ID_PARAMETER", "/Hookline/console/cognito-client-id"
+    )
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    get_settings.cache_clear()
+    cognito._client_ids.clear()
+    ops.add_tenant(db, HooklineConfig(), name="url-tenant", group=None)
+    url_browser = Browser("function_url")
+    # When an operator signs in through it
+    sent = start_sign_in(url_browser)
+    assert sent["client_id"] == CLIENT_ID
+    assert sent["redirect_uri"] == f"https://{URL_HOST}/console/callback"  # no stage
+    status, _, body = callback(url_browser, user_pool, user_pool.id_token(), sent["state"])
+    assert status == 200, body
+    # Then the session cookie came back in the function URL's own field and opens the console
+    assert "Path=/console" in url_browser.set_cookies["hl_operator"]
+    status, _, body = url_browser.get("/console/tenants")
+    assert status == 200
+    assert "url-tenant" in body and 'href="/console/events"' in body

@@ -97,6 +97,9 @@ class Settings:
     # the pool's own unless overridden (tests and emulators).
     cognito_user_pool_id: str | None = None
     cognito_client_id: str | None = None
+    # Behind a function URL the client id is read from this SSM parameter instead: the app
+    # client names the function's URL, so the function cannot name the client (decision 0053).
+    cognito_client_id_parameter: str | None = None
     cognito_domain: str | None = None  # the hosted UI's base URL, https://…
     cognito_jwks_url: str | None = None
 
@@ -143,6 +146,7 @@ class Settings:
             portal_session_key_secret_arn=e.get("HOOKLINE_PORTAL_SESSION_KEY_SECRET_ARN") or None,
             cognito_user_pool_id=e.get("HOOKLINE_COGNITO_USER_POOL_ID") or None,
             cognito_client_id=e.get("HOOKLINE_COGNITO_CLIENT_ID") or None,
+            cognito_client_id_parameter=e.get("HOOKLINE_COGNITO_CLIENT_ID_PARAMETER") or None,
             cognito_domain=(e.get("HOOKLINE_COGNITO_DOMAIN") or "").rstrip("/") or None,
             cognito_jwks_url=e.get("HOOKLINE_COGNITO_JWKS_URL") or None,
         )

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 import httpx
 import jwt
 
+from hookline.aws import client
 from hookline.errors import SessionInvalid, UpstreamUnavailable
 from hookline.settings import Settings
 
@@ -28,6 +29,7 @@ TOKEN_TIMEOUT_SECONDS = 5.0
 JWKS_LIFESPAN_SECONDS = 3600  # keys are fetched again after an hour, or for an unknown kid
 _jwks_lock = threading.Lock()
 _jwks_clients: dict[str, jwt.PyJWKClient] = {}
+_client_ids: dict[str, str] = {}  # SSM parameter name -> app client id, read once
 
 
 @dataclass(frozen=True)
@@ -42,15 +44,17 @@ class UserPool:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> UserPool | None:
-        """The configured user pool, or None (local mode: no sign-in)."""
-        if not (
-            settings.cognito_user_pool_id and settings.cognito_client_id and settings.cognito_domain
-        ):
+        """The configured user pool, or None (local mode: no sign-in). The app client's id
+        is a setting, or read once from its SSM parameter (behind a function URL)."""
+        pool_id, domain = settings.cognito_user_pool_id, settings.cognito_domain
+        parameter = settings.cognito_client_id_parameter
+        if not (pool_id and domain and (settings.cognito_client_id or parameter)):
             return None
+        client_id = settings.cognito_client_id or _parameter_value(settings, str(parameter))
         return cls(
-            pool_id=settings.cognito_user_pool_id,
-            client_id=settings.cognito_client_id,
-            domain=settings.cognito_domain,
+            pool_id=pool_id,
+            client_id=client_id,
+            domain=domain,
             region=settings.aws_region,
             jwks_override=settings.cognito_jwks_url,
         )
@@ -176,6 +180,14 @@ def verify_id_token(pool: UserPool, token: str) -> SignedInUser:
         groups=tuple(str(g) for g in groups),
         expires_at=datetime.fromtimestamp(int(claims["exp"]), UTC),
     )
+
+
+def _parameter_value(settings: Settings, name: str) -> str:
+    """An SSM parameter's value, read once per container."""
+    if name not in _client_ids:
+        answer = client("ssm", settings).get_parameter(Name=name)
+        _client_ids[name] = str(answer["Parameter"]["Value"])
+    return _client_ids[name]
 
 
 def _jwks(url: str) -> jwt.PyJWKClient:
