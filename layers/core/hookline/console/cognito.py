@@ -26,6 +26,9 @@ from hookline.errors import SessionInvalid, UpstreamUnavailable
 from hookline.settings import Settings
 
 TOKEN_TIMEOUT_SECONDS = 5.0
+# Cognito stamps `iat` in whole seconds from its own clock: without leeway a token can look
+# issued a fraction of a second in the future here.
+CLOCK_SKEW_SECONDS = 30
 JWKS_LIFESPAN_SECONDS = 3600  # keys are fetched again after an hour, or for an unknown kid
 _jwks_lock = threading.Lock()
 _jwks_clients: dict[str, jwt.PyJWKClient] = {}
@@ -162,6 +165,7 @@ def verify_id_token(pool: UserPool, token: str) -> SignedInUser:
             algorithms=["RS256"],
             audience=pool.client_id,
             issuer=pool.issuer,
+            leeway=CLOCK_SKEW_SECONDS,
             options={"require": ["exp", "iat", "iss", "aud", "sub", "token_use"]},
         )
     except jwt.PyJWKClientConnectionError as err:
