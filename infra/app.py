@@ -5,10 +5,13 @@ Context flags:
   -c stackName=Hookline               stack name
   -c localstack=true                  the LocalStack variant (see docs/localstack.md)
   -c databaseUrlSecretName=NAME       LocalStack variant: secret holding DATABASE_URL
+  -c consoleAdminEmail=ops@example.com the console's first operator (overrides
+                                      console.admin_email; Cognito e-mails the invitation)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -47,6 +50,9 @@ def build_app(
     )
     get = app.node.try_get_context
     config = config or load_config(get("config"))
+    if get("consoleAdminEmail"):
+        console = dataclasses.replace(config.console, admin_email=str(get("consoleAdminEmail")))
+        config = dataclasses.replace(config, console=console)
     variant = Variant(
         localstack=_flag(get("localstack")),
         database_url_secret_name=get("databaseUrlSecretName") or Variant.database_url_secret_name,

@@ -6,12 +6,14 @@ from dataclasses import dataclass
 
 from aws_cdk import CfnOutput, RemovalPolicy, Stack
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_xray as xray
 from constructs import Construct
 
 from hookline.config import HooklineConfig
 from infra.components.api import Api
 from infra.components.archive import LedgerArchive
+from infra.components.console import ConsoleFunction, OperatorSignIn, SessionKey
 from infra.components.database import Database, DatabaseAccess, ExternalDatabase
 from infra.components.delivery import DeliverFunctions
 from infra.components.functions import FunctionContext, ServiceFunctions
@@ -79,13 +81,30 @@ class HooklineStack(Stack):
         for function in (services.reconcile, services.replay):
             archive.grant_to(function)
         migrations = Migrations(self, "Migrations", ctx=ctx)
-        api = self._front(config, services, waf=not variant.localstack)
+        session_key = SessionKey(self, "SessionKey", config=config)
+        session_key.grant_to(services.management)  # portal links made through the API
+        console = ConsoleFunction(self, "Console", ctx=ctx, queues=queues, services=services)
+        session_key.grant_to(console.function)
+        api = self._front(config, services, console.function, waf=not variant.localstack)
+        console_base = api.console_base
+        signin: OperatorSignIn | None = None
+        # Cognito is not in LocalStack's free tier: there, the portal only.
+        if not variant.localstack:
+            signin = OperatorSignIn(
+                self, "OperatorSignIn", config=config, console_base=console_base
+            )
+            # Behind a function URL the client names the function's URL: the function reads
+            # the client's id from a parameter (decision 0053).
+            signin.configure(
+                console.function,
+                client_id_parameter=config.infrastructure.ingress == "function_url",
+            )
         Schedules(
             self, "Schedules", config=config, fanout=services.fanout, reconcile=services.reconcile
         )
         if rds is not None:
             migrations.run_after(rds.instance)
-        migrations.run_before(services, deliver, api)
+        migrations.run_before(services, deliver, api, console)
 
         monitoring = Monitoring(
             self,
@@ -101,6 +120,7 @@ class HooklineStack(Stack):
                     "reconcile": services.reconcile,
                     "replay": services.replay,
                     "migrate": migrations.migrate,
+                    "console": console.function,
                 },
                 front=api.metrics,
                 database=rds,
@@ -141,6 +161,21 @@ class HooklineStack(Stack):
             description="Grant execute-api:Invoke on this (plus /<method>/v1/*), or with "
             "function URLs lambda:InvokeFunctionUrl on this function, to API callers",
         )
+        CfnOutput(
+            self,
+            "ConsoleUrl",
+            value=f"{console_base}/console",
+            description="The operator console (operators sign in through Cognito)",
+        )
+        CfnOutput(
+            self,
+            "PortalSessionKeySecretArn",
+            value=session_key.secret.secret_arn,
+            description="Signs portal links, console and portal sessions (rotate: docs/console.md)",
+        )
+        if signin is not None:
+            CfnOutput(self, "OperatorUserPoolId", value=signin.pool.user_pool_id)
+            CfnOutput(self, "OperatorSignInUrl", value=signin.hosted_ui)
         CfnOutput(self, "FanoutFunctionName", value=services.fanout.function_name)
         CfnOutput(self, "ReplayFunctionName", value=services.replay.function_name)
         CfnOutput(self, "AlarmTopicArn", value=monitoring.topic.topic_arn)
@@ -159,7 +194,12 @@ class HooklineStack(Stack):
             CfnOutput(self, "DatabaseSecretArn", value=rds.secret.secret_arn)
 
     def _front(
-        self, config: HooklineConfig, services: ServiceFunctions, *, waf: bool
+        self,
+        config: HooklineConfig,
+        services: ServiceFunctions,
+        console: lambda_.Function,
+        *,
+        waf: bool,
     ) -> Api | HttpIngress | FunctionUrlIngress:
         """The front door `infrastructure.ingress` chose (docs/decisions/0035)."""
         ingress = config.infrastructure.ingress
@@ -170,10 +210,15 @@ class HooklineStack(Stack):
                 config=config,
                 receiver=services.receiver,
                 management=services.management,
+                console=console,
             )
         if ingress == "function_url":
             return FunctionUrlIngress(
-                self, "Api", receiver=services.receiver, management=services.management
+                self,
+                "Api",
+                receiver=services.receiver,
+                management=services.management,
+                console=console,
             )
         return Api(
             self,
@@ -182,4 +227,5 @@ class HooklineStack(Stack):
             receiver=services.receiver,
             management=services.management,
             waf=config.infrastructure.waf_enabled and waf,
+            console=console,
         )

@@ -1,7 +1,9 @@
 """The API Gateway REST API (v1) in front of the receiver and the management API.
 
 `POST /in/{source_id}` is open (the provider's signature is the auth) and goes to the
-receiver; `/v1/{proxy+}` requires SigV4 (IAM) and goes to the management API function. Every
+receiver; `/v1/{proxy+}` requires SigV4 (IAM) and goes to the management API function;
+`/console` and `/portal` (and everything under them) go to the console function, which signs
+its users in itself (decision 0053). Every
 media type is binary, so the functions get the body base64-encoded and byte-exact — signatures
 are computed over raw bytes. See docs/decisions/0004-api-gateway-rest-binary.md.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import Aws, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -18,7 +20,7 @@ from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
 from hookline.config import HooklineConfig
-from infra.components.ingress import PERIOD, FrontMetrics
+from infra.components.ingress import PAGE_ROOTS, PAGES_AUTH_REASON, PERIOD, FrontMetrics
 from infra.components.logging import retention
 from infra.nag import suppress
 
@@ -55,6 +57,7 @@ class Api(Construct):
         receiver: lambda_.IFunction,
         management: lambda_.IFunction,
         waf: bool,
+        console: lambda_.IFunction | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         infra = config.infrastructure
@@ -119,6 +122,25 @@ class Api(Construct):
             request_parameters={"method.request.path.proxy": True},
             request_validator=validator,
         )
+        self.console_methods: list[apigw.Method] = []
+        if console is not None:
+            pages = apigw.LambdaIntegration(console, proxy=True)
+            for root in PAGE_ROOTS:
+                resource = self.rest_api.root.add_resource(root)
+                self.console_methods.append(
+                    resource.add_method(
+                        "ANY", pages, authorization_type=apigw.AuthorizationType.NONE
+                    )
+                )
+                self.console_methods.append(
+                    resource.add_resource("{proxy+}").add_method(
+                        "ANY",
+                        pages,
+                        authorization_type=apigw.AuthorizationType.NONE,
+                        request_parameters={"method.request.path.proxy": True},
+                        request_validator=validator,
+                    )
+                )
         self.web_acl = (
             self._web_acl(infra.waf_rate_limit_per_5min, infra.waf_inbound_rate_limit_per_5min)
             if waf
@@ -213,6 +235,9 @@ class Api(Construct):
                 "A provider's GET handshake (Meta, X, Dropbox, Okta) carries its verify token or "
                 "signed challenge, checked by the receiver; providers cannot sign SigV4.",
             )
+        for method in self.console_methods:
+            for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4"):
+                suppress(method, rule, PAGES_AUTH_REASON)
         suppress(
             self.management_method,
             "AwsSolutions-COG4",
@@ -245,6 +270,17 @@ class Api(Construct):
     def url(self) -> str:
         """The stage's base URL."""
         return self.rest_api.url
+
+    @property
+    def console_base(self) -> str:
+        """The console's base URL (`<base>/console`), from the API's id and the stage's name
+        alone: the user pool's app client lists it, and the console function (whose routes
+        the stage's deployment depends on) reads the client's id."""
+        return Fn.join(
+            "",
+            ["https://", self.rest_api.rest_api_id, ".execute-api.", Aws.REGION, ".",
+             Aws.URL_SUFFIX, "/", STAGE],
+        )  # fmt: skip
 
     @property
     def management_arn(self) -> str:

@@ -4,8 +4,9 @@
   /v1/{proxy+}` behind IAM to the management API, payload format 2.0, stage throttling and a
   JSON access log; $1.00 per million requests, no WAF.
 * `function_url` — Lambda function URLs: the receiver's open (the provider's signature is the
-  auth; its reserved concurrency is the throttle), the management API's behind IAM; no request
-  fee, no WAF, no access log.
+  auth; its reserved concurrency is the throttle), the management API's behind IAM, the
+  console's open (it signs its users in, decision 0053); no request fee, no WAF, no access
+  log.
 
 Each exposes what the stack and the monitoring need: `url`, `inbound_url`, `management_arn`
 and `metrics` (requests, 4xx, 5xx), as the REST API (`infra.components.api.Api`) does.
@@ -17,7 +18,7 @@ import json
 from dataclasses import dataclass
 
 import jsii
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Aws, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_cloudwatch as cw
@@ -32,6 +33,13 @@ from infra.components.logging import retention
 from infra.nag import suppress
 
 PERIOD = Duration.minutes(5)
+PAGE_ROOTS = ("console", "portal")  # the console function's pages (hookline.console)
+PAGES_AUTH_REASON = (
+    "The console signs operators in itself through the Cognito hosted UI (a verified ID token "
+    "becomes its own session cookie, decision 0053) and the portal through signed portal "
+    "links: browsers cannot sign SigV4, and a Cognito authorizer reads a bearer header, not "
+    "a cookie."
+)
 HTTP_ACCESS_LOG_FIELDS = {
     "requestId": "$context.requestId",
     "requestTime": "$context.requestTimeEpoch",
@@ -70,6 +78,7 @@ class HttpIngress(Construct):
         config: HooklineConfig,
         receiver: lambda_.IFunction,
         management: lambda_.IFunction,
+        console: lambda_.IFunction | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         infra = config.infrastructure
@@ -119,6 +128,19 @@ class HttpIngress(Construct):
                 "Inbound webhooks authenticate by the provider's HMAC signature over the raw "
                 "body, verified by the receiver; providers cannot sign SigV4.",
             )
+        self.console_routes: list[apigwv2.HttpRoute] = []
+        if console is not None:
+            # Payload 1.0: the console's resolver is REST-shaped (cookies in the Cookie header,
+            # multi-value Set-Cookie); `$default` stage, so no prefix in the browser's paths.
+            pages = HttpLambdaIntegration(
+                "Console", console, payload_format_version=apigwv2.PayloadFormatVersion.VERSION_1_0
+            )
+            for path in ("/console", "/console/{proxy+}", "/portal", "/portal/{proxy+}"):
+                self.console_routes += self.http_api.add_routes(
+                    path=path, methods=[apigwv2.HttpMethod.ANY], integration=pages
+                )
+            for route in self.console_routes:
+                suppress(route, "AwsSolutions-APIG4", PAGES_AUTH_REASON)
 
     @property
     def url(self) -> str:
@@ -131,6 +153,14 @@ class HttpIngress(Construct):
     def inbound_url(self) -> str:
         """`<url>in`."""
         return f"{self.url}in"
+
+    @property
+    def console_base(self) -> str:
+        """The console's base URL (`<base>/console`), from the API's id alone (see
+        `Api.console_base`)."""
+        return Fn.join(
+            "", ["https://", self.http_api.api_id, ".execute-api.", Aws.REGION, ".", Aws.URL_SUFFIX]
+        )
 
     @property
     def management_arn(self) -> str:
@@ -158,11 +188,18 @@ class FunctionUrlIngress(Construct):
         *,
         receiver: lambda_.Function,
         management: lambda_.Function,
+        console: lambda_.Function | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.receiver = receiver
         self.inbound = receiver.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
         self.management = management.add_function_url(auth_type=lambda_.FunctionUrlAuthType.AWS_IAM)
+        # The console's own URL, open: it signs operators in and reads portal sessions itself.
+        self.console = (
+            console.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
+            if console is not None
+            else None
+        )
 
     @property
     def url(self) -> str:
@@ -173,6 +210,13 @@ class FunctionUrlIngress(Construct):
     def inbound_url(self) -> str:
         """`<receiver URL>in`."""
         return f"{self.inbound.url}in"
+
+    @property
+    def console_base(self) -> str:
+        """The console function URL's origin (`https://<id>.lambda-url.<region>.on.aws`)."""
+        if self.console is None:
+            raise ValueError("no console function URL")
+        return Fn.join("", ["https://", Fn.select(2, Fn.split("/", self.console.url))])
 
     @property
     def management_arn(self) -> str:

@@ -14,10 +14,18 @@ pytestmark = pytest.mark.infra
 
 
 def _methods_on(view: StackView, path_part: str) -> dict[str, dict]:  # type: ignore[type-arg]
+    """The methods on the resource `path_part`, or `parent/path_part` where that is ambiguous."""
+    parent, _, part = path_part.rpartition("/")
+    resources = view.of_type("AWS::ApiGateway::Resource")
+
+    def parent_part(resource: dict) -> str:  # type: ignore[type-arg]
+        ref = resource["Properties"]["ParentId"]
+        return resources[ref["Ref"]]["Properties"]["PathPart"] if "Ref" in ref else ""
+
     (resource_id,) = [
         k
-        for k, v in view.of_type("AWS::ApiGateway::Resource").items()
-        if v["Properties"]["PathPart"] == path_part
+        for k, v in resources.items()
+        if v["Properties"]["PathPart"] == part and (not parent or parent_part(v) == parent)
     ]
     return {
         v["Properties"]["HttpMethod"]: v["Properties"]
@@ -51,7 +59,7 @@ def test_inbound_route_is_open_and_proxies_to_the_receiver(variant: StackView) -
 def test_management_api_requires_iam_and_goes_to_the_api_function(variant: StackView) -> None:
     management, _ = variant.function("Management")
     receiver, _ = variant.function("Receiver")
-    method = _method_on(variant, "{proxy+}")
+    method = _method_on(variant, "v1/{proxy+}")
     assert method["HttpMethod"] == "ANY"
     assert method["AuthorizationType"] == "AWS_IAM"
     assert management in json.dumps(method["Integration"]["Uri"])

@@ -10,10 +10,10 @@ from tests.infra.view import StackView, env_of
 
 pytestmark = pytest.mark.infra
 
-NAMES = ("Receiver", "Management", "Fanout", "Reconcile", "Replay", "Migrate")
+NAMES = ("Receiver", "Management", "Fanout", "Reconcile", "Replay", "Migrate", "ConsoleFunction")
 
 
-def test_the_five_functions_and_one_deliver_per_group(variant: StackView) -> None:
+def test_the_service_functions_and_one_deliver_per_group(variant: StackView) -> None:
     fns = variant.functions()
     assert len(fns) == len(NAMES) + len(variant.config.tenant_groups)
     for name in NAMES:

@@ -37,8 +37,13 @@ def test_the_http_api_keeps_in_open_and_v1_behind_iam_with_payload_2(front: Stac
         "AWS::ApiGatewayV2::Route").values()}  # fmt: skip
     assert routes["POST /in/{source_id}"].get("AuthorizationType", "NONE") == "NONE"
     assert routes["ANY /v1/{proxy+}"]["AuthorizationType"] == "AWS_IAM"
+    console, _ = front.function("ConsoleFunction")
     for integration in front.of_type("AWS::ApiGatewayV2::Integration").values():
-        assert integration["Properties"]["PayloadFormatVersion"] == "2.0"
+        target = integration["Properties"]["IntegrationUri"]["Fn::GetAtt"][0]
+        # The console's pages are REST-shaped (payload 1.0, tests/infra/test_console.py)
+        assert integration["Properties"]["PayloadFormatVersion"] == (
+            "1.0" if target == console else "2.0"
+        )
     (stage,) = front.of_type("AWS::ApiGatewayV2::Stage").values()
     infra = front.config.infrastructure
     assert stage["Properties"]["DefaultRouteSettings"]["ThrottlingRateLimit"] == (
@@ -54,9 +59,11 @@ def test_function_urls_open_the_receiver_and_sign_the_api(front: StackView) -> N
     front.template.resource_count_is("AWS::ApiGatewayV2::Api", 0)
     receiver, fn = front.function("Receiver")
     management, _ = front.function("Management")
+    console, _ = front.function("ConsoleFunction")
     urls = {u["Properties"]["TargetFunctionArn"]["Fn::GetAtt"][0]: u["Properties"]["AuthType"]
             for u in front.of_type("AWS::Lambda::Url").values()}  # fmt: skip
-    assert urls == {receiver: "NONE", management: "AWS_IAM"}
+    # The console signs its users in itself (tests/infra/test_console.py)
+    assert urls == {receiver: "NONE", management: "AWS_IAM", console: "NONE"}
     # The receiver's reserved concurrency is its throttle
     infra = front.config.infrastructure
     assert fn["Properties"]["ReservedConcurrentExecutions"] == infra.receiver_reserved_concurrency

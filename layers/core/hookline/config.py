@@ -99,6 +99,21 @@ class Infrastructure:
     alarm_receiver_5xx_per_5min: int = 5
 
 
+MFA_CHOICES = ("required", "optional")
+
+
+@dataclass(frozen=True)
+class Console:
+    """The operator console on AWS (docs/decisions/0053): its Cognito user pool's first
+    operator and hosted UI."""
+
+    # Invited by Cognito (a temporary password by e-mail) and put in the operators group.
+    admin_email: str | None = None
+    # The hosted UI at https://<prefix>.auth.<region>.amazoncognito.com; none: "<stack>-<account>".
+    cognito_domain_prefix: str | None = None
+    mfa: str = "required"  # one of MFA_CHOICES; the second factor is TOTP (no SMS)
+
+
 @dataclass(frozen=True)
 class HooklineConfig:
     """Everything that sizes and names a deployment."""
@@ -142,6 +157,7 @@ class HooklineConfig:
     reconcile_batch_size: int = 500  # rows per repair statement
     reconcile_report_retention_days: int = 30
     infrastructure: Infrastructure = field(default_factory=Infrastructure)
+    console: Console = field(default_factory=Console)
 
     def group(self, name: str) -> TenantGroup:
         """The tenant group called `name`."""
@@ -166,8 +182,9 @@ class HooklineConfig:
         groups = tuple(TenantGroup(**g) for g in data.get("tenant_groups", []))
         schedules = Schedules(**data.get("schedules", {}))
         infrastructure = Infrastructure(**data.get("infrastructure", {}))
-        nested = ("tenant_groups", "schedules", "infrastructure")
+        nested = ("tenant_groups", "schedules", "infrastructure", "console")
         rest = {k: v for k, v in data.items() if k not in nested}
+        rest["console"] = Console(**data.get("console", {}))
         if "retry_schedule_seconds" in rest:
             rest["retry_schedule_seconds"] = tuple(rest["retry_schedule_seconds"])
         config = cls(schedules=schedules, infrastructure=infrastructure, **rest)
@@ -178,6 +195,8 @@ class HooklineConfig:
         if config.infrastructure.ingress not in INGRESSES:
             known = ", ".join(INGRESSES)
             raise ValueError(f"infrastructure.ingress must be one of {known}")
+        if config.console.mfa not in MFA_CHOICES:
+            raise ValueError(f"console.mfa must be one of {', '.join(MFA_CHOICES)}")
         if config.default_group not in config.group_names:
             raise ValueError(f"default_group {config.default_group!r} is not a tenant group")
         for name in ("ledger_retention_days", "dedupe_retention_days", "restore_hold_days"):

@@ -32,6 +32,11 @@ class SessionInvalid(HooklineError):
     or missing (401)."""
 
 
+class SignInRequired(SessionInvalid):
+    """A console request without a valid operator session where operators sign in through
+    Cognito: the browser is sent to sign in."""
+
+
 class Unauthorized(HooklineError):
     """A management request without an authenticated identity (403)."""
 

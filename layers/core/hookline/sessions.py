@@ -1,7 +1,8 @@
 """Signed tokens: portal links, the portal's session cookie, and CSRF tokens.
 
 A token is `<purpose>.<tenant>.<expires unix>.<nonce>.<HMAC-SHA256>` (base64url MAC) under
-the portal session key. The key is `HOOKLINE_PORTAL_SESSION_KEY`, or, locally, one derived
+the portal session key. The key is `HOOKLINE_PORTAL_SESSION_KEY`, the Secrets Manager secret
+`HOOKLINE_PORTAL_SESSION_KEY_SECRET_ARN` (the stack's, on AWS), or, locally, one derived
 from the local master key file (the same file seals the secrets, so the CLI that makes a link
 and the dev stack that takes it agree). A CSRF token is the MAC of the request's session
 value (the portal cookie, or the console's own random cookie): a page rendered for one
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from hookline.aws import client
 from hookline.errors import SessionInvalid
 from hookline.secretbox import LocalWrapper, SecretsUnavailable
 from hookline.settings import Settings
@@ -25,6 +27,7 @@ from hookline.settings import Settings
 LINK = "link"
 SESSION = "session"
 MAX_TTL = timedelta(hours=24)
+_secret_keys: dict[str, bytes] = {}  # per container: the secret is read once
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,12 @@ def session_key(settings: Settings) -> bytes:
     """The key every token is signed with (SecretsUnavailable when there is none)."""
     if settings.portal_session_key:
         return settings.portal_session_key.encode()
+    arn = settings.portal_session_key_secret_arn
+    if arn:
+        if arn not in _secret_keys:
+            answer = client("secretsmanager", settings).get_secret_value(SecretId=arn)
+            _secret_keys[arn] = str(answer["SecretString"]).encode()
+        return _secret_keys[arn]
     if settings.kms_key_id:
         raise SecretsUnavailable("set HOOKLINE_PORTAL_SESSION_KEY to sign portal sessions")
     path = Path(settings.local_key_file)

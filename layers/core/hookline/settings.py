@@ -90,6 +90,18 @@ class Settings:
     # Signs portal links, console/portal sessions and CSRF tokens (docs/decisions/0042);
     # none: derived from the local master key file (development only).
     portal_session_key: str | None = field(default=None, repr=False)
+    # On AWS the key is a Secrets Manager secret the stack generates (docs/decisions/0053).
+    portal_session_key_secret_arn: str | None = None
+    # Operators sign in through this Cognito user pool's hosted UI (docs/decisions/0053):
+    # none configured, the console is open on loopback in local mode only. The JWKS URL is
+    # the pool's own unless overridden (tests and emulators).
+    cognito_user_pool_id: str | None = None
+    cognito_client_id: str | None = None
+    # Behind a function URL the client id is read from this SSM parameter instead: the app
+    # client names the function's URL, so the function cannot name the client (decision 0053).
+    cognito_client_id_parameter: str | None = None
+    cognito_domain: str | None = None  # the hosted UI's base URL, https://…
+    cognito_jwks_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -131,6 +143,12 @@ class Settings:
             idempotency_ttl_seconds=int(e.get("HOOKLINE_IDEMPOTENCY_TTL_SECONDS", str(24 * 3600))),
             catalogue_limits=CatalogueLimits.from_env(e),
             portal_session_key=e.get("HOOKLINE_PORTAL_SESSION_KEY") or None,
+            portal_session_key_secret_arn=e.get("HOOKLINE_PORTAL_SESSION_KEY_SECRET_ARN") or None,
+            cognito_user_pool_id=e.get("HOOKLINE_COGNITO_USER_POOL_ID") or None,
+            cognito_client_id=e.get("HOOKLINE_COGNITO_CLIENT_ID") or None,
+            cognito_client_id_parameter=e.get("HOOKLINE_COGNITO_CLIENT_ID_PARAMETER") or None,
+            cognito_domain=(e.get("HOOKLINE_COGNITO_DOMAIN") or "").rstrip("/") or None,
+            cognito_jwks_url=e.get("HOOKLINE_COGNITO_JWKS_URL") or None,
         )
 
     @property

@@ -11,6 +11,7 @@ from hookline.console import (
     operator_endpoint_edit,
     operator_sources,
     portal,
+    signin,
     web,
 )
 from hookline.problems import status_for
@@ -19,6 +20,7 @@ from hookline.problems import status_for
 def build_app() -> APIGatewayRestResolver:
     """One resolver (per thread: docs/decisions/0011-thread-safe-handlers.md)."""
     app = APIGatewayRestResolver()
+    signin.register(app)
     operator.register(app)
     for pages in (operator_dlq, operator_sources, operator_endpoint_edit):
         pages.register(app)

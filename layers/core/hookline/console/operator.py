@@ -1,8 +1,8 @@
 """The operator console's routes (`/console/*`): every read and action is a management
 service call made as an operator, so scope and audit are the API's.
 
-Who is an operator: on AWS, a Cognito user in the operator group (the API's authorizer puts
-the claims in the request context); locally (`HOOKLINE_LOCAL_MODE`), anyone on loopback, as
+Who is an operator: on AWS, a Cognito user in the operator group, signed in through the hosted
+UI (hookline.console.signin); locally (`HOOKLINE_LOCAL_MODE`), anyone on loopback, as
 the dev stack's API is.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from hookline import replay as replays
-from hookline.console import actions, charts, web
+from hookline.console import actions, charts, signin, web
 from hookline.db import get_database
 from hookline.errors import BadRequest, Unauthorized
 from hookline.management import event_types as catalogue
@@ -26,19 +26,16 @@ from hookline.runtime import replay_starter
 from hookline.sessions import csrf_token, session_key
 from hookline.settings import get_settings
 
-OPERATOR_GROUP = "operators"
 STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
 
 
 def operator(app: APIGatewayRestResolver) -> Caller:
-    """The operator making this request, or Unauthorized (403)."""
-    context = app.current_event.raw_event.get("requestContext") or {}
-    claims = (context.get("authorizer") or {}).get("claims") or {}
-    if claims:
-        groups = str(claims.get("cognito:groups", "")).replace(",", " ").split()
-        if OPERATOR_GROUP in groups:
-            return Caller(f"cognito:{claims.get('email') or claims.get('sub')}", OPERATOR)
-        raise Unauthorized("only members of the operator group may use the console")
+    """The operator making this request: signed in through Cognito where a user pool is
+    configured (hookline.console.signin), else anyone on loopback in local mode; otherwise
+    Unauthorized (403)."""
+    who = signin.signed_in_operator(app)
+    if who is not None:
+        return who
     host = web.header_of(app, "Host").rsplit(":", 1)[0]
     if get_settings().local_mode and host in ("127.0.0.1", "localhost"):
         return Caller("console:local", OPERATOR)
