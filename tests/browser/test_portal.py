@@ -1,5 +1,5 @@
-"""The tenant portal in Chromium: a session from a link, endpoints added (the SSRF refusal
-shown inline), a test event in the log, a secret revealed once, tenants kept apart, expired
+"""The tenant portal in Chromium: a session from a link, endpoints added and edited (the SSRF
+refusal shown inline), a test event in the log, a secret revealed once, tenants kept apart, expired
 and forged links refused."""
 
 from __future__ import annotations
@@ -75,6 +75,41 @@ def test_a_rotated_secret_is_revealed_once(page: Watched, stack: Stack) -> None:
         p.goto(path)
         assert secret not in p.content()
     assert p.locator("#secret").count() == 0
+
+
+def test_an_endpoint_url_edit_is_refused_for_a_private_address_then_saved(
+    page: Watched, stack: Stack
+) -> None:
+    # Given a tenant's customer on one of their endpoints in the portal
+    tenant = stack.tenant(name="Editor")
+    endpoint = stack.endpoint(tenant, PUBLIC)
+    p = page.page
+    p.goto(link(stack, tenant))
+    p.goto(f"/portal/endpoints/{endpoint['id']}")
+    p.get_by_role("link", name="Edit this endpoint").click()
+    p.wait_for_url(f"**/portal/endpoints/{endpoint['id']}/edit")
+    assert p.get_by_label("Max concurrency").count() == 0  # limits are the operator's
+    # When they change its URL to a private address, the SSRF check's refusal is shown inline
+    p.get_by_label("URL").fill("http://192.168.1.20/hooks")
+    p.get_by_role("button", name="Save changes").click()
+    error = p.locator("#url-error")
+    error.wait_for()
+    assert "public addresses only" in error.inner_text()
+    assert p.get_by_label("URL").get_attribute("aria-invalid") == "true"
+    assert p.url.endswith("/edit")
+    stored = stack.query("SELECT url FROM endpoints WHERE id = %s", endpoint["id"])
+    assert stored == [{"url": PUBLIC}]
+    # When they give a public one with a description, it is saved and shown on the endpoint
+    moved = "http://93.184.215.14/moved-hooks"
+    p.get_by_label("URL").fill(moved)
+    p.get_by_label("Description").fill("orders, moved")
+    p.get_by_role("button", name="Save changes").click()
+    p.get_by_role("status").filter(has_text="saved").wait_for()
+    assert p.locator("#endpoint-url").inner_text() == moved
+    assert p.locator("#description").inner_text() == "orders, moved"
+    stored = stack.query("SELECT url FROM endpoints WHERE id = %s", endpoint["id"])
+    assert stored == [{"url": moved}]
+    assert not page.errors and not page.csp_violations
 
 
 def test_a_tenants_link_never_shows_another_tenants_data(page: Watched, stack: Stack) -> None:

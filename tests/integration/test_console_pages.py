@@ -1,12 +1,15 @@
-"""The console's DLQ, sources, endpoint edit and status charts, through the console function
-as API Gateway calls it (real Postgres, moto SQS): each action is the management service's,
-audited under the console's name; secrets are shown only in the one reveal."""
+"""The console's DLQ, sources, endpoint edit (the console's and the portal's) and status
+charts, through the console function as API Gateway calls it (real Postgres, moto SQS): each
+action is the management service's, audited under the console's (or the portal's) name;
+secrets are shown only in the one reveal."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -14,6 +17,7 @@ from hookline.management import service
 from hookline.management.access import OPERATOR, Caller
 from hookline.replay import wait_for_local_replays
 from hookline.runtime import reset_runtime
+from hookline.sessions import portal_link
 from hookline.settings import get_settings
 from tests.support import operator
 from tests.support.console import ConsoleClient, text
@@ -327,3 +331,94 @@ def test_the_status_page_draws_latency_and_backlog_from_the_last_day(
     assert re.findall(
         r"<title>\d\d:00 (\d+) deliveries not finished</title>", backlog.group(0)
     ) == ["1"]
+
+
+# -- portal endpoint edit ---------------------------------------------------------------------
+
+
+def portal_session(console: ConsoleClient, tenant: str) -> None:
+    """Open the tenant's portal from a portal link, as its customer would."""
+    made = portal_link(get_settings(), tenant, base_url="", ttl=timedelta(minutes=15))
+    opened = console.get(made["url"])
+    assert opened.status == 303 and "hl_portal" in console.cookies
+
+
+def test_a_customer_edits_an_endpoint_in_the_portal_public_urls_only_and_audited(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    # Given a tenant's endpoint (on loopback: this deployment allows private targets) and its
+    # customer on the portal's edit page, which has no limits to set
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/e"))
+    portal_session(console, tenant)
+    page = text(console.get(f"/portal/endpoints/{endpoint['id']}/edit"))
+    assert 'action="/portal/endpoints/' in page and 'name="content_filter"' in page
+    assert 'name="max_concurrency"' not in page and 'name="rate_limit_per_second"' not in page
+    form = {"url": "http://10.0.0.7/hooks", "description": "", "event_types": ""}
+    # When they point it at a private address, htmx gets the form back with the refusal there
+    refused = console.post(f"/portal/endpoints/{endpoint['id']}", form, htmx=True)
+    assert refused.status == 400
+    body = text(refused)
+    assert body.lstrip().startswith("<form") and "<html" not in body
+    error = re.search(r'<p class="field-error" id="url-error"[^>]*>([^<]+)</p>', body)
+    assert error and "public addresses only" in error.group(1)
+    assert service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["url"] == sink.url("/e")
+    # When they give a public URL, a description, event types and a filter (and a crafted
+    # max concurrency, which the portal does not take)
+    fixed = {
+        **form, "url": "https://93.184.215.14/hooks", "description": "orders",
+        "event_types": "order.paid, order.refunded", "content_filter": '{"type": ["order.paid"]}',
+        "max_concurrency": "50",
+    }  # fmt: skip
+    saved = console.post(f"/portal/endpoints/{endpoint['id']}", fixed, htmx=True)
+    # Then it is saved, audited under the portal's name with just those changes
+    assert saved.status == 200
+    assert saved.headers["HX-Redirect"] == f"/portal/endpoints/{endpoint['id']}?notice=saved"
+    stored = service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])
+    assert stored["url"] == "https://93.184.215.14/hooks" and stored["description"] == "orders"
+    assert stored["event_types"] == ["order.paid", "order.refunded"]
+    assert stored["content_filter"] == {"type": ["order.paid"]}
+    assert stored["max_concurrency"] == endpoint["max_concurrency"]
+    [update] = [e for e in audit(db, "endpoint") if e["action"] == "update"]
+    assert update["actor"] == f"portal:{tenant}"
+    assert sorted(update["params"]) == ["content_filter", "description", "event_types", "url"]
+    # And the endpoint's page shows it
+    shown = text(console.get(saved.headers["HX-Redirect"]))
+    assert "https://93.184.215.14/hooks" in shown and "saved" in shown
+
+
+def test_the_portal_answers_another_tenants_endpoint_edit_as_not_found(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    # Given tenant A's customer in the portal and tenant B's endpoint
+    a = operator.add_tenant(db, pipeline.config, name="a", group="standard")["id"]
+    b = operator.add_tenant(db, pipeline.config, name="b", group="standard")["id"]
+    theirs = operator.add_endpoint(db, get_settings(), tenant_id=b, url=sink.url("/b-hooks"))
+    ours = operator.add_endpoint(db, get_settings(), tenant_id=a, url=sink.url("/a-hooks"))
+    portal_session(console, a)
+    assert console.get(f"/portal/endpoints/{ours['id']}/edit").status == 200
+    # When A's customer opens or saves B's endpoint's edit form
+    opened = console.get(f"/portal/endpoints/{theirs['id']}/edit")
+    saved = console.post(f"/portal/endpoints/{theirs['id']}", {"description": "mine now"})
+    # Then both are not found, B's URL is not shown, and nothing is changed or audited
+    assert opened.status == 404 and saved.status == 404
+    assert "b-hooks" not in text(opened) + text(saved)
+    assert not service.get_endpoint(db, OPERATOR_CALLER, theirs["id"])["description"]
+    assert [e["action"] for e in audit(db, "endpoint")] == ["create", "create"]
+
+
+def test_a_portal_edit_without_its_csrf_token_is_refused(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    # Given a tenant's customer in the portal
+    tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/e"))
+    portal_session(console, tenant)
+    console.get(f"/portal/endpoints/{endpoint['id']}/edit")
+    # When a form arrives without the page's CSRF token (another site posting it)
+    body = urlencode({"url": sink.url("/e"), "description": "forged"})
+    refused = console.request("POST", f"/portal/endpoints/{endpoint['id']}", body=body)
+    # Then it is refused and nothing is changed
+    assert refused.status == 403 and "expired" in text(refused)
+    assert not service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["description"]
+    assert [e["action"] for e in audit(db, "endpoint")] == ["create"]

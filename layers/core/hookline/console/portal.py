@@ -15,7 +15,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
-from hookline.console import actions, web
+from hookline.console import actions, endpoint_edit, web
 from hookline.db import get_database
 from hookline.errors import BadRequest, SessionInvalid
 from hookline.management import event_types as catalogue
@@ -139,6 +139,27 @@ def register(app: APIGatewayRestResolver) -> None:
             "endpoint.html",
             {"endpoint": shown, "deliveries": deliveries, "notice": web.query(app).get("notice")},
         )
+
+    @app.get("/portal/endpoints/<endpoint_id>/edit")
+    def edit_endpoint(endpoint_id: str) -> Response[str]:
+        found, _ = session()
+        shown = service.get_endpoint(get_database(), caller(found), endpoint_id)
+        form = endpoint_edit.form_values(shown)
+        fields = endpoint_edit.PORTAL_FIELDS
+        return render(
+            "endpoint_edit.html", {"endpoint": shown, "form": form, "errors": {}, "fields": fields}
+        )
+
+    @app.post("/portal/endpoints/<endpoint_id>")
+    def save_endpoint(endpoint_id: str) -> Response[str]:
+        def act(who: Caller, submitted: dict[str, str]) -> Response[str]:
+            # Limits are not the customer's (decision 0058); URLs public only (0043).
+            return endpoint_edit.submit(
+                app, render, get_database(), get_settings(), who, endpoint_id, submitted,
+                fields=endpoint_edit.PORTAL_FIELDS, base="/portal", public_urls_only=True,
+            )  # fmt: skip
+
+        return changing(act)
 
     @app.post("/portal/endpoints/<endpoint_id>/<action>")
     def endpoint_action(endpoint_id: str, action: str) -> Response[str]:

@@ -1,0 +1,193 @@
+"""Editing an endpoint, in the console and in the portal: its URL, description, event types,
+limits (concurrency, rate), retry on 4xx, content filter (an EventBridge pattern, decision
+0044) and input transformer (decision 0045) — or, in the portal, the subset a tenant's
+customers edit (`PORTAL_FIELDS`).
+
+Only what the form changed is sent, as the API's `PATCH /v1/endpoints/{id}` takes it: checked
+by the same request model (`EndpointUpdate`), then `service.update_endpoint`, which validates,
+saves and audits. A refusal is shown next to the field it is about; through htmx only the form
+is swapped (a 400 partial), without JavaScript the page comes back whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from pydantic import ValidationError
+
+from hookline.console import web
+from hookline.db import Database
+from hookline.errors import BadRequest, UnsafeURL
+from hookline.management import service
+from hookline.management.access import Caller
+from hookline.management.models import EndpointUpdate
+from hookline.settings import Settings
+from hookline.ssrf import check_url
+
+FIELDS = (
+    "url", "description", "event_types", "max_concurrency", "rate_limit_per_second",
+    "retry_on_4xx", "content_filter", "input_transformer",
+)  # fmt: skip
+# What the portal's add form sets; limits stay as the operator left them (decision 0058).
+PORTAL_FIELDS = ("url", "description", "event_types", "content_filter", "input_transformer")
+# What a service refusal starts with -> the field it is about (else it is the form's).
+_PREFIXES = (
+    ("event filter", "event_types"),
+    ("filter", "content_filter"),
+    ("transform", "input_transformer"),
+    ("url", "url"),
+    ("endpoint url", "url"),
+    ("rate limit", "rate_limit_per_second"),
+    ("give rate_limit", "rate_limit_per_second"),
+    ("max concurrency", "max_concurrency"),
+)
+
+
+Render = Callable[[str, dict[str, Any], int], Response[str]]
+
+
+def submit(
+    app: APIGatewayRestResolver, render: Render, db: Database, settings: Settings, who: Caller,
+    endpoint_id: str, submitted: dict[str, str], *, fields: tuple[str, ...], base: str,
+    public_urls_only: bool = False,
+) -> Response[str]:  # fmt: skip
+    """Save what the edit form changed among `fields` (others are ignored), as `who`: then
+    back to `{base}/endpoints/{id}`; or the form again (400) with each refusal next to its
+    field. With `public_urls_only` a new URL must resolve to public addresses whatever the
+    deployment allows (the portal's rule, decision 0043)."""
+    current = service.get_endpoint(db, who, endpoint_id)
+    changes, errors = changes_from_form(current, submitted, fields)
+    if not errors:
+        try:
+            if public_urls_only and "url" in changes:
+                check_url(
+                    changes["url"], allow_private=False, allow_http=settings.allow_http_targets
+                )
+            body = EndpointUpdate.model_validate(changes).model_dump(exclude_unset=True)
+            if body:
+                service.update_endpoint(db, settings, who, endpoint_id, body)
+        except ValidationError as err:
+            errors = _model_errors(err)
+        except BadRequest as err:
+            errors = {field_of(err): str(err)}
+    if errors:
+        context = {"endpoint": current, "form": submitted, "errors": errors, "fields": fields}
+        partial = web.header_of(app, "HX-Request") == "true"
+        return render("_endpoint_form.html" if partial else "endpoint_edit.html", context, 400)
+    notice = "saved" if changes else "nothing changed"
+    return _after_save(app, f"{base}/endpoints/{endpoint_id}?notice={notice}")
+
+
+def form_values(endpoint: dict[str, Any]) -> dict[str, str]:
+    """An endpoint as the form's field values."""
+    rate = endpoint.get("rate_limit_per_second")
+    return {
+        "url": endpoint["url"],
+        "description": endpoint.get("description") or "",
+        "event_types": ", ".join(endpoint.get("event_types") or []),
+        "max_concurrency": str(endpoint["max_concurrency"]),
+        "rate_limit_per_second": "" if rate is None else f"{rate:g}",
+        "retry_on_4xx": "yes" if endpoint.get("retry_on_4xx") else "",
+        "content_filter": _json(endpoint.get("content_filter")),
+        "input_transformer": _json(endpoint.get("input_transformer")),
+    }
+
+
+def changes_from_form(
+    current: dict[str, Any], submitted: dict[str, str], fields: tuple[str, ...] = FIELDS
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The update request the form asks for among `fields` (only fields that differ from
+    `current`; an emptied filter, transformer or rate limit is cleared), and the fields that
+    could not even be read (not a number, not JSON)."""
+    changes: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    if "url" in fields and current.get("kind", "https") == "https" and "url" in submitted:
+        url = submitted["url"].strip()
+        if url != current["url"]:
+            changes["url"] = url
+    description = submitted.get("description", "").strip()
+    if "description" in fields and description != (current.get("description") or ""):
+        changes["description"] = description
+    types = [t.strip() for t in submitted.get("event_types", "").split(",") if t.strip()]
+    if "event_types" in fields and types != list(current.get("event_types") or []):
+        changes["event_types"] = types
+    if "max_concurrency" in fields:
+        _limit_changes(current, submitted, changes, errors)
+    for name, label in (("content_filter", "filter"), ("input_transformer", "transform")):
+        text = submitted.get(name, "").strip()
+        if name not in fields:
+            continue
+        if not text:
+            if current.get(name) is not None:
+                changes[f"clear_{name}"] = True
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError as err:
+            errors[name] = f"{label}: not JSON ({err})"
+            continue
+        if not isinstance(value, dict):
+            errors[name] = f"{label}: must be a JSON object"
+        elif value != current.get(name):
+            changes[name] = value
+    return changes, errors
+
+
+def _limit_changes(
+    current: dict[str, Any], submitted: dict[str, str], changes: dict[str, Any],
+    errors: dict[str, str],
+) -> None:  # fmt: skip
+    """Max concurrency, rate limit and retry on 4xx: the operator's fields."""
+    try:
+        concurrency = int(submitted.get("max_concurrency", "").strip())
+        if concurrency != current["max_concurrency"]:
+            changes["max_concurrency"] = concurrency
+    except ValueError:
+        errors["max_concurrency"] = "max concurrency: a whole number between 1 and 1000"
+    rate_text = submitted.get("rate_limit_per_second", "").strip()
+    if not rate_text:
+        if current.get("rate_limit_per_second") is not None:
+            changes["clear_rate_limit"] = True
+    else:
+        try:
+            rate = float(rate_text)
+            if rate != current.get("rate_limit_per_second"):
+                changes["rate_limit_per_second"] = rate
+        except ValueError:
+            errors["rate_limit_per_second"] = "rate limit: a number of deliveries per second"
+    retry = submitted.get("retry_on_4xx") == "yes"
+    if retry != bool(current.get("retry_on_4xx")):
+        changes["retry_on_4xx"] = retry
+
+
+def field_of(err: BadRequest) -> str:
+    """The form field a service refusal is about ('form' when it names none)."""
+    if isinstance(err, UnsafeURL):
+        return "url"
+    message = str(err).lower()
+    return next((field for prefix, field in _PREFIXES if message.startswith(prefix)), "form")
+
+
+def _model_errors(err: ValidationError) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    for problem in err.errors():
+        where = str(problem["loc"][0]) if problem["loc"] else "form"
+        field = where if where in FIELDS else "form"
+        errors.setdefault(field, f"{where.replace('_', ' ')}: {problem['msg']}")
+    return errors
+
+
+def _json(value: Any) -> str:
+    return "" if value is None else json.dumps(value, indent=2, sort_keys=True)
+
+
+def _after_save(app: APIGatewayRestResolver, location: str) -> Response[str]:
+    """Back to the endpoint: htmx is told to load it as a page (HX-Redirect), a plain form
+    post is sent there (303)."""
+    if web.header_of(app, "HX-Request") == "true":
+        headers = {"HX-Redirect": location, **web.security_headers()}
+        return Response(status_code=200, content_type=web.HTML, body="", headers=headers)
+    return web.redirect(location)
