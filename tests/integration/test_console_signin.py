@@ -229,6 +229,8 @@ def test_an_operator_signs_in_through_the_hosted_ui_and_sees_the_console(
     assert "acme-corp" in body
     assert 'href="/live/console/events"' in body
     assert 'src="/live/console/static/' in body
+    # With a way out in the header
+    assert 'href="/live/console/signout"' in body
 
 
 @pytest.mark.parametrize(

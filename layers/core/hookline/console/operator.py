@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from hookline import replay as replays
-from hookline.console import actions, charts, signin, web
+from hookline.console import actions, charts, cognito, signin, web
 from hookline.db import get_database
 from hookline.errors import BadRequest, Unauthorized
 from hookline.management import event_types as catalogue
@@ -51,7 +51,14 @@ def render_page(
     """A console page, with the CSRF token of this browser (and its cookie when new)."""
     seed, new = web.console_csrf_seed(app, web.secure_cookies(app, get_settings().local_mode))
     token = csrf_token(session_key(get_settings()), seed)
-    full = {"csrf": token, "area": "console", "base": "/console", **context}
+    signs_in = cognito.UserPool.from_settings(get_settings()) is not None
+    full = {
+        "csrf": token,
+        "area": "console",
+        "base": "/console",
+        "sign_out": signs_in,
+        **context,
+    }
     return web.page(name, full, status=status, cookies=[new] if new else None)
 
 
