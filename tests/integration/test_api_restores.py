@@ -5,6 +5,7 @@ audited, and bad requests are refused (docs/decisions/0051)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -12,10 +13,8 @@ import boto3
 import pytest
 
 import hookline
-from hookline import restore_requests
 from hookline.archive import S3Archive
 from hookline.config import HooklineConfig
-from hookline.management.access import Caller
 from hookline.replay import wait_for_local_replays
 from hookline.retention import RetentionPolicy, apply_retention
 from hookline.runtime import reset_runtime
@@ -169,7 +168,7 @@ def test_a_restore_the_archive_cannot_serve_fails_visibly_and_is_audited(
 
 
 def test_the_replay_function_restores_a_console_request_and_a_recorded_one(
-    pipeline, db, sink, archive
+    pipeline, db, sink, archive, mgmt, monkeypatch, moto_endpoint
 ):
     from functions.replay.handler import lambda_handler as replay_function
 
@@ -185,17 +184,31 @@ def test_the_replay_function_restores_a_console_request_and_a_recorded_one(
     assert len(webhook_ids) == 6 and set(webhook_ids) == first
     [audit] = rows(db, "SELECT actor FROM audit_log WHERE action = 'archive.restore'")
     assert audit["actor"] == "ana@example.com"
-    # And a restore the API recorded runs once in the function, skipping what is back
-    started: list[str] = []
-    made = restore_requests.create_restore(
-        db, Caller(OPERATOR, "*"), {"tenant_id": t, **WINDOW, "reason": "INC-7 again"},
-        archive=archive, start=started.append,
-    )  # fmt: skip
-    assert started == [made["id"]] and made["state"] == "accepted"
-    ran = replay_function({"restore_id": made["id"]}, LocalContext(function_name="replay"))
+    # And a restore the API records when deployed (the replay function's name set, its Lambda
+    # API a local server; the API itself holds no archive bucket) is handed to the function
+    monkeypatch.setenv("HOOKLINE_REPLAY_FUNCTION", "hookline-replay")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", sink.url(""))
+    monkeypatch.delenv("HOOKLINE_ARCHIVE_BUCKET")
+    get_settings.cache_clear()
+    reset_runtime()
+    made = mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": "INC-7 again"})
+    assert made.status == 202, made.text
+    (invocation,) = sink.requests("/2015-03-31/functions/hookline-replay/invocations")
+    assert invocation.headers["x-amz-invocation-type"] == "Event"
+    assert json.loads(invocation.body) == {"restore_id": made.json()["id"]}
+    assert mgmt.get(made.headers["Location"]).json()["state"] == "accepted"
+    # which runs it once, skipping what is back, and records the result on the restore
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    monkeypatch.setenv("HOOKLINE_ARCHIVE_BUCKET", archive.bucket)
+    get_settings.cache_clear()
+    reset_runtime()
+    event = json.loads(invocation.body)
+    ran = replay_function(event, LocalContext(function_name="replay"))
     assert ran["ok"] and ran["ran"] and (ran["restored"], ran["skipped"]) == (0, 3)
-    again = replay_function({"restore_id": made["id"]}, LocalContext(function_name="replay"))
-    assert again == {"ok": True, "restore_id": made["id"], "ran": False}
+    done = mgmt.get(made.headers["Location"]).json()
+    assert (done["state"], done["audit_id"]) == ("succeeded", ran["audit_id"])
+    again = replay_function(event, LocalContext(function_name="replay"))
+    assert again == {"ok": True, "restore_id": made.json()["id"], "ran": False}
     # And a bad request is refused with the field named, nothing restored
     backward = {**request, "since": WINDOW["until"], "until": WINDOW["since"]}
     refused = replay_function({"restore": backward}, LocalContext(function_name="replay"))

@@ -15,7 +15,7 @@ from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, TenantFilter, accepted_ok, ok
 from hookline.db import get_database
 from hookline.management import restore_models as rm
-from hookline.runtime import archive_store, restore_starter
+from hookline.runtime import restore_starter
 from hookline.settings import get_settings
 
 
@@ -36,11 +36,7 @@ def router(edge: Edge) -> Router:
             who,
             lambda: rm.Restore(
                 **restores.create_restore(
-                    get_database(),
-                    who,
-                    body.model_dump(),
-                    archive=archive_store(settings),
-                    start=restore_starter(settings),
+                    get_database(), who, body.model_dump(), start=restore_starter(settings)
                 )
             ),
             status=HTTPStatus.ACCEPTED,
