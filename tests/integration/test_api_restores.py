@@ -217,3 +217,33 @@ def test_the_replay_function_restores_a_console_request_and_a_recorded_one(
     no_reason = replay_function({"restore": {**request, "reason": " "}},
                                 LocalContext(function_name="replay"))  # fmt: skip
     assert no_reason["ok"] is False and "reason is required" in no_reason["error"]["message"]
+
+
+def test_reconcile_fails_a_restore_whose_run_died_and_audits_it(pipeline, db, archive, mgmt):
+    from hookline.runtime import build_reconciler
+
+    # Given a restore whose run started half an hour ago and never reported, and a fresh one
+    t = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
+    dead, fresh = (
+        mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": r}).json()["id"]
+        for r in ("died", "fresh")
+    )
+    assert wait_for_local_replays(30)
+    with db.connection() as conn:
+        conn.execute(
+            "UPDATE restores SET state = 'running', finished_at = NULL, result = NULL,"
+            " started_at = now() - interval '30 minutes' WHERE id = %s", (dead,),
+        )  # fmt: skip
+        conn.execute(
+            "UPDATE restores SET state = 'running', finished_at = NULL, result = NULL,"
+            " started_at = now() WHERE id = %s", (fresh,),
+        )  # fmt: skip
+    # When reconcile runs
+    report = build_reconciler(get_settings(), db).run(trigger="test")
+    # Then the dead one is failed, with why and an audit entry; the fresh one is left running
+    assert report.repairs["restores_failed"] == 1
+    failed = mgmt.get(f"/v1/restores/{dead}").json()
+    assert failed["state"] == "failed" and "restore again" in failed["result"]["error"]
+    [audit] = rows(db, "SELECT params FROM audit_log WHERE id = %s", failed["audit_id"])
+    assert audit["params"]["restore_id"] == dead and "error" in audit["params"]
+    assert mgmt.get(f"/v1/restores/{fresh}").json()["state"] == "running"

@@ -17,7 +17,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hookline.archive import ArchiveStore
@@ -42,6 +42,10 @@ from hookline.restore import restore_window
 log = logging.getLogger(__name__)
 
 FIELDS = ("tenant_id", "since", "until", "reason", "dry_run", "requested_by")
+# A recorded restore runs in one invocation of the replay function (at most 15 minutes): one
+# still running after this is gone; one never claimed after ACCEPTED_QUIET was never started.
+RUNNING_QUIET = timedelta(minutes=20)
+ACCEPTED_QUIET = timedelta(minutes=15)
 
 
 @dataclass(frozen=True)
@@ -222,6 +226,26 @@ def list_restores(
     with db.connection() as conn:
         rows = repo.list_restores(conn, tenant_id=tenant_id, after=page.after, limit=page.limit)
     return paged(rows, limit)
+
+
+def fail_stale_restores(db: Database) -> dict[str, int]:
+    """Reconcile's step: fail the recorded restores whose run died or never started, each
+    with its audit entry (every restore has one). Returns `{"restores_failed": n}`."""
+    with db.connection() as conn, conn.transaction():
+        failed = repo.fail_stale_restores(
+            conn, running_quiet=RUNNING_QUIET, accepted_quiet=ACCEPTED_QUIET
+        )
+        for row in failed:
+            audit_id = write_audit(
+                conn, actor=row["requested_by"], action="archive.restore", object_type="tenant",
+                object_id=row["tenant_id"],
+                params={"tenant_id": row["tenant_id"], **row["request"], "reason": row["reason"],
+                        "restore_id": row["id"], **row["result"]},
+            )  # fmt: skip
+            repo.set_audit_id(conn, row["id"], audit_id)
+    if failed:
+        log.warning("restores whose run stopped marked failed: %s", [r["id"] for r in failed])
+    return {"restores_failed": len(failed)}
 
 
 # -- where a recorded restore runs ------------------------------------------------------------

@@ -202,6 +202,7 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     from hookline.catchup.secrets import secret_reader
     from hookline.reconcile import Reconciler
     from hookline.replay import sweep
+    from hookline.restore_requests import fail_stale_restores
     from hookline.retention import apply_retention, ensure_partitions, policy_from_config
 
     continuation = replay_continuation(settings)
@@ -230,7 +231,10 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
             secret_reader(settings),
             api_bases=dict(settings.catchup_api_bases),
         ),
-        sweep_replays=lambda: sweep(db, start=continuation, groups=groups),
+        sweep_replays=lambda: {
+            **sweep(db, start=continuation, groups=groups),
+            **fail_stale_restores(db),
+        },
         retention=retention,
     )
 

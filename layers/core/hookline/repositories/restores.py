@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -71,3 +72,16 @@ def finish_restore(
         {"id": restore_id, "state": state, "result": Jsonb(result), "audit_id": audit_id},
     ).fetchone()
     return None if row is None else dict(row)
+
+
+def fail_stale_restores(
+    conn: Connection, *, running_quiet: timedelta, accepted_quiet: timedelta
+) -> list[dict[str, Any]]:
+    """Fail the restores whose run died or never started; the rows failed."""
+    params = {"running_quiet": running_quiet, "accepted_quiet": accepted_quiet}
+    return [dict(r) for r in conn.execute(query("fail_stale_restores"), params)]
+
+
+def set_audit_id(conn: Connection, restore_id: str, audit_id: int) -> None:
+    """The audit entry of a restore failed by the sweep."""
+    conn.execute(query("set_restore_audit_id"), {"id": restore_id, "audit_id": audit_id})
