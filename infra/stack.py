@@ -76,7 +76,7 @@ class HooklineStack(Stack):
         services = ServiceFunctions(self, "Services", ctx=ctx, queues=queues)
         deliver = DeliverFunctions(self, "Deliver", ctx=ctx, queues=queues)
         archive = LedgerArchive(self, "Archive", config=config)
-        for function in (services.reconcile, services.replay):
+        for function in (services.reconcile, services.replay, services.management):
             archive.grant_to(function)
         migrations = Migrations(self, "Migrations", ctx=ctx)
         api = self._front(config, services, waf=not variant.localstack)
