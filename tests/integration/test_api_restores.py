@@ -185,7 +185,7 @@ def test_the_replay_function_restores_a_console_request_and_a_recorded_one(
     [audit] = rows(db, "SELECT actor FROM audit_log WHERE action = 'archive.restore'")
     assert audit["actor"] == "ana@example.com"
     # And a restore the API records when deployed (the replay function's name set, its Lambda
-    # API a local server; the API itself holds no archive bucket) is handed to the function
+    # API a local server; no bucket named: the API does not read it) is handed to the function
     monkeypatch.setenv("HOOKLINE_REPLAY_FUNCTION", "hookline-replay")
     monkeypatch.setenv("AWS_ENDPOINT_URL", sink.url(""))
     monkeypatch.delenv("HOOKLINE_ARCHIVE_BUCKET")

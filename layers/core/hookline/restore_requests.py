@@ -156,7 +156,7 @@ def create_restore(
     start: Callable[[str], None],
 ) -> dict[str, Any]:
     """Validate a restore the caller (an operator) asks for, record it, and `start` its run.
-    The run reads the archive, not this: on AWS only the replay function holds the bucket."""
+    The run reads the archive, not this (an unreadable archive fails the run, with why)."""
     caller.require_operator("restore from the archive")
     doc = {k: v for k, v in body.items() if v is not None}
     request = parse_restore({**doc, "requested_by": caller.principal})
