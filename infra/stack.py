@@ -78,7 +78,7 @@ class HooklineStack(Stack):
         services = ServiceFunctions(self, "Services", ctx=ctx, queues=queues)
         deliver = DeliverFunctions(self, "Deliver", ctx=ctx, queues=queues)
         archive = LedgerArchive(self, "Archive", config=config)
-        for function in (services.reconcile, services.replay):
+        for function in (services.reconcile, services.replay, services.management):
             archive.grant_to(function)
         migrations = Migrations(self, "Migrations", ctx=ctx)
         session_key = SessionKey(self, "SessionKey", config=config)

@@ -7,7 +7,11 @@ recorded (docs/decisions/0016): the function runs that row's request, with progr
 result written on the row. A recorded replay larger than one invocation hands off near the
 time limit and invokes this function again, asynchronously, with `{"replay_id": ..., "run":
 n}` (docs/decisions/0021); only the run it was handed off to claims it. The console's
-synchronous requests cannot continue: they answer `stopped_early` with `not_reached`."""
+synchronous requests cannot continue: they answer `stopped_early` with `not_reached`.
+
+It restores from the archive too (docs/decisions/0051): `{"restore": {"tenant_id", "since",
+"until", "reason", "requested_by"[, "dry_run"]}}` from the console (answered with the counts),
+and `{"restore_id": "rst_..."}` for a restore the management API recorded."""
 
 from __future__ import annotations
 
@@ -18,10 +22,17 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.db import get_database
-from hookline.errors import DatabaseUnavailable, HooklineError, NotFound
+from hookline.errors import ArchiveUnavailable, DatabaseUnavailable, HooklineError, NotFound
 from hookline.observability import logger, metrics, tracer
 from hookline.replay import run_recorded_replay, run_replay
-from hookline.runtime import delivery_queues, replay_invoker, replay_options
+from hookline.restore_requests import parse_restore, restore_now, run_recorded_restore
+from hookline.runtime import (
+    archive_store,
+    delivery_queues,
+    replay_invoker,
+    replay_options,
+    restore_options,
+)
 from hookline.settings import get_settings
 
 # Stop starting new batches when less than this is left of the invocation (the summary and
@@ -35,6 +46,8 @@ def error_answer(err: Exception, request_id: str) -> dict[str, Any]:
         kind, message = "not_found", str(err)
     elif isinstance(err, DatabaseUnavailable):
         kind, message = "unavailable", f"{err}; nothing was replayed, try again later"
+    elif isinstance(err, ArchiveUnavailable):
+        kind, message = "unavailable", str(err)
     elif isinstance(err, HooklineError):
         kind, message = "bad_request", str(err)
     else:
@@ -54,6 +67,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     keep_going = lambda: context.get_remaining_time_in_millis() > RESERVE_MS  # noqa: E731
     if "replay_id" in event and set(event) <= {"replay_id", "run"}:
         return run_recorded(event, keep_going, context)
+    if set(event) in ({"restore"}, {"restore_id"}):
+        return restore(event, context)
     try:
         summary = run_replay(
             get_database(),
@@ -106,3 +121,30 @@ def run_recorded(
         metrics.add_metric(name="ReplayEnqueued", unit=MetricUnit.Count, value=summary["enqueued"])
     logger.info("recorded replay done", extra={"summary": summary})
     return {"ok": "error" not in summary, "replay_id": replay_id, "ran": True, **summary}
+
+
+def restore(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """A restore from the archive: the console's request, or one the API recorded."""
+    settings = get_settings()
+    db = get_database()
+    archive, options = archive_store(settings), restore_options(settings, db)
+    try:
+        if "restore_id" in event:
+            restore_id = event["restore_id"]
+            if not isinstance(restore_id, str) or not restore_id.startswith("rst_"):
+                raise HooklineError("restore_id must be a restore id (rst_...)")
+            logger.append_keys(restore_id=restore_id)
+            result = run_recorded_restore(db, archive, restore_id, options)
+            if result is None:
+                return {"ok": True, "restore_id": restore_id, "ran": False}
+            logger.info("recorded restore done", extra={"result": result})
+            return {"ok": "error" not in result, "restore_id": restore_id, "ran": True, **result}
+        result = restore_now(db, archive, parse_restore(event["restore"]), options)
+    except HooklineError as err:
+        logger.warning("restore refused or failed", extra={"error": str(err)})
+        return error_answer(err, context.aws_request_id)
+    except Exception as err:
+        logger.exception("restore failed")
+        return error_answer(err, context.aws_request_id)
+    logger.info("restore done", extra={"result": result})
+    return {"ok": True, **result}

@@ -1,5 +1,6 @@
 """The ledger archive: an encrypted, versioned bucket with public access blocked and a
-lifecycle, a Glue table over it, and the reconcile and replay functions allowed to use it."""
+lifecycle, a Glue table over it, and the reconcile, replay and management API functions
+allowed to use it."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def test_a_glue_table_reads_the_archive_by_tenant_and_date(aws: StackView):
     assert keys == ["tenant", "date"]
 
 
-def test_reconcile_and_replay_know_the_archive_bucket(aws: StackView):
+def test_reconcile_replay_and_the_api_know_the_archive_bucket(aws: StackView):
+    # reconcile archives, replay restores, the management API erases a tenant's objects
     having = [f for f in aws.functions().values() if "HOOKLINE_ARCHIVE_BUCKET" in env_of(f)]
-    assert len(having) == 2
+    assert len(having) == 3

@@ -50,24 +50,20 @@ def cmd_retention(args: argparse.Namespace, rt: Runtime) -> Any:
 
 
 def cmd_archive_restore(args: argparse.Namespace, rt: Runtime) -> Any:
-    """Restore a tenant's archived window and fan it out again."""
-    from hookline.fanout import run_fanout
-    from hookline.restore import restore_window
-    from hookline.runtime import delivery_queues, fanout_options
+    """Restore a tenant's archived window and fan it out again: the request the API and the
+    replay function carry out, with the same function (docs/decisions/0051)."""
+    from hookline.restore_requests import RestoreRequest, restore_now
+    from hookline.runtime import restore_options
 
     since, until = parse_time(args.since, "--since"), parse_time(args.until, "--until")
     if since >= until:
         raise BadRequest("--since must be before --until")
-    store = archive_store(rt, required=True)
-    assert store is not None
-    return restore_window(
-        rt.db, store, tenant_id=args.tenant, since=since,
-        until=until, reason=args.reason, actor=f"cli:{_user()}",
-        hold_days=rt.settings.config.restore_hold_days, dry_run=args.dry_run,
-        fan_out=lambda: run_fanout(
-            rt.db, delivery_queues(rt.settings), fanout_options(rt.settings)
-        ),
+    request = RestoreRequest(
+        tenant_id=args.tenant, since=since, until=until, reason=args.reason,
+        requested_by=f"cli:{_user()}", dry_run=args.dry_run,
     )  # fmt: skip
+    store = archive_store(rt, required=True)
+    return restore_now(rt.db, store, request, restore_options(rt.settings, rt.db))
 
 
 def cmd_tenants_erase(args: argparse.Namespace, rt: Runtime) -> Any:

@@ -7,6 +7,7 @@ handlers, and the handlers are the very functions deployed to Lambda:
 |---------------------------------------|------------------------------------------------|
 | RDS Postgres                          | DATABASE_URL, else embedded (.hookline/pg)     |
 | SQS queues + DLQs, redrive            | moto server child process, or AWS_ENDPOINT_URL |
+| S3 ledger archive bucket              | the same emulator (local/archive_bucket.py)    |
 | API Gateway REST -> receiver λ        | `LocalFront` on 127.0.0.1:PORT -> the handler  |
 | EventBridge rule -> fanout λ, nudges  | `ScheduledRunner` thread, woken by the nudge:  |
 |                                       | in-process, or NOTIFY from other processes     |
@@ -52,6 +53,7 @@ from psycopg.rows import dict_row
 from hookline.errors import HooklineError
 from hookline.repositories import devstack as repo
 from hookline_dev.local.apigw import LocalContext
+from hookline_dev.local.archive_bucket import ensure_archive_bucket
 from hookline_dev.local.devstate import (
     DevState,
     find_running,
@@ -83,7 +85,7 @@ OPTIONAL_FUNCTIONS = ("reconcile", "console")  # scheduled or routed only once t
 # operator key is what the CLI sends to the front's /v1 (decision 0030).
 SHARED_ENV = (
     "HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES",
-    "HOOKLINE_API_KEY",
+    "HOOKLINE_API_KEY", "HOOKLINE_ARCHIVE_BUCKET",
 )  # fmt: skip
 ROLES = ("front", "fanout", "reconcile", "deliver")  # deliver:<group> for one tenant group
 
@@ -207,6 +209,7 @@ class DevStack:
         database_url, pg_kind = self._database()
         aws_endpoint, emulator = self._aws()
         self._configure_environment(database_url, aws_endpoint, emulator)
+        ensure_archive_bucket(self.environ, aws_endpoint)  # retention archives here too
         # Many invocations share this process: make Powertools' per-process state per thread.
         serialize_metrics()
         self.isolated = isolate_resolver_state()

@@ -67,6 +67,10 @@ class ReplayNotStarted(DatabaseUnavailable):
     """The replay was recorded but its runner could not be started (503: try again)."""
 
 
+class RestoreNotStarted(DatabaseUnavailable):
+    """The restore was recorded but its runner could not be started (503: try again)."""
+
+
 class UnsafeURL(BadRequest):
     """An endpoint URL that is not https or resolves to a non-global address."""
 

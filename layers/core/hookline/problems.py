@@ -29,6 +29,7 @@ STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
     errors.UnsupportedMediaType: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
     errors.DatabaseUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
     errors.UpstreamUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+    errors.ArchiveUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
 }
 
 

@@ -38,7 +38,8 @@ def restore_window(
     fan_out: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     """Restore `tenant_id`'s archived events received in [since, until); fan them out again
-    with `fan_out` (the ordinary fan-out run) unless `dry_run`. Returns the counts."""
+    with `fan_out` (the ordinary fan-out run) unless `dry_run`. Returns the counts and the id
+    of its audit entry (a dry run's too)."""
     if since >= until:
         raise BadRequest("--since must be before --until")
     if not reason.strip():
@@ -50,7 +51,12 @@ def restore_window(
     result: dict[str, Any] = {"tenant_id": tenant_id, "since": since.isoformat(),
                               "until": until.isoformat(), "dry_run": dry_run,
                               "archived": len(records), "restored": 0, "skipped": 0}  # fmt: skip
-    if dry_run:
+    if dry_run:  # audited too, like a replay's dry run
+        with db.connection() as conn:
+            result["audit_id"] = write_audit(
+                conn, actor=actor, action="archive.restore", object_type="tenant",
+                object_id=tenant_id, params={**result, "reason": reason},
+            )  # fmt: skip
         return result
     with db.connection() as conn, conn.transaction():
         for day in sorted({datetime.fromisoformat(r["received_at"]).date() for r in records}):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from hookline.destinations.senders import AwsSenders
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
+    from hookline.restore_requests import RestoreOptions
 
 # Each handler imports this module for a few factories; the services behind the others (httpx
 # and the SSRF guard, replay, reconcile, catch-up) are imported by the factory that builds
@@ -201,6 +202,7 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     from hookline.catchup.secrets import secret_reader
     from hookline.reconcile import Reconciler
     from hookline.replay import sweep
+    from hookline.restore_requests import fail_stale_restores
     from hookline.retention import apply_retention, ensure_partitions, policy_from_config
 
     continuation = replay_continuation(settings)
@@ -229,7 +231,10 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
             secret_reader(settings),
             api_bases=dict(settings.catchup_api_bases),
         ),
-        sweep_replays=lambda: sweep(db, start=continuation, groups=groups),
+        sweep_replays=lambda: {
+            **sweep(db, start=continuation, groups=groups),
+            **fail_stale_restores(db),
+        },
         retention=retention,
     )
 
@@ -260,6 +265,34 @@ def replay_invoker(settings: Settings, function_name: str) -> Continue:
     from hookline.replay import invoker
 
     return invoker(lambda: client("lambda", settings), function_name)
+
+
+def restore_options(settings: Settings, db: Database) -> RestoreOptions:
+    """A restore's retention hold and its fan-out run on `db` (decision 0051)."""
+    from hookline.fanout import run_fanout
+    from hookline.restore_requests import RestoreOptions
+
+    return RestoreOptions(
+        hold_days=settings.config.restore_hold_days,
+        fan_out=lambda: run_fanout(db, delivery_queues(settings), fanout_options(settings)),
+    )
+
+
+def restore_starter(settings: Settings) -> Callable[[str], None]:
+    """How the API starts a restore it recorded: the replay function when one is configured
+    (AWS), else a background thread of this process (local)."""
+    from hookline import restore_requests
+
+    if settings.replay_function_name:
+        return restore_requests.invoker(
+            lambda: client("lambda", settings), settings.replay_function_name
+        )
+    db = get_database()
+    return restore_requests.in_thread(
+        lambda restore_id: restore_requests.run_recorded_restore(
+            db, archive_store(settings), restore_id, restore_options(settings, db)
+        )
+    )
 
 
 def replay_starter(settings: Settings) -> Callable[[str], None]:

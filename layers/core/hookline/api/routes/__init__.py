@@ -13,6 +13,7 @@ from hookline.api.routes import (
     event_types,
     events,
     replays,
+    restores,
     sources,
     status,
     tenants,
@@ -26,5 +27,6 @@ ROUTERS: tuple[Callable[[Edge], Router], ...] = (
     deliveries.router,
     event_types.router,
     replays.router,
+    restores.router,
     status.router,
 )
