@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import boto3
 import pytest
 from standardwebhooks.webhooks import Webhook
 
@@ -17,24 +16,16 @@ from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import BadRequest
 from hookline.settings import get_settings
-from tests.support import operator
+from tests.support import customer_aws, operator
 from tests.support.aws import REGION
+from tests.support.customer_aws import ACCOUNT, ROLE, attributes
 
 pytestmark = pytest.mark.integration
-
-ACCOUNT = "123456789012"  # moto's
-ROLE = f"arn:aws:iam::{ACCOUNT}:role/hookline-delivery-acme"
 
 
 @pytest.fixture
 def aws(moto_endpoint: str):
-    def make(service: str) -> Any:
-        return boto3.client(
-            service, endpoint_url=moto_endpoint, region_name=REGION,
-            aws_access_key_id="testing", aws_secret_access_key="testing",
-        )  # fmt: skip
-
-    return make
+    return lambda service: customer_aws.client(moto_endpoint, service)
 
 
 def tenant(db: Database) -> dict[str, Any]:
@@ -54,22 +45,11 @@ def publish(db: Database, tenant_id: str, payload: dict[str, Any]) -> str:
 
 
 def queue(aws: Any, name: str, **attributes: str) -> tuple[str, str]:
-    sqs = aws("sqs")
-    url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
-    return url, arn["QueueArn"]
+    return customer_aws.queue(aws("sqs"), name, **attributes)
 
 
 def received(aws: Any, url: str) -> list[dict[str, Any]]:
-    answer = aws("sqs").receive_message(
-        QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"],
-        AttributeNames=["All"], WaitTimeSeconds=1,
-    )  # fmt: skip
-    return answer.get("Messages", [])
-
-
-def attributes(message: dict[str, Any]) -> dict[str, str]:
-    return {k: v["StringValue"] for k, v in message["MessageAttributes"].items()}
+    return customer_aws.received(aws("sqs"), url)
 
 
 def test_an_event_arrives_in_a_standard_and_a_fifo_queue_signed(pipeline, db, aws):
