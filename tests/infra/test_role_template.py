@@ -20,6 +20,7 @@ TARGETS = {
     "eventbridge": "arn:aws:events:eu-west-1:123456789012:event-bus/customer",
     "kinesis": "arn:aws:kinesis:eu-west-1:123456789012:stream/orders",
     "s3": "arn:aws:s3:::acme-webhooks",
+    "lambda": "arn:aws:lambda:eu-west-1:123456789012:function:orders-hook:live",
 }
 
 
@@ -35,6 +36,8 @@ def test_every_kinds_template_passes_cfn_lint_and_allows_only_sending(tmp_path: 
             "PolicyDocument"
         ]["Statement"]
         assert statement["Action"] == SEND_ACTIONS[kind]
+        if kind == "lambda":  # invoking that one function (version or alias), nothing else
+            assert statement["Action"] == ["lambda:InvokeFunction"]
         assert statement["Resource"] == (f"{target}/in/*" if kind == "s3" else target)
         path = tmp_path / f"{kind}.json"
         path.write_text(json.dumps(template))

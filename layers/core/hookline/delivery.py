@@ -264,7 +264,10 @@ class Deliverer:
         duration_ms = int((time.monotonic() - began) * 1000)
         status = 200 if sent.error is None else None
         final = sent.error is not None and not sent.retry
-        return AttemptResult(started_at, duration_ms, status, None, sent.error, None, final)
+        excerpt = (
+            None if sent.answer is None else storable_text(sent.answer, self.options.excerpt_chars)
+        )
+        return AttemptResult(started_at, duration_ms, status, excerpt, sent.error, None, final)
 
     def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
         # At most response_limit_bytes are read; the attempt as a whole stops at the deadline.

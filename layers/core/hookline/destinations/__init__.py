@@ -1,7 +1,7 @@
 """Destination kinds of an endpoint (docs/decisions/0046): an https URL, or a target in the
 customer's own AWS account — an SQS queue (standard or FIFO), an SNS topic, an EventBridge
-bus, a Kinesis stream or an S3 bucket — reached by assuming the role they grant
-(`role_arn`) with their tenant's ExternalId.
+bus, a Kinesis stream, an S3 bucket or a Lambda function (decision 0057) — reached by
+assuming the role they grant (`role_arn`) with their tenant's ExternalId.
 
 This module checks what is saved (`check_destination`); `senders` sends one message of a
 kind; `credentials` caches the assumed roles' credentials."""
@@ -18,7 +18,7 @@ from hookline.transformers import check_path
 HTTPS = "https"
 # The deliver functions may assume only roles so named (infra/components/delivery.py).
 ROLE_NAME_PREFIX = "hookline-delivery-"
-KINDS = (HTTPS, "sqs", "sns", "eventbridge", "kinesis", "s3")
+KINDS = (HTTPS, "sqs", "sns", "eventbridge", "kinesis", "s3", "lambda")
 
 _PARTITION = r"arn:aws[a-zA-Z-]*"
 _REGION_ACCOUNT = r"(?P<region>[a-z]{2}(?:-[a-z]+)+-\d):(?P<account>\d{12})"
@@ -36,6 +36,11 @@ TARGET_ARNS = {
         rf"^{_PARTITION}:kinesis:{_REGION_ACCOUNT}:stream/(?P<name>[\w.-]{{1,128}})$"
     ),
     "s3": re.compile(rf"^{_PARTITION}:s3:::(?P<name>[a-z0-9][a-z0-9.-]{{1,61}}[a-z0-9])$"),
+    # A function, or one version or alias of it (`:qualifier`): the role allows that one.
+    "lambda": re.compile(
+        rf"^{_PARTITION}:lambda:{_REGION_ACCOUNT}:function:(?P<name>[\w-]{{1,64}})"
+        r"(?::(?P<qualifier>[\w$-]{1,128}))?$"
+    ),
 }
 # The options each kind takes in `destination`, with their defaults.
 OPTIONS: dict[str, dict[str, str]] = {
@@ -44,9 +49,13 @@ OPTIONS: dict[str, dict[str, str]] = {
     "eventbridge": {"source": "hookline"},
     "kinesis": {"partition_key_path": ""},  # empty: the event id
     "s3": {"prefix": ""},
+    "lambda": {},
 }
 # The largest message each target takes (bytes), as AWS documents them.
-SIZE_LIMITS = {"sqs": 262_144, "sns": 262_144, "eventbridge": 262_144, "kinesis": 1_048_576}
+SIZE_LIMITS = {
+    "sqs": 262_144, "sns": 262_144, "eventbridge": 262_144, "kinesis": 1_048_576,
+    "lambda": 6_291_456,  # a synchronous invocation's request payload
+}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ SEND_ACTIONS = {
     "eventbridge": ["events:PutEvents"],
     "kinesis": ["kinesis:PutRecord"],
     "s3": ["s3:PutObject"],
+    "lambda": ["lambda:InvokeFunction"],
 }
 
 

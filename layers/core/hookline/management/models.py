@@ -202,7 +202,7 @@ class EndpointCreate(Input):
 
     tenant_id: str | None = Field(default=None, max_length=100)
     url: str | None = Field(default=None, min_length=1, max_length=2000)
-    kind: Literal["https", "sqs", "sns", "eventbridge", "kinesis", "s3"] = "https"
+    kind: Literal["https", "sqs", "sns", "eventbridge", "kinesis", "s3", "lambda"] = "https"
     target: str | None = Field(default=None, min_length=1, max_length=2000)
     role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
     destination: dict[str, str] = Field(
