@@ -207,3 +207,45 @@ def test_bad_destinations_are_refused_at_save_with_the_field(db, fields, message
     with pytest.raises(BadRequest) as raised:
         operator.add_endpoint(db, get_settings(), tenant_id=t["id"], **{"url": None, **fields})
     assert message in str(raised.value)
+
+
+def test_a_body_over_the_queue_limit_goes_to_the_offload_bucket_with_a_pointer(pipeline, db, aws):
+    # Given a queue whose endpoint offloads large bodies to the customer's bucket, and one
+    # that does not
+    t = tenant(db)
+    url, arn = queue(aws, "large")
+    _, plain_arn = queue(aws, "plain")
+    aws("s3").create_bucket(Bucket="acme-large")
+    offloading = add(
+        db, t["id"], "sqs", arn,
+        destination={"offload_bucket": "acme-large", "offload_prefix": "big/"},
+    )  # fmt: skip
+    plain = add(db, t["id"], "sqs", plain_arn)
+    # When an event of 300 KB is published
+    payload = {"blob": "x" * 300_000}
+    event_id = publish(db, t["id"], payload)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1, "failed": 1})
+    # Then the offloading queue gets the extended client's pointer, signed for the stored body
+    [message] = received(aws, url)
+    pointer_class, pointer = json.loads(message["Body"])
+    assert pointer_class == "software.amazon.payloadoffloading.PayloadS3Pointer"
+    delivery = pipeline.delivery(event_id=event_id, endpoint_id=offloading["id"])
+    assert pointer == {"s3BucketName": "acme-large", "s3Key": f"big/{delivery['id']}"}
+    stored = aws("s3").get_object(Bucket="acme-large", Key=pointer["s3Key"])["Body"].read()
+    assert json.loads(stored) == payload
+    headers = attributes(message)
+    assert headers.pop("ExtendedPayloadSize") == str(len(stored))
+    Webhook(offloading["secret"]).verify(stored, headers)
+    # And the other fails with the size as the reason, as before
+    failed = pipeline.delivery(event_id=event_id, endpoint_id=plain["id"])
+    assert failed["state"] == "failed"
+    assert "over the sqs limit of 262144" in failed["last_error"]
+
+
+def test_an_offload_bucket_that_is_not_a_bucket_name_is_refused(db):
+    t = tenant(db)
+    with pytest.raises(BadRequest, match=r"destination\.offload_bucket: 'Not_A_Bucket'"):
+        add(
+            db, t["id"], "sqs", f"arn:aws:sqs:{REGION}:{ACCOUNT}:q",
+            destination={"offload_bucket": "Not_A_Bucket"},
+        )  # fmt: skip

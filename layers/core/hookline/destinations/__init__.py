@@ -26,6 +26,7 @@ _REGION_ACCOUNT = r"(?P<region>[a-z]{2}(?:-[a-z]+)+-\d):(?P<account>\d{12})"
 ROLE_ARN = re.compile(
     rf"^{_PARTITION}:iam::(?P<account>\d{{12}}):role/(?P<name>[\w+=,.@-]{{1,64}})$"
 )
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 TARGET_ARNS = {
     "sqs": re.compile(rf"^{_PARTITION}:sqs:{_REGION_ACCOUNT}:(?P<name>[\w-]{{1,75}}(?:\.fifo)?)$"),
     "sns": re.compile(rf"^{_PARTITION}:sns:{_REGION_ACCOUNT}:(?P<name>[\w-]{{1,251}}(?:\.fifo)?)$"),
@@ -44,8 +45,10 @@ TARGET_ARNS = {
 }
 # The options each kind takes in `destination`, with their defaults.
 OPTIONS: dict[str, dict[str, str]] = {
-    "sqs": {"message_group_path": "$.tenant_id"},  # FIFO queues only
-    "sns": {"message_group_path": "$.tenant_id"},  # FIFO topics only
+    # FIFO only: message_group_path. offload_bucket: over the size limit, the body goes to
+    # this bucket of the customer's and the message carries a pointer (decision 0057).
+    "sqs": {"message_group_path": "$.tenant_id", "offload_bucket": "", "offload_prefix": ""},
+    "sns": {"message_group_path": "$.tenant_id", "offload_bucket": "", "offload_prefix": ""},
     "eventbridge": {"source": "hookline"},
     "kinesis": {"partition_key_path": ""},  # empty: the event id
     "s3": {"prefix": ""},
@@ -127,4 +130,6 @@ def check_destination(
                 check_path(value)
             except ValueError as err:
                 raise BadRequest(f"destination.{name}: {err}") from err
+        if name == "offload_bucket" and value and not BUCKET_NAME.match(value):
+            raise BadRequest(f"destination.offload_bucket: {value!r} is not an S3 bucket name")
     return {**OPTIONS[kind], **given}

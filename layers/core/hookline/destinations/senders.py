@@ -80,6 +80,11 @@ class SendResult:
     answer: str | None = None
 
 
+# A client of another service with the same credentials and region ("s3" for offloading).
+Clients = Callable[[str], Any]
+POINTER_CLASS = "software.amazon.payloadoffloading.PayloadS3Pointer"
+
+
 class _Refused(Exception):
     """A message this target cannot take, whatever is retried."""
 
@@ -126,8 +131,9 @@ class AwsSenders:
         try:
             creds = self.credentials.get(role_arn, external_id, f"hookline-{message.webhook_id}")
             answer = SENDERS[kind](
-                self, self._client(kind, target, creds), target, options, message
-            )
+                self, self._client(kind, target, creds), target, options, message,
+                lambda service: self._client(service, target, creds),
+            )  # fmt: skip
         except _Refused as err:
             return SendResult(str(err))
         except _FunctionFailed as err:
@@ -145,7 +151,7 @@ class AwsSenders:
             "sqs": "sqs", "sns": "sns", "eventbridge": "events", "kinesis": "kinesis",
             "lambda": "lambda",
         }  # fmt: skip
-        name = service.get(kind, "s3")
+        name = service.get(kind, "s3")  # "s3": the s3 kind, or an offload bucket
         region = target.region or "us-east-1"
         key = (name, region, creds.access_key_id)
         with self._lock:
@@ -208,39 +214,81 @@ def _attributes_size(message: OutgoingMessage) -> int:
     return sum(len(k) + len(v) + 6 for k, v in message.signature_headers().items())
 
 
+def _body_or_pointer(
+    kind: str, options: dict[str, Any], m: OutgoingMessage, clients: Clients
+) -> tuple[str, dict[str, dict[str, str]]]:
+    """The message body and attributes: the body itself, or, over the size limit with an
+    `offload_bucket`, the body stored at `{offload_prefix}{webhook-id}` in that bucket and
+    the pointer of Amazon's SQS/SNS extended client libraries sent instead (the signature
+    attributes still sign the stored bytes; `ExtendedPayloadSize` is their size)."""
+    body = m.text()
+    size = len(m.body) + _attributes_size(m)
+    bucket = options.get("offload_bucket")
+    if not bucket or size <= SIZE_LIMITS[kind]:
+        _check_size(kind, size)
+        return body, _attributes(m)
+    key = f"{options.get('offload_prefix') or ''}{m.webhook_id}"
+    _put_object(clients("s3"), bucket, key, m)
+    pointer = json.dumps([POINTER_CLASS, {"s3BucketName": bucket, "s3Key": key}])
+    attributes = _attributes(m)
+    attributes["ExtendedPayloadSize"] = {"DataType": "Number", "StringValue": str(len(m.body))}
+    return pointer, attributes
+
+
+def _put_object(s3: Any, bucket: str, key: str, m: OutgoingMessage) -> None:
+    # The signature headers as object metadata, the body's content type as the object's.
+    metadata = {k: v for k, v in m.signature_headers().items() if k != "content-type"}
+    s3.put_object(
+        Bucket=bucket, Key=key, Body=m.body, ContentType=m.content_type, Metadata=metadata
+    )
+
+
 def send_sqs(
-    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+    senders: AwsSenders,
+    client: Any,
+    target: Target,
+    options: dict[str, Any],
+    m: OutgoingMessage,
+    clients: Clients,
 ) -> str | None:
     """SendMessage; FIFO: MessageDeduplicationId = webhook-id, MessageGroupId from a path."""
-    body = m.text()
-    _check_size("sqs", len(m.body) + _attributes_size(m))
+    body, attributes = _body_or_pointer("sqs", options, m, clients)
     extra = {}
     if target.fifo:
         extra = {"MessageDeduplicationId": m.webhook_id, "MessageGroupId": _group_id(options, m)}
     client.send_message(
         QueueUrl=senders.queue_url(client, target),
         MessageBody=body,
-        MessageAttributes=_attributes(m),
+        MessageAttributes=attributes,
         **extra,
     )
     return None
 
 
 def send_sns(
-    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+    senders: AwsSenders,
+    client: Any,
+    target: Target,
+    options: dict[str, Any],
+    m: OutgoingMessage,
+    clients: Clients,
 ) -> str | None:
     """Publish, with the signature as message attributes."""
-    body = m.text()
-    _check_size("sns", len(m.body) + _attributes_size(m))
+    body, attributes = _body_or_pointer("sns", options, m, clients)
     extra = {}
     if target.fifo:
         extra = {"MessageDeduplicationId": m.webhook_id, "MessageGroupId": _group_id(options, m)}
-    client.publish(TopicArn=target.arn, Message=body, MessageAttributes=_attributes(m), **extra)
+    client.publish(TopicArn=target.arn, Message=body, MessageAttributes=attributes, **extra)
     return None
 
 
 def send_eventbridge(
-    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+    senders: AwsSenders,
+    client: Any,
+    target: Target,
+    options: dict[str, Any],
+    m: OutgoingMessage,
+    clients: Clients,
 ) -> str | None:
     """PutEvents: detail-type = event type, source configurable; the detail carries the
     signature in `metadata`, the exact signed body in `body`, and the body parsed as `data`
@@ -267,7 +315,12 @@ def send_eventbridge(
 
 
 def send_kinesis(
-    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+    senders: AwsSenders,
+    client: Any,
+    target: Target,
+    options: dict[str, Any],
+    m: OutgoingMessage,
+    clients: Clients,
 ) -> str | None:
     """PutRecord of an envelope {headers, body}; partition key from a path, else event id."""
     path = options.get("partition_key_path")
@@ -280,22 +333,25 @@ def send_kinesis(
 
 
 def send_s3(
-    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+    senders: AwsSenders,
+    client: Any,
+    target: Target,
+    options: dict[str, Any],
+    m: OutgoingMessage,
+    clients: Clients,
 ) -> str | None:
     """PutObject, one object per delivery at `{prefix}{webhook-id}`, signature as metadata."""
-    metadata = {k: v for k, v in m.signature_headers().items() if k != "content-type"}
-    client.put_object(
-        Bucket=target.name,
-        Key=f"{options.get('prefix') or ''}{m.webhook_id}",
-        Body=m.body,
-        ContentType=m.content_type,
-        Metadata=metadata,
-    )
+    _put_object(client, target.name, f"{options.get('prefix') or ''}{m.webhook_id}", m)
     return None
 
 
 def send_lambda(
-    senders: AwsSenders, client: Any, target: Target, options: dict[str, Any], m: OutgoingMessage
+    senders: AwsSenders,
+    client: Any,
+    target: Target,
+    options: dict[str, Any],
+    m: OutgoingMessage,
+    clients: Clients,
 ) -> str | None:
     """Invoke the function synchronously (RequestResponse, decision 0057) with the envelope
     `{"headers": {...}, "body": "<the exact signed text>"}`; returns the function's result.
@@ -329,7 +385,7 @@ def _function_error(kind: str, result: str) -> str:
 
 
 SENDERS: dict[
-    str, Callable[[AwsSenders, Any, Target, dict[str, Any], OutgoingMessage], str | None]
+    str, Callable[[AwsSenders, Any, Target, dict[str, Any], OutgoingMessage, Clients], str | None]
 ] = {
     "sqs": send_sqs,
     "sns": send_sns,

@@ -208,8 +208,9 @@ class EndpointCreate(Input):
     destination: dict[str, str] = Field(
         default_factory=dict,
         max_length=10,
-        description="Options of the kind: message_group_path (FIFO sqs, sns), source "
-        "(eventbridge), partition_key_path (kinesis), prefix (s3).",
+        description="Options of the kind: message_group_path (FIFO sqs, sns), "
+        "offload_bucket and offload_prefix (sqs, sns), source (eventbridge), "
+        "partition_key_path (kinesis), prefix (s3).",
     )
     description: str = Field(default="", max_length=1000)
     event_types: list[str] = Field(default_factory=list, max_length=100)
