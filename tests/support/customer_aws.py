@@ -15,7 +15,7 @@ ROLE = f"arn:aws:iam::{ACCOUNT}:role/hookline-delivery-acme"
 
 def client(endpoint: str, service: str) -> Any:
     """A client of `service` on moto, with dummy credentials."""
-    return boto3.client(
+    return boto3.client(  # type: ignore[call-overload]  # any service, by name
         service, endpoint_url=endpoint, region_name=REGION,
         aws_access_key_id="testing", aws_secret_access_key="testing",
     )  # fmt: skip
