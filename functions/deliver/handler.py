@@ -8,7 +8,6 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
     AsyncBatchProcessor,
     EventType,
@@ -17,22 +16,13 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hookline.delivery import Handled, Result
-from hookline.observability import logger, metrics, tracer
+from hookline.delivery import Handled
+from hookline.delivery_metrics import DeliveryMetrics
+from hookline.observability import logger, tracer
 from hookline.runtime import get_deliverer
 
 # The database and HTTP work is blocking; a batch of up to 10 runs on these threads at once.
 _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
-
-METRIC = {
-    Result.DELIVERED: "DeliverySucceeded",
-    Result.FAILED: "DeliveryFailed",
-    Result.RETRY: "DeliveryRetried",
-    Result.DEAD: "DeliveryDead",
-    Result.DEFERRED: "DeliveryDeferred",
-    Result.PARKED: "DeliveryParked",
-    Result.SKIPPED: "DeliverySkipped",
-}
 
 
 def deliver_one(body: str) -> Handled:
@@ -40,30 +30,27 @@ def deliver_one(body: str) -> Handled:
     return get_deliverer().handle(body)
 
 
-async def record_handler(record: SQSRecord) -> str:
-    """Deliver one message; raising marks it failed for SQS."""
-    loop = asyncio.get_running_loop()
-    handled = await loop.run_in_executor(_threads, deliver_one, record.body)
-    metrics.add_metric(name=METRIC[handled.result], unit=MetricUnit.Count, value=1)
-    if handled.attempt is not None:
-        metrics.add_metric(name="DeliveryAttempts", unit=MetricUnit.Count, value=1)
-        metrics.add_metric(
-            name="DeliveryLatencyMs",
-            unit=MetricUnit.Milliseconds,
-            value=handled.attempt.duration_ms,
-        )
-    return handled.result.value
-
-
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    # A processor per invocation: it holds the batch's state, and the local runner invokes
-    # this handler from several threads (on AWS a container runs one batch at a time).
+    # Per invocation, a processor (it holds the batch's state) and the batch's metrics by
+    # destination kind: the local runner invokes this handler from several threads (on AWS a
+    # container runs one batch at a time).
+    batch_metrics = DeliveryMetrics()
+
+    async def record_handler(record: SQSRecord) -> str:
+        """Deliver one message; raising marks it failed for SQS."""
+        loop = asyncio.get_running_loop()
+        handled = await loop.run_in_executor(_threads, deliver_one, record.body)
+        batch_metrics.record(handled)
+        return handled.result.value
+
     processor = AsyncBatchProcessor(event_type=EventType.SQS)
-    response = async_process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
+    try:
+        response = async_process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
+    finally:
+        batch_metrics.flush()
     return dict(response)

@@ -2,7 +2,8 @@
 
 Application metrics (namespace `Hookline`, EMF via Powertools) are read with Metrics Insights
 queries (`SELECT MAX(x) FROM Hookline`), which aggregate over whatever dimension sets the code
-emits (Powertools adds `service`); SQS, Lambda, API Gateway and RDS metrics are read directly.
+emits (Powertools adds `service`; the delivery metrics also carry `kind`, the destination
+kind, decision 0057); SQS, Lambda, API Gateway and RDS metrics are read directly.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from infra.components.queues import GroupQueues
 NAMESPACE = "Hookline"
 PERIOD = Duration.minutes(1)
 WIDTH = 8  # three widgets per dashboard row
+KIND_LABEL = "${PROP('Dim.kind')}"  # a SEARCH returns one series per destination kind
 
 
 def insights(
@@ -231,15 +233,33 @@ class Monitoring(Construct):
                     ],
                 ),
                 _graph(
-                    "Delivery latency (ms)",
+                    "Delivery latency by kind (ms)",
                     [
-                        search("DeliveryLatencyMs", "p50", "p50"),
-                        search("DeliveryLatencyMs", "p99", "p99"),
+                        search("DeliveryLatencyMs", "p50", f"p50 {KIND_LABEL}"),
+                        search("DeliveryLatencyMs", "p99", f"p99 {KIND_LABEL}"),
                     ],
                 ),
                 _graph(
                     "Unreconciled",
                     [insights("MAX", "Unreconciled", "unreconciled")],
+                ),
+            ],
+            # Per destination kind (decision 0057): the delivery metrics' one dimension.
+            [
+                _graph(
+                    "Delivered by kind",
+                    [insights("SUM", "DeliverySucceeded", "${LABEL}", group_by="kind")],
+                ),
+                _graph(
+                    "Failed and dead by kind",
+                    [
+                        insights("SUM", "DeliveryFailed", "failed ${LABEL}", group_by="kind"),
+                        insights("SUM", "DeliveryDead", "dead ${LABEL}", group_by="kind"),
+                    ],
+                ),
+                _graph(
+                    "Retried by kind",
+                    [insights("SUM", "DeliveryRetried", "${LABEL}", group_by="kind")],
                 ),
             ],
             [

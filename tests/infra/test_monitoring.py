@@ -100,3 +100,12 @@ def test_traces_are_sampled_at_the_configured_rate(variant: StackView) -> None:
             }
         },
     )
+
+
+def test_dashboard_splits_delivery_outcomes_by_destination_kind(variant: StackView) -> None:
+    (dashboard,) = variant.of_type("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    for metric in ("DeliverySucceeded", "DeliveryFailed", "DeliveryDead", "DeliveryRetried"):
+        assert f"SELECT SUM({metric}) FROM Hookline GROUP BY kind" in body, metric
+    # and the latency percentiles one line per kind
+    assert "p99 ${PROP('Dim.kind')}" in body

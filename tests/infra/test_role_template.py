@@ -20,6 +20,7 @@ TARGETS = {
     "eventbridge": "arn:aws:events:eu-west-1:123456789012:event-bus/customer",
     "kinesis": "arn:aws:kinesis:eu-west-1:123456789012:stream/orders",
     "s3": "arn:aws:s3:::acme-webhooks",
+    "lambda": "arn:aws:lambda:eu-west-1:123456789012:function:orders-hook:live",
 }
 
 
@@ -35,6 +36,8 @@ def test_every_kinds_template_passes_cfn_lint_and_allows_only_sending(tmp_path: 
             "PolicyDocument"
         ]["Statement"]
         assert statement["Action"] == SEND_ACTIONS[kind]
+        if kind == "lambda":  # invoking that one function (version or alias), nothing else
+            assert statement["Action"] == ["lambda:InvokeFunction"]
         assert statement["Resource"] == (f"{target}/in/*" if kind == "s3" else target)
         path = tmp_path / f"{kind}.json"
         path.write_text(json.dumps(template))
@@ -42,6 +45,29 @@ def test_every_kinds_template_passes_cfn_lint_and_allows_only_sending(tmp_path: 
     script = "import sys; from cfnlint.runner import main; sys.exit(main())"
     run = subprocess.run(
         [sys.executable, "-c", script, "--format", "json", *paths],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert json.loads(run.stdout or "[]") == [], run.stdout
+
+
+def test_an_offloading_queue_may_also_write_under_its_bucket_prefix_only(tmp_path: Path) -> None:
+    template = role_template(
+        kind="sqs", target=TARGETS["sqs"], external_id="hkl-abc",
+        hookline_role_arn="arn:aws:iam::999999999999:role/deliver", name="acme",
+        prefix="large/", offload_bucket="acme-large",
+    )  # fmt: skip
+    statements = template["Resources"]["HooklineDeliveryRole"]["Properties"]["Policies"][0][
+        "PolicyDocument"
+    ]["Statement"]
+    assert [(s["Action"], s["Resource"]) for s in statements] == [
+        (SEND_ACTIONS["sqs"], TARGETS["sqs"]),
+        (["s3:PutObject"], "arn:aws:s3:::acme-large/large/*"),
+    ]
+    path = tmp_path / "offload.json"
+    path.write_text(json.dumps(template))
+    script = "import sys; from cfnlint.runner import main; sys.exit(main())"
+    run = subprocess.run(
+        [sys.executable, "-c", script, "--format", "json", str(path)],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert json.loads(run.stdout or "[]") == [], run.stdout

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import boto3
 import pytest
 from standardwebhooks.webhooks import Webhook
 
@@ -17,24 +16,16 @@ from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import BadRequest
 from hookline.settings import get_settings
-from tests.support import operator
+from tests.support import customer_aws, operator
 from tests.support.aws import REGION
+from tests.support.customer_aws import ACCOUNT, ROLE, attributes
 
 pytestmark = pytest.mark.integration
-
-ACCOUNT = "123456789012"  # moto's
-ROLE = f"arn:aws:iam::{ACCOUNT}:role/hookline-delivery-acme"
 
 
 @pytest.fixture
 def aws(moto_endpoint: str):
-    def make(service: str) -> Any:
-        return boto3.client(
-            service, endpoint_url=moto_endpoint, region_name=REGION,
-            aws_access_key_id="testing", aws_secret_access_key="testing",
-        )  # fmt: skip
-
-    return make
+    return lambda service: customer_aws.client(moto_endpoint, service)
 
 
 def tenant(db: Database) -> dict[str, Any]:
@@ -54,22 +45,11 @@ def publish(db: Database, tenant_id: str, payload: dict[str, Any]) -> str:
 
 
 def queue(aws: Any, name: str, **attributes: str) -> tuple[str, str]:
-    sqs = aws("sqs")
-    url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
-    return url, arn["QueueArn"]
+    return customer_aws.queue(aws("sqs"), name, **attributes)
 
 
 def received(aws: Any, url: str) -> list[dict[str, Any]]:
-    answer = aws("sqs").receive_message(
-        QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"],
-        AttributeNames=["All"], WaitTimeSeconds=1,
-    )  # fmt: skip
-    return answer.get("Messages", [])
-
-
-def attributes(message: dict[str, Any]) -> dict[str, str]:
-    return {k: v["StringValue"] for k, v in message["MessageAttributes"].items()}
+    return customer_aws.received(aws("sqs"), url)
 
 
 def test_an_event_arrives_in_a_standard_and_a_fifo_queue_signed(pipeline, db, aws):
@@ -227,3 +207,45 @@ def test_bad_destinations_are_refused_at_save_with_the_field(db, fields, message
     with pytest.raises(BadRequest) as raised:
         operator.add_endpoint(db, get_settings(), tenant_id=t["id"], **{"url": None, **fields})
     assert message in str(raised.value)
+
+
+def test_a_body_over_the_queue_limit_goes_to_the_offload_bucket_with_a_pointer(pipeline, db, aws):
+    # Given a queue whose endpoint offloads large bodies to the customer's bucket, and one
+    # that does not
+    t = tenant(db)
+    url, arn = queue(aws, "large")
+    _, plain_arn = queue(aws, "plain")
+    aws("s3").create_bucket(Bucket="acme-large")
+    offloading = add(
+        db, t["id"], "sqs", arn,
+        destination={"offload_bucket": "acme-large", "offload_prefix": "big/"},
+    )  # fmt: skip
+    plain = add(db, t["id"], "sqs", plain_arn)
+    # When an event of 300 KB is published
+    payload = {"blob": "x" * 300_000}
+    event_id = publish(db, t["id"], payload)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1, "failed": 1})
+    # Then the offloading queue gets the extended client's pointer, signed for the stored body
+    [message] = received(aws, url)
+    pointer_class, pointer = json.loads(message["Body"])
+    assert pointer_class == "software.amazon.payloadoffloading.PayloadS3Pointer"
+    delivery = pipeline.delivery(event_id=event_id, endpoint_id=offloading["id"])
+    assert pointer == {"s3BucketName": "acme-large", "s3Key": f"big/{delivery['id']}"}
+    stored = aws("s3").get_object(Bucket="acme-large", Key=pointer["s3Key"])["Body"].read()
+    assert json.loads(stored) == payload
+    headers = attributes(message)
+    assert headers.pop("ExtendedPayloadSize") == str(len(stored))
+    Webhook(offloading["secret"]).verify(stored, headers)
+    # And the other fails with the size as the reason, as before
+    failed = pipeline.delivery(event_id=event_id, endpoint_id=plain["id"])
+    assert failed["state"] == "failed"
+    assert "over the sqs limit of 262144" in failed["last_error"]
+
+
+def test_an_offload_bucket_that_is_not_a_bucket_name_is_refused(db):
+    t = tenant(db)
+    with pytest.raises(BadRequest, match=r"destination\.offload_bucket: 'Not_A_Bucket'"):
+        add(
+            db, t["id"], "sqs", f"arn:aws:sqs:{REGION}:{ACCOUNT}:q",
+            destination={"offload_bucket": "Not_A_Bucket"},
+        )  # fmt: skip

@@ -220,7 +220,7 @@ def cmd_endpoints_role_template(args: argparse.Namespace, rt: Runtime) -> Any:
     return role_template(
         kind=args.kind, target=args.target, external_id=tenant["external_id"],
         hookline_role_arn=args.hookline_role, name=args.name or tenant["id"].lower(),
-        prefix=args.prefix,
+        prefix=args.prefix, offload_bucket=args.offload_bucket,
     )  # fmt: skip
 
 
@@ -516,6 +516,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument("--name", help="the role is named hookline-delivery-NAME (default tenant id)")
     p.add_argument("--prefix", default="", help="S3: the key prefix Hookline may write under")
+    p.add_argument("--offload-bucket", default="", help="sqs, sns: the bucket large bodies go to")
     p.set_defaults(func=cmd_endpoints_role_template)
     p = by_id(endpoints, "test", "send a test event to this endpoint only", cmd_endpoints_test)
     p.add_argument("--type", help="event type (default hookline.test)")

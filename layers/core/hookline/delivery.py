@@ -91,6 +91,7 @@ class Handled:
 
     result: Result
     attempt: AttemptResult | None = None
+    kind: str | None = None  # the endpoint's destination kind; None: never read (skipped)
 
 
 def utcnow() -> datetime:
@@ -141,10 +142,10 @@ class Deliverer:
             if not job.endpoint_enabled:
                 reason = "endpoint deleted" if claim.endpoint_deleted else "endpoint disabled"
                 repo.finish(conn, job, Finish("failed", False, None, reason))
-                return Handled(Result.FAILED)
+                return Handled(Result.FAILED, kind=job.kind)
             if claim.wait_seconds is None:  # enabled, so past its deadline
                 repo.finish(conn, job, Finish("dead", False, None, "deadline passed"))
-                return Handled(Result.DEAD)
+                return Handled(Result.DEAD, kind=job.kind)
             if claim.wait_seconds > 0:
                 # Jitter spreads the deferred messages of a busy endpoint over the next seconds.
                 delay = max(claim.wait_seconds, self.options.busy_retry_seconds)
@@ -154,7 +155,7 @@ class Deliverer:
                     # A busy endpoint: stop riding the queue (and Lambda's loop count); due
                     # after the same wait, it is enqueued by the next fan-out run after that.
                     repo.park(conn, job, timedelta(seconds=delay))
-                    return Handled(Result.PARKED)
+                    return Handled(Result.PARKED, kind=job.kind)
                 lease = self.options.queued_lease + timedelta(seconds=delay)
                 repo.defer_without_flush(conn, job, lease, durable=self.db.proxied)
                 return self._requeue_deferred(job, delay, deferrals)
@@ -166,7 +167,7 @@ class Deliverer:
                 self._give_back(conn, job)
                 raise
         attempt = self.send(job, secrets)
-        return Handled(self.conclude(job, attempt), attempt)
+        return Handled(self.conclude(job, attempt), attempt, job.kind)
 
     def _give_back(self, conn: Connection, job: Job) -> None:
         with conn.transaction():
@@ -179,7 +180,7 @@ class Deliverer:
         if failed:
             # The original message stays on the queue (we raise), and is claimable again.
             raise RuntimeError("could not re-queue a deferred delivery")
-        return Handled(Result.DEFERRED)
+        return Handled(Result.DEFERRED, kind=job.kind)
 
     def send(self, job: Job, secrets: list[str]) -> AttemptResult:
         """POST the signed event to the endpoint. Never raises: whatever goes wrong with this
@@ -264,7 +265,10 @@ class Deliverer:
         duration_ms = int((time.monotonic() - began) * 1000)
         status = 200 if sent.error is None else None
         final = sent.error is not None and not sent.retry
-        return AttemptResult(started_at, duration_ms, status, None, sent.error, None, final)
+        excerpt = (
+            None if sent.answer is None else storable_text(sent.answer, self.options.excerpt_chars)
+        )
+        return AttemptResult(started_at, duration_ms, status, excerpt, sent.error, None, final)
 
     def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
         # At most response_limit_bytes are read; the attempt as a whole stops at the deadline.

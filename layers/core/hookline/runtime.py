@@ -115,7 +115,8 @@ def _senders(settings: Settings) -> AwsSenders:
     from hookline.destinations.senders import AwsSenders
 
     credentials = RoleCredentialCache(client("sts", settings))
-    return AwsSenders(credentials, endpoint_url=settings.aws_endpoint_url)
+    endpoint = settings.destination_endpoint_url or settings.aws_endpoint_url
+    return AwsSenders(credentials, endpoint_url=endpoint)
 
 
 def get_deliverer() -> Deliverer:

@@ -58,6 +58,9 @@ class Settings:
     allow_private_targets: bool = False  # endpoint URLs on private/loopback addresses
     allow_http_targets: bool = False
     aws_endpoint_url: str | None = None
+    # Where the customers' targets are reached (SQS, SNS, ..., Lambda); None: as
+    # aws_endpoint_url. Locally an emulator of "their" account; never set on AWS.
+    destination_endpoint_url: str | None = None
     aws_region: str = "us-east-1"
     queue_url_prefix: str | None = None  # base URL of the group queues
     # Physical names start with this (on AWS the stack's name, lowercased): queues, DLQs.
@@ -123,6 +126,7 @@ class Settings:
             allow_private_targets=_bool(e.get("HOOKLINE_ALLOW_PRIVATE_TARGETS")),
             allow_http_targets=_bool(e.get("HOOKLINE_ALLOW_HTTP_TARGETS")),
             aws_endpoint_url=e.get("AWS_ENDPOINT_URL") or None,
+            destination_endpoint_url=e.get("HOOKLINE_DESTINATION_ENDPOINT_URL") or None,
             aws_region=e.get("AWS_REGION") or e.get("AWS_DEFAULT_REGION") or "us-east-1",
             queue_url_prefix=e.get("HOOKLINE_QUEUE_URL_PREFIX") or None,
             resource_prefix=e.get("HOOKLINE_RESOURCE_PREFIX") or "hookline",

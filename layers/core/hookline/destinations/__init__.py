@@ -1,7 +1,7 @@
 """Destination kinds of an endpoint (docs/decisions/0046): an https URL, or a target in the
 customer's own AWS account — an SQS queue (standard or FIFO), an SNS topic, an EventBridge
-bus, a Kinesis stream or an S3 bucket — reached by assuming the role they grant
-(`role_arn`) with their tenant's ExternalId.
+bus, a Kinesis stream, an S3 bucket or a Lambda function (decision 0057) — reached by
+assuming the role they grant (`role_arn`) with their tenant's ExternalId.
 
 This module checks what is saved (`check_destination`); `senders` sends one message of a
 kind; `credentials` caches the assumed roles' credentials."""
@@ -18,7 +18,7 @@ from hookline.transformers import check_path
 HTTPS = "https"
 # The deliver functions may assume only roles so named (infra/components/delivery.py).
 ROLE_NAME_PREFIX = "hookline-delivery-"
-KINDS = (HTTPS, "sqs", "sns", "eventbridge", "kinesis", "s3")
+KINDS = (HTTPS, "sqs", "sns", "eventbridge", "kinesis", "s3", "lambda")
 
 _PARTITION = r"arn:aws[a-zA-Z-]*"
 _REGION_ACCOUNT = r"(?P<region>[a-z]{2}(?:-[a-z]+)+-\d):(?P<account>\d{12})"
@@ -26,6 +26,7 @@ _REGION_ACCOUNT = r"(?P<region>[a-z]{2}(?:-[a-z]+)+-\d):(?P<account>\d{12})"
 ROLE_ARN = re.compile(
     rf"^{_PARTITION}:iam::(?P<account>\d{{12}}):role/(?P<name>[\w+=,.@-]{{1,64}})$"
 )
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 TARGET_ARNS = {
     "sqs": re.compile(rf"^{_PARTITION}:sqs:{_REGION_ACCOUNT}:(?P<name>[\w-]{{1,75}}(?:\.fifo)?)$"),
     "sns": re.compile(rf"^{_PARTITION}:sns:{_REGION_ACCOUNT}:(?P<name>[\w-]{{1,251}}(?:\.fifo)?)$"),
@@ -36,17 +37,28 @@ TARGET_ARNS = {
         rf"^{_PARTITION}:kinesis:{_REGION_ACCOUNT}:stream/(?P<name>[\w.-]{{1,128}})$"
     ),
     "s3": re.compile(rf"^{_PARTITION}:s3:::(?P<name>[a-z0-9][a-z0-9.-]{{1,61}}[a-z0-9])$"),
+    # A function, or one version or alias of it (`:qualifier`): the role allows that one.
+    "lambda": re.compile(
+        rf"^{_PARTITION}:lambda:{_REGION_ACCOUNT}:function:(?P<name>[\w-]{{1,64}})"
+        r"(?::(?P<qualifier>[\w$-]{1,128}))?$"
+    ),
 }
 # The options each kind takes in `destination`, with their defaults.
 OPTIONS: dict[str, dict[str, str]] = {
-    "sqs": {"message_group_path": "$.tenant_id"},  # FIFO queues only
-    "sns": {"message_group_path": "$.tenant_id"},  # FIFO topics only
+    # FIFO only: message_group_path. offload_bucket: over the size limit, the body goes to
+    # this bucket of the customer's and the message carries a pointer (decision 0057).
+    "sqs": {"message_group_path": "$.tenant_id", "offload_bucket": "", "offload_prefix": ""},
+    "sns": {"message_group_path": "$.tenant_id", "offload_bucket": "", "offload_prefix": ""},
     "eventbridge": {"source": "hookline"},
     "kinesis": {"partition_key_path": ""},  # empty: the event id
     "s3": {"prefix": ""},
+    "lambda": {},
 }
 # The largest message each target takes (bytes), as AWS documents them.
-SIZE_LIMITS = {"sqs": 262_144, "sns": 262_144, "eventbridge": 262_144, "kinesis": 1_048_576}
+SIZE_LIMITS = {
+    "sqs": 262_144, "sns": 262_144, "eventbridge": 262_144, "kinesis": 1_048_576,
+    "lambda": 6_291_456,  # a synchronous invocation's request payload
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -118,4 +130,6 @@ def check_destination(
                 check_path(value)
             except ValueError as err:
                 raise BadRequest(f"destination.{name}: {err}") from err
+        if name == "offload_bucket" and value and not BUCKET_NAME.match(value):
+            raise BadRequest(f"destination.offload_bucket: {value!r} is not an S3 bucket name")
     return {**OPTIONS[kind], **given}

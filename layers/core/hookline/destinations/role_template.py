@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookline.destinations import ROLE_NAME_PREFIX, parse_target
+from hookline.destinations import BUCKET_NAME, ROLE_NAME_PREFIX, parse_target
+from hookline.errors import BadRequest
 
 # The one action each kind's sender needs (SQS also resolves the queue's URL).
 SEND_ACTIONS = {
@@ -15,16 +16,38 @@ SEND_ACTIONS = {
     "eventbridge": ["events:PutEvents"],
     "kinesis": ["kinesis:PutRecord"],
     "s3": ["s3:PutObject"],
+    "lambda": ["lambda:InvokeFunction"],
 }
 
 
 def role_template(
-    *, kind: str, target: str, external_id: str, hookline_role_arn: str, name: str, prefix: str = ""
+    *,
+    kind: str,
+    target: str,
+    external_id: str,
+    hookline_role_arn: str,
+    name: str,
+    prefix: str = "",
+    offload_bucket: str = "",
 ) -> dict[str, Any]:
     """The template (a dict, to print as JSON). `name` ends the role's name, which starts
-    with `hookline-delivery-` (Hookline may assume no other); `prefix` narrows S3 writes."""
+    with `hookline-delivery-` (Hookline may assume no other); `prefix` narrows S3 writes (to
+    the s3 target, or to the `offload_bucket` of an sqs or sns target)."""
     parsed = parse_target(kind, target)
     resource = f"{parsed.arn}/{prefix}*" if kind == "s3" else parsed.arn
+    statements: list[dict[str, Any]] = [
+        {"Effect": "Allow", "Action": SEND_ACTIONS[kind], "Resource": resource}
+    ]
+    if offload_bucket:
+        if kind not in ("sqs", "sns") or not BUCKET_NAME.match(offload_bucket):
+            raise BadRequest("offload_bucket: an S3 bucket name, for an sqs or sns target")
+        statements.append(
+            {
+                "Effect": "Allow",
+                "Action": ["s3:PutObject"],
+                "Resource": f"arn:aws:s3:::{offload_bucket}/{prefix}*",
+            }
+        )
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"Lets Hookline deliver webhooks into {parsed.arn}",
@@ -49,13 +72,7 @@ def role_template(
                             "PolicyName": "send-only",
                             "PolicyDocument": {
                                 "Version": "2012-10-17",
-                                "Statement": [
-                                    {
-                                        "Effect": "Allow",
-                                        "Action": SEND_ACTIONS[kind],
-                                        "Resource": resource,
-                                    }
-                                ],
+                                "Statement": statements,
                             },
                         }
                     ],

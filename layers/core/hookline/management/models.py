@@ -202,14 +202,15 @@ class EndpointCreate(Input):
 
     tenant_id: str | None = Field(default=None, max_length=100)
     url: str | None = Field(default=None, min_length=1, max_length=2000)
-    kind: Literal["https", "sqs", "sns", "eventbridge", "kinesis", "s3"] = "https"
+    kind: Literal["https", "sqs", "sns", "eventbridge", "kinesis", "s3", "lambda"] = "https"
     target: str | None = Field(default=None, min_length=1, max_length=2000)
     role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
     destination: dict[str, str] = Field(
         default_factory=dict,
         max_length=10,
-        description="Options of the kind: message_group_path (FIFO sqs, sns), source "
-        "(eventbridge), partition_key_path (kinesis), prefix (s3).",
+        description="Options of the kind: message_group_path (FIFO sqs, sns), "
+        "offload_bucket and offload_prefix (sqs, sns), source (eventbridge), "
+        "partition_key_path (kinesis), prefix (s3).",
     )
     description: str = Field(default="", max_length=1000)
     event_types: list[str] = Field(default_factory=list, max_length=100)

@@ -76,7 +76,7 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
             query("fan_out_batch"), {"limit": limit, "deadline": deadline}
         ).fetchall()
         events, created = int(rows[0]["events"]), int(rows[0]["deliveries"])
-        matched = _content_matches(rows) if rows[0]["event_id"] is not None else []
+        matched = content_matches(rows) if rows[0]["event_id"] is not None else []
         if matched:
             params = {
                 "deadline": deadline,
@@ -89,11 +89,20 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
     return events, created
 
 
-def _content_matches(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
-    # The patterns ride on one row (row_number() = 1), not necessarily the first returned.
-    filters = next(r["content_filters"] for r in rows if r["content_filters"] is not None)
+def content_matches(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """The rule fan-out and re-fan-out share (decisions 0044, 0056): an endpoint with a
+    content filter gets a delivery of an event exactly when its pattern matches the event's
+    document (`event_document`). `rows` are one per event (`event_id`, `tenant_id`,
+    `source_id`, `type`, `payload`, the type-matching filtered `endpoint_ids` and their
+    `tenant_groups`) with `{endpoint id: pattern}` in `content_filters` on one row or more;
+    returns the matching (event, endpoint, tenant, group)."""
+    filters: dict[str, Any] = {}
+    for row in rows:
+        filters.update(row["content_filters"] or {})
     matched = []
     for row in rows:
+        if row["event_id"] is None:
+            continue
         document = event_document(
             row["type"], row["tenant_id"], row["source_id"], bytes(row["payload"])
         )

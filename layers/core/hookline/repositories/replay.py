@@ -15,6 +15,7 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
+from hookline.repositories.deliveries import content_matches
 from hookline.sqlfiles import query
 
 
@@ -161,13 +162,33 @@ def events_for_endpoint(
     return _ids(conn.execute(query("refanout_events_for_endpoint"), params))
 
 
+def _filtered_matches(
+    conn: Connection, event_ids: Sequence[str], endpoint_id: str | None
+) -> dict[str, list[str]]:
+    """The (event, endpoint) pairs of content-filtered endpoints whose pattern matches, as the
+    two arrays the refanout statements take."""
+    rows = conn.execute(
+        query("refanout_filtered_events"),
+        {"event_ids": list(event_ids), "endpoint_id": endpoint_id},
+    ).fetchall()
+    matched = content_matches(rows)
+    return {
+        "matched_events": [m[0] for m in matched],
+        "matched_endpoints": [m[1] for m in matched],
+    }
+
+
 def count_missing(
     conn: Connection, event_ids: Sequence[str], endpoint_id: str | None
 ) -> tuple[int, int]:
-    """(pairs a refanout considers, pairs without a delivery) for the events."""
-    row = conn.execute(
-        query("refanout_count_missing"), {"event_ids": list(event_ids), "endpoint_id": endpoint_id}
-    ).fetchone()
+    """(pairs a refanout considers, pairs without a delivery) for the events; an endpoint
+    with a content filter counts only for the events its pattern matches."""
+    params = {
+        "event_ids": list(event_ids),
+        "endpoint_id": endpoint_id,
+        **_filtered_matches(conn, event_ids, endpoint_id),
+    }
+    row = conn.execute(query("refanout_count_missing"), params).fetchone()
     assert row is not None
     return int(row["pairs"]), int(row["missing"])
 
@@ -180,7 +201,8 @@ def create_missing(
     deadline: timedelta,
     hold: timedelta,
 ) -> tuple[int, list[str]]:
-    """Create the deliveries the events lack; (pairs considered, ids created)."""
+    """Create the deliveries the events lack, to content-filtered endpoints only where their
+    pattern matches (as the fan-out would); (pairs considered, ids created)."""
     row = conn.execute(
         query("refanout_create_deliveries"),
         {
@@ -188,6 +210,7 @@ def create_missing(
             "endpoint_id": endpoint_id,
             "deadline": deadline,
             "hold": hold,
+            **_filtered_matches(conn, event_ids, endpoint_id),
         },
     ).fetchone()
     assert row is not None

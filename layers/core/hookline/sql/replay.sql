@@ -113,9 +113,30 @@ WHERE p.id = %(endpoint_id)s
 ORDER BY e.received_at, e.id
 LIMIT %(limit)s
 
+-- refanout_filtered_events --
+-- The content-filtered endpoints a refanout considers for each event, one row per event with
+-- its payload and the endpoints' patterns, for the caller to match in Python with the
+-- fan-out's rule (decisions 0044, 0056); the matches are passed to refanout_count_missing
+-- and refanout_create_deliveries. Keep the pairs in step with those two.
+SELECT e.id AS event_id, e.tenant_id, e.source_id, e.type, e.payload,
+       array_agg(p.id ORDER BY p.id) AS endpoint_ids,
+       array_agg(t.tenant_group ORDER BY p.id) AS tenant_groups,
+       jsonb_object_agg(p.id, p.content_filter) AS content_filters
+FROM events e
+JOIN tenants t ON t.id = e.tenant_id
+JOIN endpoints p ON p.tenant_id = e.tenant_id AND p.enabled
+LEFT JOIN outbox o ON o.event_id = e.id
+WHERE e.id = ANY(%(event_ids)s)
+  AND hookline_type_matches(p.event_types, e.type)
+  AND p.content_filter IS NOT NULL
+  AND CASE WHEN %(endpoint_id)s::text IS NULL
+           THEN p.created_at <= coalesce(o.fanned_out_at, now())
+           ELSE p.id = %(endpoint_id)s END
+GROUP BY e.id, e.tenant_id, e.source_id, e.type, e.payload
+
 -- refanout_count_missing --
 -- The (event, endpoint) pairs a refanout would consider, and how many have no delivery.
--- Keep the pairs in step with refanout_create_deliveries.
+-- Keep the pairs in step with refanout_create_deliveries and refanout_filtered_events.
 WITH pairs AS (
     SELECT e.id AS event_id, p.id AS endpoint_id
     FROM events e
@@ -123,7 +144,9 @@ WITH pairs AS (
     LEFT JOIN outbox o ON o.event_id = e.id
     WHERE e.id = ANY(%(event_ids)s)
       AND hookline_type_matches(p.event_types, e.type)
-      AND p.content_filter IS NULL  -- not re-matched here (decision 0044)
+      AND (p.content_filter IS NULL  -- filtered: only the pairs their patterns matched
+           OR (e.id, p.id) IN (SELECT * FROM unnest(%(matched_events)s::text[],
+                                                    %(matched_endpoints)s::text[])))
       AND CASE WHEN %(endpoint_id)s::text IS NULL
                THEN p.created_at <= coalesce(o.fanned_out_at, now())
                ELSE p.id = %(endpoint_id)s END
@@ -138,7 +161,8 @@ FROM pairs
 -- refanout_create_deliveries --
 -- Re-create from the ledger the deliveries the selected events should have: to one named
 -- endpoint, or else to every enabled matching endpoint that existed when the event was
--- fanned out (what the fan-out would have created). Existing ones are left alone, so only
+-- fanned out (what the fan-out would have created; a content-filtered endpoint only where its
+-- pattern matched, see refanout_filtered_events). Existing ones are left alone, so only
 -- the missing ones are made. They are held pending for `hold`: the replay sends them at its
 -- own pace, and if it dies first the fan-out enqueues them when the hold ends.
 WITH pairs AS (
@@ -149,7 +173,9 @@ WITH pairs AS (
     LEFT JOIN outbox o ON o.event_id = e.id
     WHERE e.id = ANY(%(event_ids)s)
       AND hookline_type_matches(p.event_types, e.type)
-      AND p.content_filter IS NULL  -- not re-matched here (decision 0044)
+      AND (p.content_filter IS NULL  -- filtered: only the pairs their patterns matched
+           OR (e.id, p.id) IN (SELECT * FROM unnest(%(matched_events)s::text[],
+                                                    %(matched_endpoints)s::text[])))
       AND CASE WHEN %(endpoint_id)s::text IS NULL
                THEN p.created_at <= coalesce(o.fanned_out_at, now())
                ELSE p.id = %(endpoint_id)s END

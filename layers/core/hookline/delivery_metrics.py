@@ -1,0 +1,58 @@
+"""Delivery metrics with the destination kind as a dimension (decision 0057).
+
+Each batch's outcomes, attempts and latencies are emitted as one EMF document per kind, under
+the one dimension set `[kind, service]`. The kind is one of `hookline.destinations.KINDS`, or
+`none` for a message skipped before its delivery was read (stale or duplicate), so there are
+at most eight series per metric: the endpoint, tenant or target never becomes a dimension.
+One dimension set (not `[service]` and `[kind, service]` both) keeps `SELECT SUM(x) FROM
+Hookline` the total, with `GROUP BY kind` the split."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+
+from hookline.delivery import Handled, Result
+from hookline.destinations import KINDS
+from hookline.observability import NAMESPACE, SERVICE
+
+OUTCOME_METRICS = {
+    Result.DELIVERED: "DeliverySucceeded",
+    Result.FAILED: "DeliveryFailed",
+    Result.RETRY: "DeliveryRetried",
+    Result.DEAD: "DeliveryDead",
+    Result.DEFERRED: "DeliveryDeferred",
+    Result.PARKED: "DeliveryParked",
+    Result.SKIPPED: "DeliverySkipped",
+}
+NO_KIND = "none"
+
+
+class DeliveryMetrics:
+    """One batch's delivery metrics, kept by kind until `flush` prints them (EMF lines)."""
+
+    def __init__(self) -> None:
+        self._by_kind: dict[str, list[Handled]] = defaultdict(list)
+
+    def record(self, handled: Handled) -> None:
+        """Count one handled message."""
+        kind = handled.kind if handled.kind in KINDS else NO_KIND
+        self._by_kind[kind].append(handled)
+
+    def flush(self) -> None:
+        """Print one EMF document per kind seen, and forget them."""
+        for kind, handled in sorted(self._by_kind.items()):
+            emf = EphemeralMetrics(namespace=NAMESPACE, service=SERVICE)
+            emf.add_dimension(name="kind", value=kind)
+            for one in handled:
+                emf.add_metric(name=OUTCOME_METRICS[one.result], unit=MetricUnit.Count, value=1)
+                if one.attempt is not None:
+                    emf.add_metric(name="DeliveryAttempts", unit=MetricUnit.Count, value=1)
+                    emf.add_metric(
+                        name="DeliveryLatencyMs",
+                        unit=MetricUnit.Milliseconds,
+                        value=one.attempt.duration_ms,
+                    )
+            emf.flush_metrics()
+        self._by_kind.clear()
