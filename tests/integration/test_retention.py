@@ -5,6 +5,7 @@ archive that fails keeps the rows, and dedupe that outlives the archived event."
 from __future__ import annotations
 
 import base64
+import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -84,6 +85,37 @@ def test_partitions_are_made_ahead_and_events_land_in_their_day(db):
     assert count(db, "SELECT count(*) FROM events_default") == 0
     table = f"events_d{NOW:%Y%m%d}"
     assert count(db, f"SELECT count(*) FROM {table} WHERE id = %s", event.id) == 1
+
+
+def test_two_makers_of_the_same_days_partitions_at_once_both_succeed(database_url):
+    # Given two processes (each its own pool) ensuring the same fresh days at the same moment
+    pools = [Database(database_url, max_size=2) for _ in range(2)]
+    start = threading.Barrier(2)
+    made: list[int] = []
+    failures: list[BaseException] = []
+
+    def run(pool: Database, as_of: datetime) -> None:
+        start.wait()
+        try:
+            made.append(ensure_partitions(pool, as_of=as_of, ahead_days=6))
+        except BaseException as err:
+            failures.append(err)
+
+    try:
+        for week in range(1, 6):
+            as_of = NOW + timedelta(days=30 * week)
+            threads = [threading.Thread(target=run, args=(p, as_of)) for p in pools]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            start.reset()
+    finally:
+        for pool in pools:
+            pool.close()
+    # Then neither failed (no DuplicateTable), and each partition was made once
+    assert failures == []
+    assert sum(made) == 5 * 8 * 4  # 5 rounds x 8 days x 4 hot tables
 
 
 def test_an_expired_day_is_archived_then_dropped_with_payload_bytes_exact(pipeline, db, sink, s3):
