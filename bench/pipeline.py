@@ -415,7 +415,7 @@ def prepare(url: str, sink_url: str) -> str:
 
     from hookline.config import HooklineConfig
     from hookline.db import Database
-    from hookline.management import service
+    from hookline.management import endpoint_service, source_service, tenant_service
     from hookline.management.access import Caller
     from hookline.settings import Settings
 
@@ -426,13 +426,15 @@ def prepare(url: str, sink_url: str) -> str:
     setup = Database(url, max_size=1)
     try:
         operator = Caller("bench", "*")
-        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
-        source = service.create_source(
+        tenant = tenant_service.create_tenant(
+            setup, HooklineConfig(), operator, name="bench", group=None
+        )
+        source = source_service.create_source(
             setup,
             operator,
             {"tenant_id": tenant["id"], "scheme": "stripe", "secret": STRIPE_SECRET},
         )
-        service.create_endpoint(
+        endpoint_service.create_endpoint(
             setup, settings, operator,
             {"tenant_id": tenant["id"], "url": sink_url, "max_concurrency": 1000},
         )  # fmt: skip

@@ -422,7 +422,7 @@ def create_target(url: str, size: int) -> Target:
 
     from hookline.config import HooklineConfig
     from hookline.db import Database
-    from hookline.management import service
+    from hookline.management import source_service, tenant_service
     from hookline.management.access import Caller
 
     with psycopg.connect(url, autocommit=True) as conn:
@@ -430,8 +430,10 @@ def create_target(url: str, size: int) -> Target:
     setup = Database(url, max_size=1)
     try:
         operator = Caller("bench", "*")
-        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
-        source = service.create_source(
+        tenant = tenant_service.create_tenant(
+            setup, HooklineConfig(), operator, name="bench", group=None
+        )
+        source = source_service.create_source(
             setup,
             operator,
             {"tenant_id": tenant["id"], "scheme": "stripe", "secret": STRIPE_SECRET},

@@ -15,8 +15,8 @@ from hookline.api.idempotency import json_answer
 from hookline.api.params import Cursor, IdPath, Limit, created_ok, ok
 from hookline.db import get_database
 from hookline.management import models as m
-from hookline.management import service
 from hookline.management import tenant_models as tm
+from hookline.management import tenant_service
 from hookline.management.portal_links import create_portal_link
 from hookline.restore import erase_tenant_by_api
 from hookline.runtime import archive_store
@@ -35,7 +35,7 @@ def router(edge: Edge) -> Router:
         return edge.created(
             who,
             lambda: m.Tenant(
-                **service.create_tenant(
+                **tenant_service.create_tenant(
                     get_database(), get_settings().config, who, name=body.name, group=body.group
                 )
             ),
@@ -43,14 +43,16 @@ def router(edge: Edge) -> Router:
 
     @routes.get("/v1/tenants", responses=ok(m.TenantPage), tags=["tenants"], summary="List tenants")
     def list_tenants(cursor: Cursor = None, limit: Limit = 50) -> m.TenantPage:
-        page = service.list_tenants(get_database(), edge.caller(), cursor=cursor, limit=limit)
+        page = tenant_service.list_tenants(
+            get_database(), edge.caller(), cursor=cursor, limit=limit
+        )
         return m.TenantPage(**page)
 
     @routes.get(
         "/v1/tenants/<tenant_id>", responses=ok(m.Tenant), tags=["tenants"], summary="Get a tenant"
     )
     def get_tenant(tenant_id: IdPath) -> m.Tenant:
-        return m.Tenant(**service.get_tenant(get_database(), edge.caller(), tenant_id))
+        return m.Tenant(**tenant_service.get_tenant(get_database(), edge.caller(), tenant_id))
 
     @routes.post(
         "/v1/tenants/<tenant_id>/portal-links",
