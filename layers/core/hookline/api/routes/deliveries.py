@@ -10,8 +10,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, Since, StateFilter, TenantFilter, Until, ok
 from hookline.db import get_database
+from hookline.management import delivery_models as m
 from hookline.management import delivery_service
-from hookline.management import models as m
 from hookline.settings import get_settings
 
 

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, TenantFilter, created_ok, ok
 from hookline.db import get_database
+from hookline.management import endpoint_models as m
 from hookline.management import endpoint_service
-from hookline.management import models as m
 from hookline.management.endpoint_preview import preview_endpoint
 from hookline.nudge import nudge_fanout
 from hookline.settings import get_settings

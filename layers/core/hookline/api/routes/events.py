@@ -10,8 +10,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, Since, TenantFilter, Until, ok
 from hookline.db import get_database
+from hookline.management import event_models as m
 from hookline.management import event_service
-from hookline.management import models as m
 from hookline.nudge import nudge_fanout
 from hookline.observability import logger
 from hookline.settings import get_settings

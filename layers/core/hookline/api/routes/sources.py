@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, TenantFilter, created_ok, ok
 from hookline.db import get_database
-from hookline.management import models as m
+from hookline.management import source_models as m
 from hookline.management import source_service
 
 

@@ -7,8 +7,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import ok
 from hookline.db import get_database
+from hookline.management import delivery_models as m
 from hookline.management import delivery_service
-from hookline.management import models as m
 
 
 def router(edge: Edge) -> Router:

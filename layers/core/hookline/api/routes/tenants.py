@@ -14,8 +14,7 @@ from hookline.api.edge import Edge, new_router
 from hookline.api.idempotency import json_answer
 from hookline.api.params import Cursor, IdPath, Limit, created_ok, ok
 from hookline.db import get_database
-from hookline.management import models as m
-from hookline.management import tenant_models as tm
+from hookline.management import tenant_models as m
 from hookline.management import tenant_service
 from hookline.management.portal_links import create_portal_link
 from hookline.restore import erase_tenant_by_api
@@ -56,13 +55,13 @@ def router(edge: Edge) -> Router:
 
     @routes.post(
         "/v1/tenants/<tenant_id>/portal-links",
-        responses=created_ok(tm.PortalLink),
+        responses=created_ok(m.PortalLink),
         tags=["tenants"],
         summary="A short-lived link that opens the tenant's portal",
     )
     def create_link(
-        tenant_id: IdPath, body: Annotated[tm.PortalLinkCreate, Body()]
-    ) -> Response[tm.PortalLink]:
+        tenant_id: IdPath, body: Annotated[m.PortalLinkCreate, Body()]
+    ) -> Response[m.PortalLink]:
         host = edge.header("Host") or "localhost"
         link = create_portal_link(
             get_database(), get_settings(), edge.caller(), tenant_id,
@@ -70,22 +69,22 @@ def router(edge: Edge) -> Router:
             ttl=timedelta(seconds=body.ttl_seconds),
         )  # fmt: skip
         # Not an idempotent create: the link is a credential, never kept to be replayed
-        return json_answer(HTTPStatus.CREATED, tm.PortalLink(**link).model_dump(mode="json"))
+        return json_answer(HTTPStatus.CREATED, m.PortalLink(**link).model_dump(mode="json"))
 
     @routes.delete(
         "/v1/tenants/<tenant_id>",
-        responses=ok(tm.TenantErased),
+        responses=ok(m.TenantErased),
         tags=["tenants"],
         summary="Erase a tenant's events, deliveries, secrets and archive (operators; erase=true)",
     )
     def erase_tenant(
         tenant_id: IdPath,
         erase: Annotated[bool, Query(description="must be true: erasure is for good")] = False,
-    ) -> tm.TenantErased:
+    ) -> m.TenantErased:
         settings = get_settings()
         erased = erase_tenant_by_api(
             get_database(), archive_store(settings), edge.caller(), tenant_id, erase=erase
         )
-        return tm.TenantErased(**erased)
+        return m.TenantErased(**erased)
 
     return routes
