@@ -14,6 +14,7 @@ from hookline.ingest import Accepted, publish
 from hookline.management.access import Caller
 from hookline.management.paging import check_window, page_of, paged
 from hookline.repositories import api as repo
+from hookline.settings import Settings
 
 # A stored payload nested deeper than this is answered as base64: pydantic's serializer stops
 # near 255 levels, and what the API takes in is refused past it (hookline.api.inputs).
@@ -22,6 +23,7 @@ MAX_RENDERED_DEPTH = 200
 
 def publish_event(
     db: Database,
+    settings: Settings,
     caller: Caller,
     *,
     tenant_id: str | None,
@@ -41,6 +43,7 @@ def publish_event(
             tenant_id=tenant,
             type=type,
             payload=payload,
+            settings=settings,
             idempotency_key=idempotency_key,
             limits=limits,
         )

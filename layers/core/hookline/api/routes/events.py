@@ -30,6 +30,7 @@ def router(edge: Edge) -> Router:
     def publish_event(body: Annotated[m.EventPublish, Body()]) -> m.Published:
         accepted = event_service.publish_event(
             get_database(),
+            get_settings(),
             edge.caller(),
             tenant_id=body.tenant_id,
             type=body.type,
