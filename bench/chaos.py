@@ -13,7 +13,7 @@ prints what was injected and what came out, and exits 1 on any violation.
     .venv/bin/python bench/chaos.py                       # 10,000 events, 50 endpoints
     .venv/bin/python bench/chaos.py --events 1000 --rate 40 --seed 7
 
-The harness lives in tests/support/chaos.py (the e2e test runs it with 1,000 events).
+The harness lives in bench/chaos_harness.py (the e2e test runs it with 1,000 events).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.chaos_harness import ChaosOptions, ChaosRun  # noqa: E402
 from bench.common import machine_facts, quiet_environment  # noqa: E402
-from tests.support.chaos import ChaosOptions, ChaosRun  # noqa: E402
 
 
 def main() -> int:

@@ -259,19 +259,21 @@ def create_endpoints(url: str, sink: Sink) -> tuple[str, list[str]]:
     """A tenant and its endpoints on the sink (cap high enough never to defer)."""
     from hookline.config import HooklineConfig
     from hookline.db import Database
-    from hookline.management import service
+    from hookline.management import endpoint_service, tenant_service
     from hookline.management.access import Caller
     from hookline.settings import get_settings
 
     setup = Database(url, max_size=1)
     try:
         operator = Caller("bench", "*")
-        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
+        tenant = tenant_service.create_tenant(
+            setup, HooklineConfig(), operator, name="bench", group=None
+        )
         urls = [sink.url(f"/hook/{i}") for i in range(ENDPOINTS)]
         for endpoint_url in urls:
             body = {"tenant_id": tenant["id"], "url": endpoint_url, "event_types": ["order.*"],
                     "max_concurrency": 1000}  # fmt: skip
-            service.create_endpoint(setup, get_settings(), operator, body)
+            endpoint_service.create_endpoint(setup, get_settings(), operator, body)
     finally:
         setup.close()
     return tenant["id"], urls

@@ -96,7 +96,7 @@ def set_up(url: str, config: Any, endpoints: int, sink_url: Any) -> list[Target]
     """A tenant per group, a Standard Webhooks source each, `endpoints` endpoints round-robin
     over the tenants, each subscribed to its own event type."""
     from hookline.db import Database
-    from hookline.management import service
+    from hookline.management import endpoint_service, source_service, tenant_service
     from hookline.management.access import Caller
     from hookline.settings import get_settings
 
@@ -106,8 +106,10 @@ def set_up(url: str, config: Any, endpoints: int, sink_url: Any) -> list[Target]
     try:
         tenants = []
         for group in config.group_names:
-            tenant = service.create_tenant(db, config, operator, name=f"bench-{group}", group=group)
-            source = service.create_source(
+            tenant = tenant_service.create_tenant(
+                db, config, operator, name=f"bench-{group}", group=group
+            )
+            source = source_service.create_source(
                 db, operator,
                 {"tenant_id": tenant["id"], "scheme": "standard", "secret": SOURCE_SECRET},
             )  # fmt: skip
@@ -115,7 +117,7 @@ def set_up(url: str, config: Any, endpoints: int, sink_url: Any) -> list[Target]
         for n in range(endpoints):
             tenant_id, path, group = tenants[n % len(tenants)]
             event_type = f"bench.e{n}"
-            service.create_endpoint(
+            endpoint_service.create_endpoint(
                 db,
                 get_settings(),
                 operator,

@@ -196,7 +196,7 @@ def create_world(url: str, events: int) -> World:
 
     from hookline.config import HooklineConfig
     from hookline.db import Database
-    from hookline.management import service
+    from hookline.management import endpoint_service, tenant_service
     from hookline.management.access import Caller
     from hookline.settings import Settings
 
@@ -205,14 +205,16 @@ def create_world(url: str, events: int) -> World:
     setup = Database(url, max_size=1)
     try:
         operator = Caller("bench", "*")
-        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
+        tenant = tenant_service.create_tenant(
+            setup, HooklineConfig(), operator, name="bench", group=None
+        )
         for i, filters in enumerate(ENDPOINT_FILTERS):
             body = {
                 "tenant_id": tenant["id"],
                 "url": f"http://127.0.0.1:9/hook/{i}",
                 "event_types": filters,
             }
-            service.create_endpoint(setup, settings, operator, body)
+            endpoint_service.create_endpoint(setup, settings, operator, body)
     finally:
         setup.close()
     ids = insert_events(url, tenant["id"], events, EVENT_TYPES, PAYLOAD)

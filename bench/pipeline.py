@@ -40,10 +40,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from common import bench_database, machine_facts, print_table, quiet_environment, server_facts
+from pgcost import count_round_trips, server_cpu_by_role, wal_and_commits
 from sink import running_sink
 
 STRIPE_SECRET = "whsec_bench_pipeline_0123456789abcdef"
@@ -66,34 +66,6 @@ BARE_MARK = "UPDATE bare_deliveries SET state = 'delivered', updated_at = now() 
 
 
 # --- in the worker processes ----------------------------------------------------------
-
-
-def count_round_trips() -> list[int]:
-    """Count every psycopg round trip of this process (each statement, BEGIN, COMMIT): the
-    connection's waits that touch the socket (a COMMIT of an idle autocommit connection, as
-    the pool's return runs, waits for nothing and is not counted)."""
-    import psycopg
-
-    counter = [0]
-    wait = psycopg.Connection.wait
-
-    def counted(gen: Any) -> Any:
-        try:
-            value = gen.send(None)
-        except StopIteration as done:
-            return done.value
-        counter[0] += 1
-        while True:
-            try:
-                value = gen.send((yield value))
-            except StopIteration as done:
-                return done.value
-
-    def counting(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
-        return wait(self, counted(gen), *args, **kwargs)
-
-    psycopg.Connection.wait = counting  # type: ignore[method-assign]
-    return counter
 
 
 class QueueStandIn:
@@ -298,32 +270,6 @@ class Phase:
         return value / self.events if self.events else float("nan")
 
 
-def server_cpu_by_role(url: str, admin_pid: int) -> dict[str, float] | None:
-    """CPU seconds of every process of the local server, by stage (application_name) for
-    backends, "server" for its own processes; None when the server is not on this machine."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid, application_name, backend_type FROM pg_stat_activity"
-        ).fetchall()
-    totals: dict[str, float] = {}
-    for pid, app, backend_type in rows:
-        if pid == admin_pid:
-            continue
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            if backend_type == "client backend":
-                continue
-            return None
-        role = app if backend_type == "client backend" and app else "server"
-        totals[role] = totals.get(role, 0.0) + (int(stat[11]) + int(stat[12])) / os.sysconf(
-            "SC_CLK_TCK"
-        )
-    return totals
-
-
 def delivered_count(conn: Any, pipeline: str) -> int:
     """Events delivered so far (one endpoint: deliveries delivered)."""
     table = "bare_deliveries" if pipeline == "bare" else "deliveries"
@@ -400,22 +346,13 @@ def run_phase(url: str, pipeline: str, processes: int, seconds: float) -> Phase:
     return phase
 
 
-def wal_and_commits(conn: Any) -> tuple[int, int]:
-    """The WAL position in bytes and this database's commits so far."""
-    row = conn.execute(
-        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, xact_commit "
-        "FROM pg_stat_database WHERE datname = current_database()"
-    ).fetchone()
-    return int(row[0]), int(row[1])
-
-
 def prepare(url: str, sink_url: str) -> str:
     """A tenant, its Stripe source and one endpoint on the sink; the bare tables."""
     import psycopg
 
     from hookline.config import HooklineConfig
     from hookline.db import Database
-    from hookline.management import service
+    from hookline.management import endpoint_service, source_service, tenant_service
     from hookline.management.access import Caller
     from hookline.settings import Settings
 
@@ -426,13 +363,15 @@ def prepare(url: str, sink_url: str) -> str:
     setup = Database(url, max_size=1)
     try:
         operator = Caller("bench", "*")
-        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
-        source = service.create_source(
+        tenant = tenant_service.create_tenant(
+            setup, HooklineConfig(), operator, name="bench", group=None
+        )
+        source = source_service.create_source(
             setup,
             operator,
             {"tenant_id": tenant["id"], "scheme": "stripe", "secret": STRIPE_SECRET},
         )
-        service.create_endpoint(
+        endpoint_service.create_endpoint(
             setup, settings, operator,
             {"tenant_id": tenant["id"], "url": sink_url, "max_concurrency": 1000},
         )  # fmt: skip

@@ -66,6 +66,7 @@ def main() -> None:
     from hookline.ingest import encode_payload, publish
     from hookline.repositories import event_types as repo
     from hookline.repositories.ledger import NewEvent, store_event
+    from hookline.settings import get_settings
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     with (
@@ -84,6 +85,7 @@ def main() -> None:
             (psycopg.types.json.Jsonb(PATTERN_SCHEMA),),
         )
         body = encode_payload(PAYLOAD)
+        settings = get_settings()
 
         def ledger_only() -> None:
             with conn.transaction():
@@ -100,15 +102,25 @@ def main() -> None:
 
         def uncatalogued() -> None:
             with conn.transaction():
-                publish(conn, tenant_id="ten_b", type="order.created", payload=PAYLOAD)
+                publish(
+                    conn,
+                    tenant_id="ten_b",
+                    type="order.created",
+                    payload=PAYLOAD,
+                    settings=settings,
+                )
 
         def with_schema() -> None:
             with conn.transaction():
-                publish(conn, tenant_id="ten_b", type="invoice.paid", payload=PAYLOAD)
+                publish(
+                    conn, tenant_id="ten_b", type="invoice.paid", payload=PAYLOAD, settings=settings
+                )
 
         def with_patterns() -> None:
             with conn.transaction():
-                publish(conn, tenant_id="ten_b", type="invoice.sent", payload=PAYLOAD)
+                publish(
+                    conn, tenant_id="ten_b", type="invoice.sent", payload=PAYLOAD, settings=settings
+                )
 
         def lookup() -> None:
             repo.schema_version(conn, "ten_b", "order.created")

@@ -36,17 +36,15 @@ import contextlib
 import math
 import os
 import platform
-import statistics
 import sys
 import tempfile
-import threading
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
+from closedloop import Caller, Item, Measurement, measure
 from common import bench_database, server_facts
 
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +76,6 @@ REQUEST_HEADERS = {
     "X-Forwarded-Proto": "https",
 }
 
-Item = TypeVar("Item")
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
@@ -97,116 +94,6 @@ def prepare_environment(callers: int) -> None:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-
-
-# --- measuring ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """What one path measured at one caller count."""
-
-    path: str
-    callers: int
-    completed: int
-    errors: int
-    elapsed: float  # seconds of wall time, summed over slices
-    latencies: list[float]  # seconds, one per completed call
-
-    @property
-    def rate(self) -> float:
-        """Completed calls per second of wall time."""
-        return self.completed / self.elapsed if self.elapsed > 0 else 0.0
-
-    def percentile_ms(self, q: float) -> float:
-        """The q-th percentile latency (0 < q < 100) in milliseconds."""
-        if len(self.latencies) < 2:
-            return self.latencies[0] * 1000 if self.latencies else math.nan
-        cuts = statistics.quantiles(self.latencies, n=1000, method="inclusive")
-        return cuts[round(q * 10) - 1] * 1000
-
-    def __add__(self, other: Measurement) -> Measurement:
-        return Measurement(
-            self.path,
-            self.callers,
-            self.completed + other.completed,
-            self.errors + other.errors,
-            self.elapsed + other.elapsed,
-            self.latencies + other.latencies,
-        )
-
-
-class Caller(Generic[Item]):
-    """One concurrent caller; `call` answers whether the outcome was the expected one."""
-
-    def call(self, item: Item) -> bool:
-        """Do one request: the timed part."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release what the caller holds."""
-
-
-def measure(
-    path: str,
-    seconds: float,
-    make_caller: Callable[[], Caller[Item]],
-    batches: Sequence[Sequence[Item]],
-) -> Measurement:
-    """One thread per batch, all released at once, each calling until `seconds` have
-    passed or its batch runs out."""
-    ready = threading.Barrier(len(batches))
-    lock = threading.Lock()
-    latencies: list[float] = []
-    spans: list[tuple[float, float]] = []
-    failures: list[BaseException] = []
-    errors = 0
-
-    def run(batch: Sequence[Item]) -> None:
-        nonlocal errors
-        caller = make_caller()
-        mine: list[float] = []
-        bad = 0
-        clock = time.perf_counter
-        try:
-            ready.wait()
-            start = clock()
-            deadline = start + seconds
-            for item in batch:
-                t0 = clock()
-                ok = caller.call(item)
-                t1 = clock()
-                if ok:
-                    mine.append(t1 - t0)
-                else:
-                    bad += 1
-                if t1 >= deadline:
-                    break
-            end = clock()
-        except BaseException as err:  # reported after the row; never leave others waiting
-            ready.abort()
-            with lock:
-                failures.append(err)
-            return
-        finally:
-            caller.close()
-        with lock:
-            latencies.extend(mine)
-            spans.append((start, end))
-            errors += bad
-
-    threads = [
-        threading.Thread(target=run, args=(batch,), name=f"caller-{i}")
-        for i, batch in enumerate(batches)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise RuntimeError(f"the {path} row failed") from failures[0]
-    elapsed = max(end for _, end in spans) - min(start for start, _ in spans)
-    return Measurement(path, len(batches), len(latencies), errors, elapsed, latencies)
 
 
 # --- the paths ------------------------------------------------------------------------
@@ -422,7 +309,7 @@ def create_target(url: str, size: int) -> Target:
 
     from hookline.config import HooklineConfig
     from hookline.db import Database
-    from hookline.management import service
+    from hookline.management import source_service, tenant_service
     from hookline.management.access import Caller
 
     with psycopg.connect(url, autocommit=True) as conn:
@@ -430,8 +317,10 @@ def create_target(url: str, size: int) -> Target:
     setup = Database(url, max_size=1)
     try:
         operator = Caller("bench", "*")
-        tenant = service.create_tenant(setup, HooklineConfig(), operator, name="bench", group=None)
-        source = service.create_source(
+        tenant = tenant_service.create_tenant(
+            setup, HooklineConfig(), operator, name="bench", group=None
+        )
+        source = source_service.create_source(
             setup,
             operator,
             {"tenant_id": tenant["id"], "scheme": "stripe", "secret": STRIPE_SECRET},

@@ -46,7 +46,7 @@ import hookline  # noqa: E402
 from hookline.archive import S3Archive  # noqa: E402
 from hookline.config import HooklineConfig  # noqa: E402
 from hookline.db import Database  # noqa: E402
-from hookline.management import service  # noqa: E402
+from hookline.management import endpoint_service, tenant_service  # noqa: E402
 from hookline.management.access import Caller  # noqa: E402
 from hookline.repositories import deliveries as delivery_repo  # noqa: E402
 from hookline.repositories import ledger  # noqa: E402
@@ -182,12 +182,12 @@ def main() -> None:
                 database_url=url, allow_private_targets=True, allow_http_targets=True
             )
             operator = Caller("bench", "*")
-            tenant = service.create_tenant(
+            tenant = tenant_service.create_tenant(
                 db, HooklineConfig(), operator, name="soak", group="standard"
             )["id"]
             for i in range(args.endpoints):
                 body = {"tenant_id": tenant, "url": f"http://127.0.0.1:9/{i}"}
-                service.create_endpoint(db, settings, operator, body)
+                endpoint_service.create_endpoint(db, settings, operator, body)
             print(f"soak: {args.days} days x {args.events} events, {args.endpoints} endpoints, "
                   f"retention {args.retention_days} d, dedupe {args.dedupe_days} d; "
                   f"{args.slices} slices a day, autovacuum {args.autovacuum}; {where}; "

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hookline.management import service
+from hookline.management import endpoint_service
 from hookline.management.access import Caller
 from hookline.sessions import portal_link
 from tests.browser.conftest import Watched
@@ -117,7 +117,7 @@ def test_a_tenants_link_never_shows_another_tenants_data(page: Watched, stack: S
     a, b = stack.tenant(name="Tenant A"), stack.tenant(name="Tenant B")
     stack.endpoint(a, "http://93.184.215.14/a-hooks")
     b_endpoint = stack.endpoint(b, "http://93.184.215.14/b-hooks")
-    b_sent = service.send_test_event(
+    b_sent = endpoint_service.send_test_event(
         stack.db, stack.settings, Caller("test", b), b_endpoint["id"], type="t.x", payload=None
     )
     p = page.page

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.chaos import KILLABLE, ChaosOptions, ChaosRun
+from bench.chaos_harness import KILLABLE, ChaosOptions, ChaosRun
 
 pytestmark = pytest.mark.e2e
 

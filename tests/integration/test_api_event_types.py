@@ -15,6 +15,7 @@ from hookline.errors import BadRequest
 from hookline.event_catalogue import SchemaViolation
 from hookline.ingest import publish
 from hookline.repositories import audit as audit_repo
+from hookline.settings import get_settings
 from tests.support.management import as_tenant
 
 pytestmark = pytest.mark.integration
@@ -283,6 +284,7 @@ def test_publish_in_the_callers_transaction_refuses_a_bad_payload_and_stores_not
                 tenant_id=tenant["id"],
                 type="invoice.paid",
                 payload={"amount": -1, "currency": "EUR"},
+                settings=get_settings(),
             )
         assert isinstance(refused.value, BadRequest)  # the CLI and callers already handle these
         assert "at payload.amount" in str(refused.value)
@@ -293,6 +295,7 @@ def test_publish_in_the_callers_transaction_refuses_a_bad_payload_and_stores_not
                 tenant_id=tenant["id"],
                 type="invoice.paid",
                 payload={"amount": 0, "currency": "EUR"},
+                settings=get_settings(),
             )
     assert accepted.duplicate is False
     assert [r["type"] for r in events_of(db, tenant["id"])] == ["invoice.paid"]

@@ -14,6 +14,7 @@ from hookline import event_catalogue
 from hookline.catalogue_limits import DEFAULT_LIMITS, LimitExceeded
 from hookline.ingest import publish as publish_in_transaction
 from hookline.schema_patterns import pattern_cache_stats
+from hookline.settings import get_settings
 from tests.support.management import as_tenant
 
 pytestmark = pytest.mark.integration
@@ -190,7 +191,11 @@ def test_a_5000_digit_integer_is_refused_naming_the_limit(tenant_api, db):
     # and through hookline.publish in a producer's transaction, with the path
     with db.connection() as conn, pytest.raises(LimitExceeded) as over:
         publish_in_transaction(
-            conn, tenant_id=tenant_id, type="order.created", payload={"n": [10**5000 - 1]}
+            conn,
+            tenant_id=tenant_id,
+            type="order.created",
+            payload={"n": [10**5000 - 1]},
+            settings=get_settings(),
         )
     assert "payload.n[0]" in str(over.value) and "max_integer_digits" in str(over.value)
     assert stored_events(db, tenant_id) == 0

@@ -56,7 +56,9 @@ def test_a_delivery_deferred_too_often_in_a_row_is_parked_then_fanned_out_when_d
     queued = pipeline.delivery()
     queues = RecordingQueues(delivery_queues(settings))
     options = delivery_options(settings)
-    deliverer = Deliverer(db, queues, http_client(settings), retry_policy(settings.config), options)
+    deliverer = Deliverer(
+        db, queues, http_client(settings), retry_policy(settings.config), options, settings=settings
+    )
     # When its message is handled, and each deferral's message after it
     body = DeliveryMessage(queued["id"], queued["enqueue_seq"], ep["id"], "standard").body()
     results = []

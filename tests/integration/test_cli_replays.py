@@ -44,7 +44,13 @@ def failed_twice(pipeline, db: Database, sink) -> dict[str, Any]:
     endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant["id"], url=sink.url("/c"))
     for n in range(2):
         with db.connection() as conn, conn.transaction():
-            publish(conn, tenant_id=tenant["id"], type="order.created", payload={"n": n})
+            publish(
+                conn,
+                tenant_id=tenant["id"],
+                type="order.created",
+                payload={"n": n},
+                settings=get_settings(),
+            )
     pipeline.run_until(lambda: pipeline.states() == {"failed": 2})
     sink.behave("/c", statuses=[200])
     return endpoint

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from hookline.management import service
+from hookline.management import endpoint_service, event_service, source_service
 from hookline.management.access import OPERATOR, Caller
 from hookline.replay import wait_for_local_replays
 from hookline.runtime import reset_runtime
@@ -62,7 +62,7 @@ def queued_delivery(pipeline: Pipeline, sink: Sink, tenant: str) -> dict[str, An
     """A delivery fanned out to the tenant's endpoint, its message waiting on the queue."""
     db = pipeline.db
     endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/dlq"))
-    service.publish_event(
+    event_service.publish_event(
         db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": 1},
         idempotency_key=None,
     )  # fmt: skip
@@ -148,9 +148,9 @@ def test_a_source_is_listed_with_its_inbound_url_and_its_secret_shown_only_once(
     assert created.status == 200
     secret = re.search(r'<code id="secret">([^<]+)</code>', text(created))
     assert secret and secret.group(1).startswith("whsec_")
-    [source] = service.list_sources(db, OPERATOR_CALLER, tenant_id=tenant, cursor=None, limit=5)[
-        "items"
-    ]
+    [source] = source_service.list_sources(
+        db, OPERATOR_CALLER, tenant_id=tenant, cursor=None, limit=5
+    )["items"]
     assert f"http://127.0.0.1:8080/in/{source['id']}" in text(created)
     # And the list and the source's page show the URL, but never the secret
     listed = text(console.get(f"/console/sources?tenant_id={tenant}"))
@@ -183,9 +183,9 @@ def test_a_pasted_secret_is_not_shown_back_and_a_source_can_be_disabled_and_dele
         {"tenant_id": tenant, "scheme": "standard", "secret": PROVIDER_SECRET},
     )
     assert PROVIDER_SECRET not in text(created) and 'id="secret-note"' in text(created)
-    [source] = service.list_sources(db, OPERATOR_CALLER, tenant_id=tenant, cursor=None, limit=5)[
-        "items"
-    ]
+    [source] = source_service.list_sources(
+        db, OPERATOR_CALLER, tenant_id=tenant, cursor=None, limit=5
+    )["items"]
     disabled = console.post(f"/console/sources/{source['id']}/disable", {})
     assert disabled.status == 303
     assert 'id="enabled">no<' in text(console.get(f"/console/sources/{source['id']}"))
@@ -231,13 +231,15 @@ def test_an_endpoint_edit_shows_the_services_refusal_next_to_the_field_then_save
     error = re.search(r'<p class="field-error" id="content_filter-error"[^>]*>([^<]+)</p>', body)
     assert error and error.group(1).startswith("filter at type")
     assert 'aria-describedby="content_filter-error"' in body
-    assert service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["content_filter"] is None
+    assert (
+        endpoint_service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["content_filter"] is None
+    )
     # When they fix it and set a rate limit, it is saved and audited with just those changes
     fixed = {**form, "content_filter": '{"type": ["order.paid"]}', "rate_limit_per_second": "5"}
     saved = console.post(f"/console/endpoints/{endpoint['id']}", fixed, htmx=True)
     assert saved.status == 200
     assert saved.headers["HX-Redirect"] == f"/console/endpoints/{endpoint['id']}?notice=saved"
-    stored = service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])
+    stored = endpoint_service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])
     assert stored["content_filter"] == {"type": ["order.paid"]}
     assert stored["rate_limit_per_second"] == 5
     [update] = [e for e in audit(db, "endpoint") if e["action"] == "update"]
@@ -296,12 +298,12 @@ def test_the_status_page_draws_latency_and_backlog_from_the_last_day(
     tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
     endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/s"))
     for n in range(3):
-        service.publish_event(
+        event_service.publish_event(
             db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": n},
             idempotency_key=None,
         )  # fmt: skip
     pipeline.run_until(lambda: pipeline.states().get("delivered") == 3)
-    service.publish_event(
+    event_service.publish_event(
         db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": 3},
         idempotency_key=None,
     )  # fmt: skip
@@ -362,7 +364,9 @@ def test_a_customer_edits_an_endpoint_in_the_portal_public_urls_only_and_audited
     assert body.lstrip().startswith("<form") and "<html" not in body
     error = re.search(r'<p class="field-error" id="url-error"[^>]*>([^<]+)</p>', body)
     assert error and "public addresses only" in error.group(1)
-    assert service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["url"] == sink.url("/e")
+    assert endpoint_service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["url"] == sink.url(
+        "/e"
+    )
     # When they give a public URL, a description, event types and a filter (and a crafted
     # max concurrency, which the portal does not take)
     fixed = {
@@ -374,7 +378,7 @@ def test_a_customer_edits_an_endpoint_in_the_portal_public_urls_only_and_audited
     # Then it is saved, audited under the portal's name with just those changes
     assert saved.status == 200
     assert saved.headers["HX-Redirect"] == f"/portal/endpoints/{endpoint['id']}?notice=saved"
-    stored = service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])
+    stored = endpoint_service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])
     assert stored["url"] == "https://93.184.215.14/hooks" and stored["description"] == "orders"
     assert stored["event_types"] == ["order.paid", "order.refunded"]
     assert stored["content_filter"] == {"type": ["order.paid"]}
@@ -403,7 +407,7 @@ def test_the_portal_answers_another_tenants_endpoint_edit_as_not_found(
     # Then both are not found, B's URL is not shown, and nothing is changed or audited
     assert opened.status == 404 and saved.status == 404
     assert "b-hooks" not in text(opened) + text(saved)
-    assert not service.get_endpoint(db, OPERATOR_CALLER, theirs["id"])["description"]
+    assert not endpoint_service.get_endpoint(db, OPERATOR_CALLER, theirs["id"])["description"]
     assert [e["action"] for e in audit(db, "endpoint")] == ["create", "create"]
 
 
@@ -420,5 +424,5 @@ def test_a_portal_edit_without_its_csrf_token_is_refused(
     refused = console.request("POST", f"/portal/endpoints/{endpoint['id']}", body=body)
     # Then it is refused and nothing is changed
     assert refused.status == 403 and "expired" in text(refused)
-    assert not service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["description"]
+    assert not endpoint_service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["description"]
     assert [e["action"] for e in audit(db, "endpoint")] == ["create"]

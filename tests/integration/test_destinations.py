@@ -164,12 +164,12 @@ def test_replay_resends_to_the_queue_with_the_same_webhook_id(pipeline, db, aws)
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
     [first] = received(aws, url)
     delivery = pipeline.delivery(event_id=event_id)
-    from hookline.management import service
+    from hookline.management import delivery_service
     from hookline.replay import run_replay
     from hookline.runtime import delivery_queues, replay_options
 
     settings = get_settings()
-    resent = service.resend_delivery(
+    resent = delivery_service.resend_delivery(
         db, operator.OPERATOR, delivery["id"],
         lambda doc: run_replay(db, delivery_queues(settings), doc, replay_options(settings)),
     )  # fmt: skip

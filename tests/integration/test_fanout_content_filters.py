@@ -11,7 +11,7 @@ import pytest
 import hookline
 from hookline.db import Database
 from hookline.errors import BadRequest
-from hookline.management import service
+from hookline.management import endpoint_service
 from hookline.repositories.deliveries import fan_out_batch
 from hookline.repositories.reconcile import create_missing_deliveries
 from hookline.settings import Settings
@@ -93,21 +93,21 @@ def test_a_bad_filter_is_refused_at_save_and_an_update_can_set_or_clear_it(
 ) -> None:
     body = {"tenant_id": tenant["id"], "url": "http://127.0.0.1:9/x"}
     with pytest.raises(BadRequest, match=r"filter at payload.amount\[0\]: numeric bound"):
-        service.create_endpoint(
+        endpoint_service.create_endpoint(
             db, settings, OPERATOR,
             {**body, "content_filter": {"payload": {"amount": [{"numeric": [">", "100"]}]}}},
         )  # fmt: skip
-    endpoint = service.create_endpoint(db, settings, OPERATOR, body)
+    endpoint = endpoint_service.create_endpoint(db, settings, OPERATOR, body)
     assert endpoint["content_filter"] is None
     with pytest.raises(BadRequest, match="filter at detail: unknown field"):
-        service.update_endpoint(
+        endpoint_service.update_endpoint(
             db, settings, OPERATOR, endpoint["id"], {"content_filter": {"detail": {"a": [1]}}}
         )
-    updated = service.update_endpoint(
+    updated = endpoint_service.update_endpoint(
         db, settings, OPERATOR, endpoint["id"], {"content_filter": BIG}
     )
     assert updated["content_filter"] == BIG
-    cleared = service.update_endpoint(
+    cleared = endpoint_service.update_endpoint(
         db, settings, OPERATOR, endpoint["id"], {"clear_content_filter": True}
     )
     assert cleared["content_filter"] is None

@@ -293,7 +293,8 @@ def dev_front(database_url, moto_endpoint, tmp_path, monkeypatch) -> Iterator[An
     key configured: the stack makes its own."""
     from hookline.db import reset_database
     from hookline.settings import get_settings
-    from hookline_dev.local.devstack import DevOptions, DevStack
+    from hookline_dev.local.devoptions import DevOptions
+    from hookline_dev.local.devstack import DevStack
 
     for name in _STACK_ENV:
         monkeypatch.setenv(name, "")

@@ -8,7 +8,7 @@ from typing import Any
 
 from hookline.config import HooklineConfig
 from hookline.db import Database
-from hookline.management import service
+from hookline.management import endpoint_service, source_service, tenant_service
 from hookline.management.access import Caller
 from hookline.management.inputs import parse_headers, parse_rate_limit
 from hookline.settings import Settings
@@ -20,7 +20,7 @@ def add_tenant(
     db: Database, config: HooklineConfig, *, name: str, group: str | None
 ) -> dict[str, Any]:
     """A new tenant in `group` (the default group when None)."""
-    return service.create_tenant(db, config, OPERATOR, name=name, group=group)
+    return tenant_service.create_tenant(db, config, OPERATOR, name=name, group=group)
 
 
 def add_source(
@@ -40,9 +40,11 @@ def add_source(
         "tenant_id": tenant_id, "scheme": scheme, "secret": oldest, "name": name,
         "tolerance_seconds": tolerance_seconds, "options": options or {},
     }  # fmt: skip
-    source = service.create_source(db, OPERATOR, body)
+    source = source_service.create_source(db, OPERATOR, body)
     for secret in reversed(newer):
-        service.rotate_source_secret(db, OPERATOR, source["id"], secret=secret, keep_previous=True)
+        source_service.rotate_source_secret(
+            db, OPERATOR, source["id"], secret=secret, keep_previous=True
+        )
     return source
 
 
@@ -74,9 +76,9 @@ def add_endpoint(
         "retry_on_4xx": retry_on_4xx,
         **options,
     }
-    return service.create_endpoint(db, settings, OPERATOR, body)
+    return endpoint_service.create_endpoint(db, settings, OPERATOR, body)
 
 
 def rotate_endpoint_secret(db: Database, settings: Settings, endpoint_id: str) -> dict[str, Any]:
     """A new signing secret; the earlier ones keep signing for the configured overlap."""
-    return service.rotate_endpoint_secret(db, settings, OPERATOR, endpoint_id)
+    return endpoint_service.rotate_endpoint_secret(db, settings, OPERATOR, endpoint_id)

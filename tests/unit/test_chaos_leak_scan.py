@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.chaos import secret_leaks
+from bench.chaos_audit import secret_leaks
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hookline_dev.local.devstack import DevOptions, DevStack, DevStackError, parse_roles
+from hookline_dev.local.devoptions import DevOptions, DevStackError, parse_roles
+from hookline_dev.local.devstack import DevStack
 
 
 def test_roles_may_be_repeated_or_comma_separated_and_are_deduplicated() -> None:

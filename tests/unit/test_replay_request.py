@@ -15,6 +15,7 @@ import pytest
 
 from hookline.errors import BadRequest, HooklineError
 from hookline.replay import Pacer, parse_request
+from hookline.restore_requests import parse_restore
 from hookline_dev.cli import build_parser
 from hookline_dev.commands.replay import invoke_function, request_document
 
@@ -150,9 +151,14 @@ def _runbook() -> str:
 def test_every_console_event_in_the_runbook_is_a_valid_request():
     blocks = re.findall(r"```json\n(.*?)```", _runbook(), re.DOTALL)
     events = [json.loads(b) for b in blocks if '"requested_by"' in b]
-    assert len(events) >= 7
-    selectors = {parse_request(e, groups=GROUPS, now=NOW).selector for e in events}
+    replays = [e for e in events if "restore" not in e]
+    restores = [e["restore"] for e in events if "restore" in e]
+    assert len(replays) >= 7 and restores
+    selectors = {parse_request(e, groups=GROUPS, now=NOW).selector for e in replays}
     assert selectors == {"delivery_ids", "event_ids", "endpoint", "window", "redrive_dlq"}
+    # The replay function's other event, a restore from the archive, is valid too
+    for doc in restores:
+        assert parse_restore(doc, now=NOW).reason
 
 
 def test_every_cli_line_in_the_runbook_makes_a_valid_request():

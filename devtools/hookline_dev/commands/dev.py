@@ -86,7 +86,8 @@ def cmd_dev(args: argparse.Namespace, rt: Any) -> Any:
     """Run until Ctrl-C or SIGTERM, or print the running stack's environment."""
     if args.print_env:
         return print_env(args.state_dir, as_json=args.json)
-    from hookline_dev.local.devstack import DevOptions, DevStack, parse_roles
+    from hookline_dev.local.devoptions import DevOptions, parse_roles
+    from hookline_dev.local.devstack import DevStack
 
     if args.port < 0 or args.port > 65535:
         raise BadRequest("--port must be 0..65535")

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 import httpx
 
 from hookline.db import Database, reset_database
-from hookline.management import service
+from hookline.management import endpoint_service, source_service, tenant_service
 from hookline.management.access import OPERATOR, Caller
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import devstack as devstack_repo
@@ -191,13 +191,15 @@ def _demo(state: DevState, out: TextIO, timeout: float | None, *, keeps_running:
                 "1. The operator sets things up (what `hookline tenants/sources/endpoints add` do)",
             )
             operator = Caller("demo", OPERATOR)
-            tenant = service.create_tenant(db, config, operator, name="demo-shop", group=None)
+            tenant = tenant_service.create_tenant(
+                db, config, operator, name="demo-shop", group=None
+            )
             stripe_secret = "whsec_" + secrets.token_urlsafe(24)
-            source = service.create_source(
+            source = source_service.create_source(
                 db, operator, {"tenant_id": tenant["id"], "scheme": "stripe",
                                "secret": stripe_secret, "name": "stripe"},
             )  # fmt: skip
-            endpoint = service.create_endpoint(
+            endpoint = endpoint_service.create_endpoint(
                 db, settings, operator, {"tenant_id": tenant["id"], "url": subscriber_url,
                                          "description": "the demo's subscriber"},
             )  # fmt: skip

@@ -32,37 +32,30 @@ docs/decisions/0018-dev-roles-and-the-chaos-run.md.
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import logging
 import os
 import sys
 import threading
 import time
-import warnings
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import boto3
 import psycopg
-from botocore.config import Config
 from psycopg.rows import dict_row
 
-from hookline.errors import HooklineError
 from hookline.repositories import devstack as repo
 from hookline_dev.local.apigw import LocalContext
 from hookline_dev.local.archive_bucket import ensure_archive_bucket
-from hookline_dev.local.devstate import (
-    DevState,
-    find_running,
-    operator_key,
-    remove_state,
-    write_state,
-)
+from hookline_dev.local.banner import banner, redact, role_banner
+from hookline_dev.local.devenv import configure_environment, ensure_database, sqs_client
+from hookline_dev.local.devlogs import LogRoute
+from hookline_dev.local.devoptions import DevOptions, DevStackError
+from hookline_dev.local.devstate import DevState, find_running, remove_state, write_state
 from hookline_dev.local.emulator import MotoProcess, wait_until_answering
 from hookline_dev.local.front import LocalFront
+from hookline_dev.local.handlers import context_factory, load_handlers
 from hookline_dev.local.listener import FanoutListener
 from hookline_dev.local.poller import SqsEventSource
 from hookline_dev.local.powertools import isolate_resolver_state, serialize_metrics
@@ -80,62 +73,12 @@ logger = logging.getLogger("hookline.local")
 
 EMBEDDED_DB = "hookline"
 LOCK_WAIT_SECONDS = 5.0
-OPTIONAL_FUNCTIONS = ("reconcile", "console")  # scheduled or routed only once they exist
 # Settings that other processes need to share with the stack (exported by --print-env): the
 # operator key is what the CLI sends to the front's /v1 (decision 0030).
 SHARED_ENV = (
     "HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES",
     "HOOKLINE_API_KEY", "HOOKLINE_ARCHIVE_BUCKET",
 )  # fmt: skip
-ROLES = ("front", "fanout", "reconcile", "deliver")  # deliver:<group> for one tenant group
-
-
-def parse_roles(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """Normalise `--role` values (repeated and/or comma lists): `front`, `fanout`,
-    `reconcile`, `deliver` (every tenant group) or `deliver:<group>`. Raises ValueError."""
-    roles: list[str] = []
-    for value in values:
-        for part in value.split(","):
-            role = part.strip()
-            if not role:
-                continue
-            base, colon, group = role.partition(":")
-            if base not in ROLES or (colon and (base != "deliver" or not group)):
-                raise ValueError(
-                    f"unknown role {role!r}; roles: front, fanout, reconcile, deliver, "
-                    "deliver:<group>"
-                )
-            if role not in roles:
-                roles.append(role)
-    return tuple(roles)
-
-
-class DevStackError(HooklineError):
-    """The dev stack cannot start (already running, port taken, database locked, ...)."""
-
-
-@dataclass(frozen=True)
-class DevOptions:
-    """How `hookline dev` runs; None means: as the configuration says."""
-
-    port: int = 8080  # 0 picks a free port (written to dev.json)
-    state_dir: Path = Path(".hookline")
-    fanout_every: float | None = None  # seconds; default schedules.fanout_minutes
-    reconcile_every: float | None = None  # seconds; default schedules.reconcile_minutes
-    visibility_timeout: int | None = None  # default: deliver function timeout x 6, as on AWS
-    log_file: str | None = None  # default <state_dir>/dev.log; "-" is stderr
-    status: str = "auto"  # auto (in place on a terminal, else plain lines), plain, off
-    status_every: float = 10.0  # seconds between plain status lines
-    poll_wait_seconds: int = 1  # long-poll wait of each ReceiveMessage (bounds stop latency)
-    roles: tuple[str, ...] = ()  # empty: everything in this process (see parse_roles)
-
-    def runs(self, role: str) -> bool:
-        """Whether this process runs `role` (`deliver:<group>` is also run by `deliver`)."""
-        if not self.roles:
-            return True
-        if role in self.roles:
-            return True
-        return role.startswith("deliver:") and "deliver" in self.roles
 
 
 @dataclass
@@ -150,9 +93,7 @@ class _Parts:
     fanout_listener: FanoutListener | None = None  # nudges from other processes
     reconcile: ScheduledRunner | None = None
     sources: dict[str, SqsEventSource] = field(default_factory=dict)
-    log_stream: IO[str] | None = None
-    saved_stdout: TextIO | None = None
-    log_handler_stream: tuple[logging.StreamHandler[Any], Any] | None = None
+    logs: LogRoute = field(default_factory=LogRoute)
 
 
 class DevStack:
@@ -205,10 +146,10 @@ class DevStack:
                 raise DevStackError(
                     f"--role needs a shared database and SQS: set {' and '.join(missing)}"
                 )
-        log_file = self._route_logs()
+        log_file = self.parts.logs.start(self.options.log_file, self.state_dir)
         database_url, pg_kind = self._database()
         aws_endpoint, emulator = self._aws()
-        self._configure_environment(database_url, aws_endpoint, emulator)
+        configure_environment(self.environ, self.state_dir, database_url, aws_endpoint, emulator)
         ensure_archive_bucket(self.environ, aws_endpoint)  # retention archives here too
         # Many invocations share this process: make Powertools' per-process state per thread.
         serialize_metrics()
@@ -222,7 +163,7 @@ class DevStack:
         reset_runtime()
         settings = get_settings()
         config = self.config = settings.config
-        self._sqs = _sqs_client(aws_endpoint, settings.aws_region, config)
+        self._sqs = sqs_client(aws_endpoint, settings.aws_region, config)
         self.queues = ensure_queues(
             self._sqs, config, visibility_timeout_seconds=self.options.visibility_timeout
         )
@@ -266,29 +207,6 @@ class DevStack:
             # Under root the embedded Postgres runs as its own user, who must reach its data.
             self.state_dir.chmod(0o755)
 
-    def _route_logs(self) -> str:
-        """Powertools' JSON logs and EMF lines (both written to stdout on Lambda) go to the
-        log file; stdout is kept for the banner and the status line."""
-        from hookline.observability import logger as powertools_logger
-
-        target = self.options.log_file
-        if target == "-":
-            stream: IO[str] = sys.stderr
-            where = "stderr"
-        else:
-            path = Path(target) if target else self.state_dir / "dev.log"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            stream = self.parts.log_stream = open(path, "a", buffering=1)  # noqa: SIM115 - closed in stop()
-            where = str(path.absolute())
-        handler = powertools_logger.registered_handler
-        if isinstance(handler, logging.StreamHandler):
-            self.parts.log_handler_stream = (handler, handler.setStream(stream))
-        # EMF metrics are print()ed: on Lambda they land in CloudWatch Logs, here in the log.
-        self.parts.saved_stdout = sys.stdout
-        sys.stdout = stream
-        warnings.filterwarnings("ignore", message="No application metrics to publish")
-        return where
-
     def _database(self) -> tuple[str, str]:
         given = self.environ.get("DATABASE_URL")
         if given:
@@ -297,7 +215,7 @@ class DevStack:
             server = self.parts.postgres = LocalPostgres(self.state_dir / "pg", durable=True)
             self._say(f"starting the embedded Postgres (data in {server.data_dir})…")
             admin_url = server.start()
-            url = _ensure_database(admin_url, EMBEDDED_DB)
+            url = ensure_database(admin_url, EMBEDDED_DB)
             kind = f"embedded, data in {server.data_dir}"
         from hookline.migrate import migrate
 
@@ -305,7 +223,7 @@ class DevStack:
             migrate(url)
             conn = psycopg.connect(url, autocommit=True, row_factory=dict_row)
         except psycopg.OperationalError as err:
-            raise DevStackError(f"cannot reach Postgres at {_redact(url)}: {err}") from err
+            raise DevStackError(f"cannot reach Postgres at {redact(url)}: {err}") from err
         self.parts.lock_conn = conn
         if self.options.roles:
             return url, kind  # one of several processes of one stack: no lock to take
@@ -317,7 +235,7 @@ class DevStack:
                 time.sleep(0.2)
                 continue
             raise DevStackError(
-                f"another hookline dev is using the database {_redact(url)}; stop it first"
+                f"another hookline dev is using the database {redact(url)}; stop it first"
             )
         return url, kind
 
@@ -328,39 +246,6 @@ class DevStack:
             return given, "external"
         moto = self.parts.moto = MotoProcess(log_path=self.state_dir / "moto.log")
         return moto.start(), "moto"
-
-    def _configure_environment(self, database_url: str, aws_endpoint: str, emulator: str) -> None:
-        env = self.environ
-        env["DATABASE_URL"] = database_url
-        env["AWS_ENDPOINT_URL"] = aws_endpoint
-        env.setdefault("AWS_REGION", env.get("AWS_DEFAULT_REGION", "us-east-1"))
-        env.setdefault("AWS_DEFAULT_REGION", env["AWS_REGION"])
-        if emulator == "moto":
-            # moto takes any credentials; real ones (or an expired SSO profile) must not matter.
-            for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
-                env.pop(name, None)
-            env["AWS_ACCESS_KEY_ID"] = "testing"
-            env["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's dummy credential
-        else:
-            env.setdefault("AWS_ACCESS_KEY_ID", "test")
-            env.setdefault("AWS_SECRET_ACCESS_KEY", "test")  # LocalStack's documented dummy
-        env["HOOKLINE_LOCAL_MODE"] = "1"  # /v1 without an IAM identity: local only
-        # ... but with a key: a caller of the front's /v1 is an operator only with it (or from
-        # the front's own origin), so a web page cannot drive the stack (decision 0030).
-        env["HOOKLINE_API_KEY"] = env.get("HOOKLINE_API_KEY") or operator_key(self.state_dir)
-        env.setdefault("HOOKLINE_ALLOW_PRIVATE_TARGETS", "1")  # subscribers on this machine
-        env.setdefault("HOOKLINE_ALLOW_HTTP_TARGETS", "1")
-        # On AWS each container has its own small pool; here the front's threads, every
-        # container's deliver threads and the fan-out share one.
-        env.setdefault("HOOKLINE_DB_POOL_SIZE", "32")
-        env.setdefault("POWERTOOLS_TRACE_DISABLED", "true")  # no X-Ray daemon here
-        # Whoever talks to this stack (CLI, demo, tests, from any folder) must seal and open
-        # secrets with the same local master key: an absolute path, shared through dev.json.
-        key_file = Path(env.get("HOOKLINE_LOCAL_KEY_FILE") or self.state_dir / "master.key")
-        env["HOOKLINE_LOCAL_KEY_FILE"] = str(key_file.absolute())
-        # Nudges are in-process; queue URLs are looked up on the emulator.
-        env.pop("HOOKLINE_FANOUT_FUNCTION", None)
-        env.pop("HOOKLINE_QUEUE_URL_PREFIX", None)
 
     def _start_event_sources(self, deliver: Callable[..., Any], config: HooklineConfig) -> None:
         assert self._sqs is not None
@@ -383,7 +268,7 @@ class DevStack:
                 self.queues[group.name],
                 deliver,
                 wait_seconds=self.options.poll_wait_seconds,
-                context_factory=_context_factory(name, timeout),
+                context_factory=context_factory(name, timeout),
             )
             source.start()
             self.parts.sources[group.name] = source
@@ -551,20 +436,7 @@ class DevStack:
             parts.postgres.stop("fast")
         if self.state is not None:
             remove_state(self.state_dir, self.state.pid)
-        self._restore_logs()
-
-    def _restore_logs(self) -> None:
-        parts = self.parts
-        if parts.saved_stdout is not None:
-            sys.stdout = parts.saved_stdout
-            parts.saved_stdout = None
-        if parts.log_handler_stream is not None:
-            handler, previous = parts.log_handler_stream
-            handler.setStream(previous)
-            parts.log_handler_stream = None
-        if parts.log_stream is not None:
-            parts.log_stream.close()
-            parts.log_stream = None
+        parts.logs.restore()
 
     # -- output --------------------------------------------------------------------------------
 
@@ -578,197 +450,28 @@ class DevStack:
             self.out.flush()
 
     def _banner(self, pg_kind: str, emulator: str) -> None:
-        if self.options.roles:
-            self._role_banner()
-            return
-        assert self.state is not None and self.config is not None and self.parts.fanout
-        s, config = self.state, self.config
-        groups = ", ".join(f"{g.name} (cap {g.max_concurrency})" for g in config.tenant_groups)
-        reconcile = (
-            f"every {_period(self.parts.reconcile.every)}"
-            if self.parts.reconcile
-            else "not scheduled (functions/reconcile/handler.py does not exist yet)"
-        )
-        aws = "moto server (child process)" if emulator == "moto" else "AWS_ENDPOINT_URL"
-        lines = [
-            "Hookline is running on this machine — the Lambda handlers, invoked as AWS would.",
-            f"  API (API Gateway REST)  {s.url}   POST /in/{{source_id}} → receiver · "
-            "ANY /v1/{proxy+} → api (with $HOOKLINE_API_KEY from --print-env, not SigV4)",
-            f"  Postgres                {_redact(s.database_url)}  ({pg_kind})",
-            f"  AWS (SQS + DLQs)        {s.aws_endpoint_url}  ({aws})",
-            f"  Deliver per group       {groups}",
-            f"  Fan-out                 every {_period(self.parts.fanout.every)} "
-            "and right after each accepted event (from any process)",
-            f"  Reconcile               {reconcile}",
-            f"  Logs (JSON, as in CloudWatch)  {s.log_file}",
-            '  Other terminals:        eval "$(.venv/bin/hookline dev --print-env)"   '
-            "then e.g. hookline events list",
-            "  See it work:            make demo",
-        ]
-        if self.requeued:
-            lines.append(
-                f"  Recovered               {self.requeued} deliveries left on the queues by the "
-                "previous run were enqueued again"
-            )
-        lines.append("Ctrl-C stops (in-flight deliveries finish first).")
-        self._say("\n".join(lines))
-
-    def _role_banner(self) -> None:
         assert self.state is not None
         parts = self.parts
-        running = []
-        if parts.front is not None:
-            running.append(f"front {self.state.url}")
-        if parts.fanout is not None:
-            running.append(f"fanout every {_period(parts.fanout.every)}")
-        if parts.reconcile is not None:
-            running.append(f"reconcile every {_period(parts.reconcile.every)}")
-        running += [f"deliver:{group}" for group in parts.sources]
+        if self.options.roles:
+            self._say(
+                role_banner(
+                    self.state,
+                    front=parts.front is not None,
+                    fanout_every=parts.fanout.every if parts.fanout else None,
+                    reconcile_every=parts.reconcile.every if parts.reconcile else None,
+                    deliver_groups=list(parts.sources),
+                )
+            )
+            return
+        assert self.config is not None and parts.fanout
         self._say(
-            f"hookline dev (pid {self.state.pid}) running roles: {', '.join(running) or 'none'}"
-            f" on {_redact(self.state.database_url)} and {self.state.aws_endpoint_url}"
+            banner(
+                self.state,
+                self.config,
+                fanout_every=parts.fanout.every,
+                reconcile_every=parts.reconcile.every if parts.reconcile else None,
+                requeued=self.requeued,
+                pg_kind=pg_kind,
+                emulator=emulator,
+            )
         )
-
-
-def load_handlers() -> dict[str, Callable[..., Any]]:
-    """The Lambda handlers, imported from `functions/` (the optional ones once they exist).
-
-    The deliver handler gets one module instance per calling thread (`ContainerPerThread`);
-    the others are imported once.
-    """
-    ensure_functions_importable()
-    handlers: dict[str, Callable[..., Any]] = {}
-    for name in ("receiver", "api", "fanout", "reconcile", "console"):
-        if name in OPTIONAL_FUNCTIONS and not handler_exists(name):
-            continue
-        module = importlib.import_module(f"functions.{name}.handler")
-        handlers[name] = module.lambda_handler
-    handlers["deliver"] = ContainerPerThread("functions.deliver.handler")
-    return handlers
-
-
-class ContainerPerThread:
-    """A Lambda handler whose module is loaded afresh for each thread that calls it.
-
-    On AWS every concurrent invocation runs in a container of its own, with its own copy of
-    the module's globals: the deliver handler's thread pool, which runs a batch's records in
-    parallel, is per container. The event source calls the handler from one thread per batch
-    in flight, so a module copy per thread is a container per concurrent batch: a group's
-    batches do not queue behind each other's (or another group's) records, as on AWS. Shared
-    collaborators that live outside the module (the database pool, the HTTP client) are
-    process-wide, as `hookline.runtime` builds them.
-    """
-
-    def __init__(self, module: str) -> None:
-        """`module` is the handler module's dotted name; it must define `lambda_handler`."""
-        spec = importlib.util.find_spec(module)
-        if spec is None or spec.origin is None:
-            raise DevStackError(f"cannot find the handler module {module}")
-        self.module = module
-        self.origin = spec.origin
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self.containers = 0
-
-    def __call__(self, event: dict[str, Any], context: Any) -> Any:
-        """Invoke this thread's copy (loading it on the first call: a cold start)."""
-        handler = getattr(self._local, "handler", None)
-        if handler is None:
-            with self._lock:
-                self.containers += 1
-                name = f"{self.module}__container_{self.containers}"
-            spec = importlib.util.spec_from_file_location(name, self.origin)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            handler = self._local.handler = module.lambda_handler
-        return handler(event, context)
-
-
-def handler_exists(name: str) -> bool:
-    """Whether `functions/<name>/handler.py` exists."""
-    ensure_functions_importable()
-    try:
-        return importlib.util.find_spec(f"functions.{name}.handler") is not None
-    except ModuleNotFoundError:
-        return False
-
-
-def ensure_functions_importable() -> None:
-    """Put the project root (which holds `functions/`) on `sys.path` if it is not there.
-
-    The `hookline` console script runs with its own folder on the path, not the project's; the
-    package lives in `<root>/devtools/hookline_dev`, so the root is found from it (or the cwd).
-    """
-    with contextlib.suppress(ModuleNotFoundError):
-        if importlib.util.find_spec("functions.receiver.handler") is not None:
-            return
-    package_root = Path(__file__).resolve().parents[3]
-    for candidate in (Path.cwd(), package_root):
-        if (candidate / "functions" / "receiver" / "handler.py").exists():
-            sys.path.insert(0, str(candidate))
-            importlib.invalidate_caches()
-            return
-    raise DevStackError("cannot find the functions/ folder of the Hookline project")
-
-
-def _ensure_database(admin_url: str, name: str) -> str:
-    """Create database `name` on the server of `admin_url` if missing; its URL."""
-    from psycopg import sql
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-        if not exists:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    return admin_url.rsplit("/", 1)[0] + "/" + name  # a URL other tools understand too
-
-
-def _sqs_client(endpoint: str, region: str, config: HooklineConfig) -> SQSClient:
-    # One pooled connection per poller thread, plus the status line's.
-    pool = sum(g.max_concurrency for g in config.tenant_groups) + 4
-    client: SQSClient = boto3.client(
-        "sqs",
-        endpoint_url=endpoint,
-        region_name=region,
-        config=Config(
-            max_pool_connections=pool,
-            retries={"max_attempts": 3, "mode": "standard"},
-            connect_timeout=3,
-            read_timeout=30,  # above the longest long poll
-        ),
-    )
-    return client
-
-
-def _context_factory(function_name: str, timeout: float) -> Callable[[], LocalContext]:
-    return lambda: LocalContext(function_name=function_name, timeout_seconds=timeout)
-
-
-def _redact(url: str) -> str:
-    """A connection URL without its password."""
-    try:
-        params = psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "<unparseable database URL>"
-    if params.get("password"):
-        params["password"] = "***"  # noqa: S105 - a mask, not a secret
-        return psycopg.conninfo.make_conninfo("", **params)
-    return url
-
-
-def _period(seconds: float) -> str:
-    if seconds >= 60 and seconds % 60 == 0:
-        minutes = int(seconds // 60)
-        return f"{minutes} min"
-    return f"{seconds:g} s"
-
-
-@contextlib.contextmanager
-def running_stack(options: DevOptions) -> Iterator[DevStack]:
-    """A started stack, stopped on exit (for tools that run one in-process)."""
-    stack = DevStack(options)
-    stack.start()
-    try:
-        yield stack
-    finally:
-        stack.stop()

@@ -10,12 +10,20 @@ def publish(
 ) -> Any:
     """Write an event and its outbox row inside the caller's open psycopg transaction.
 
-    See `hookline.ingest.publish`; imported lazily so `import hookline` stays cheap.
+    See `hookline.ingest.publish`; imported lazily so `import hookline` stays cheap. This and
+    `nudge_fanout` are the library's edge for a producer's own code: they read the settings
+    from the environment, the services behind them receive them.
     """
     from hookline.ingest import publish as _publish
+    from hookline.settings import get_settings
 
     return _publish(
-        conn, tenant_id=tenant_id, type=type, payload=payload, idempotency_key=idempotency_key
+        conn,
+        tenant_id=tenant_id,
+        type=type,
+        payload=payload,
+        settings=get_settings(),
+        idempotency_key=idempotency_key,
     )
 
 

@@ -25,6 +25,7 @@ from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories.deliveries import AttemptRecord, Finish, Job
 from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
+from hookline.settings import Settings
 from hookline.signing import sign
 from hookline.transformers import TransformFailed, render
 
@@ -110,10 +111,13 @@ class Deliverer:
         policy: RetryPolicy,
         options: DeliveryOptions,
         *,
+        settings: Settings,
         clock: Callable[[], datetime] = utcnow,
         destinations: AwsSenders | None = None,
     ) -> None:
+        """`settings` go to the operational events it publishes (`endpoint.disabled`)."""
         self.destinations = destinations
+        self.settings = settings
         self.db = db
         self.queues = queues
         self.http = http
@@ -358,6 +362,7 @@ class Deliverer:
             type="endpoint.disabled",
             payload={"endpoint_id": job.endpoint_id, "url": disabled["url"], "reason": reason,
                      "disabled_at": self.clock().isoformat()},
+            settings=self.settings,
             idempotency_key=f"endpoint.disabled:{job.endpoint_id}:{job.id}",
         )  # fmt: skip
 

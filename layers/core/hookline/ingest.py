@@ -34,7 +34,7 @@ from hookline.repositories.source_activity import (
     record_rejection,
 )
 from hookline.repositories.sources import Source, get_source
-from hookline.settings import get_settings
+from hookline.settings import Settings
 from hookline.verifiers import (
     HandshakeAnswer,
     Headers,
@@ -150,6 +150,7 @@ def publish(
     tenant_id: str,
     type: str,
     payload: Any,
+    settings: Settings,
     idempotency_key: str | None = None,
     limits: CatalogueLimits = DEFAULT_LIMITS,
 ) -> Accepted:
@@ -159,7 +160,7 @@ def publish(
     your business write; if that transaction rolls back, the event never existed. Locally the
     dev stack's fan-out is woken when it commits (decision 0022); on AWS call
     `hookline.nudge_fanout()` after the commit to have it fanned out at once rather than on the
-    next schedule.
+    next schedule. `settings` say whether this is the dev stack (`nudge_on_commit`).
 
     When the tenant's event-type catalogue gives `type` a schema, a payload that breaks it is
     refused (SchemaViolation, a BadRequest) before anything is written. So is a payload over
@@ -195,7 +196,7 @@ def publish(
         ),
     )
     if not stored.duplicate:
-        nudge_on_commit(conn, get_settings())
+        nudge_on_commit(conn, settings)
     return Accepted(stored.id, stored.duplicate, tenant_id)
 
 

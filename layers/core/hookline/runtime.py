@@ -130,6 +130,7 @@ def get_deliverer() -> Deliverer:
         http_client(settings),
         retry_policy(settings.config),
         delivery_options(settings),
+        settings=settings,
         destinations=aws_senders(settings),
     )
 

@@ -10,11 +10,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from hookline.management import models as m
-from hookline.management import service
+from hookline.management.paging import MAX_PAGE
 from hookline.problems import PROBLEM
 
 IdPath = Annotated[str, Path(min_length=1, max_length=100)]
-Limit = Annotated[int, Query(ge=1, le=service.MAX_PAGE, description="page size")]
+Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="page size")]
 Cursor = Annotated[str | None, Query(max_length=500, description="next_cursor of a page")]
 TenantFilter = Annotated[str | None, Query(max_length=100)]
 Since = Annotated[datetime | None, Query(description="from this instant (inclusive)")]

@@ -6,7 +6,7 @@ from typing import Any
 
 from hookline.db import Database
 from hookline.errors import BadRequest
-from hookline.management import service
+from hookline.management import delivery_service, endpoint_service
 from hookline.management.access import Caller
 from hookline.settings import Settings
 
@@ -19,13 +19,15 @@ def resend(db: Database, settings: Settings, caller: Caller, delivery_id: str) -
     def replay(doc: dict[str, Any]) -> dict[str, Any]:
         return run_replay(db, delivery_queues(settings), doc, replay_options(settings))
 
-    return service.resend_delivery(db, caller, delivery_id, replay)
+    return delivery_service.resend_delivery(db, caller, delivery_id, replay)
 
 
 def delivery_view(db: Database, caller: Caller, delivery_id: str) -> dict[str, Any]:
     """A delivery with its attempts (oldest first)."""
-    delivery = service.get_delivery(db, caller, delivery_id)
-    attempts = service.list_attempts(db, caller, delivery_id, cursor=None, limit=200)["items"]
+    delivery = delivery_service.get_delivery(db, caller, delivery_id)
+    attempts = delivery_service.list_attempts(db, caller, delivery_id, cursor=None, limit=200)[
+        "items"
+    ]
     return {"delivery": delivery, "attempts": attempts}
 
 
@@ -38,14 +40,16 @@ def endpoint_action(
     """Rotate (the answer has the new secret), enable, disable, or send a test event (the
     answer has a `notice`)."""
     if action == "rotate":
-        return service.rotate_endpoint_secret(db, settings, caller, endpoint_id)
+        return endpoint_service.rotate_endpoint_secret(db, settings, caller, endpoint_id)
     if action in ("enable", "disable"):
         enable = action == "enable"
         reason = None if enable else f"disabled by {caller.principal}"
-        service.set_endpoint_enabled(db, caller, endpoint_id, enabled=enable, reason=reason)
+        endpoint_service.set_endpoint_enabled(
+            db, caller, endpoint_id, enabled=enable, reason=reason
+        )
         return {"notice": f"{action}d"}
     if action == "test":
-        sent = service.send_test_event(
+        sent = endpoint_service.send_test_event(
             db, settings, caller, endpoint_id, type=TEST_EVENT_TYPE, payload=None
         )
         return {"notice": f"test event {sent['event_id']} sent"}

@@ -4,9 +4,9 @@ limits (concurrency, rate), retry on 4xx, content filter (an EventBridge pattern
 customers edit (`PORTAL_FIELDS`).
 
 Only what the form changed is sent, as the API's `PATCH /v1/endpoints/{id}` takes it: checked
-by the same request model (`EndpointUpdate`), then `service.update_endpoint`, which validates,
-saves and audits. A refusal is shown next to the field it is about; through htmx only the form
-is swapped (a 400 partial), without JavaScript the page comes back whole.
+by the same request model (`EndpointUpdate`), then `endpoint_service.update_endpoint`, which
+validates, saves and audits. A refusal is shown next to the field it is about; through htmx
+only the form is swapped (a 400 partial), without JavaScript the page comes back whole.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pydantic import ValidationError
 from hookline.console import web
 from hookline.db import Database
 from hookline.errors import BadRequest, UnsafeURL
-from hookline.management import service
+from hookline.management import endpoint_service
 from hookline.management.access import Caller
-from hookline.management.models import EndpointUpdate
+from hookline.management.endpoint_models import EndpointUpdate
 from hookline.settings import Settings
 from hookline.ssrf import check_url
 
@@ -58,7 +58,7 @@ def submit(
     back to `{base}/endpoints/{id}`; or the form again (400) with each refusal next to its
     field. With `public_urls_only` a new URL must resolve to public addresses whatever the
     deployment allows (the portal's rule, decision 0043)."""
-    current = service.get_endpoint(db, who, endpoint_id)
+    current = endpoint_service.get_endpoint(db, who, endpoint_id)
     changes, errors = changes_from_form(current, submitted, fields)
     if not errors:
         try:
@@ -68,7 +68,7 @@ def submit(
                 )
             body = EndpointUpdate.model_validate(changes).model_dump(exclude_unset=True)
             if body:
-                service.update_endpoint(db, settings, who, endpoint_id, body)
+                endpoint_service.update_endpoint(db, settings, who, endpoint_id, body)
         except ValidationError as err:
             errors = _model_errors(err)
         except BadRequest as err:

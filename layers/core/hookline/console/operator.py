@@ -18,8 +18,14 @@ from hookline import replay as replays
 from hookline.console import actions, charts, cognito, signin, web
 from hookline.db import get_database
 from hookline.errors import BadRequest, Unauthorized
+from hookline.management import (
+    delivery_service,
+    endpoint_service,
+    event_service,
+    portal_links,
+    tenant_service,
+)
 from hookline.management import event_types as catalogue
-from hookline.management import portal_links, service
 from hookline.management.access import OPERATOR, Caller
 from hookline.repositories import console as console_repo
 from hookline.runtime import replay_starter
@@ -99,7 +105,7 @@ def register(app: APIGatewayRestResolver) -> None:
             hours = console_repo.attempts_by_hour(conn)
             latency = console_repo.attempt_latency_by_hour(conn)
             backlog = console_repo.backlog_by_hour(conn)
-        summary = service.status(db, who)
+        summary = delivery_service.status(db, who)
         now = datetime.now(UTC)
         frame = {"width": charts.WIDTH, "height": charts.HEIGHT, "pad": charts.PAD}
         lines, latency_top = charts.latency_lines(latency, now)
@@ -121,15 +127,17 @@ def register(app: APIGatewayRestResolver) -> None:
         for name in ("since", "until"):
             if q.get(name):
                 filters[name] = _instant(q[name])
-        page = service.list_events(get_database(), who, filters=filters, cursor=None, limit=50)
+        page = event_service.list_events(
+            get_database(), who, filters=filters, cursor=None, limit=50
+        )
         return render("events.html", {"q": q, "events": page["items"]})
 
     @app.get("/console/events/<event_id>")
     def event(event_id: str) -> Response[str]:
         who = operator(app)
         db = get_database()
-        found = service.get_event(db, who, event_id)
-        deliveries = service.list_deliveries(
+        found = event_service.get_event(db, who, event_id)
+        deliveries = delivery_service.list_deliveries(
             db, who, filters={"event_id": event_id}, cursor=None, limit=50
         )["items"]
         return render("event.html", {"event": found, "deliveries": deliveries})
@@ -142,7 +150,9 @@ def register(app: APIGatewayRestResolver) -> None:
         if state and state not in STATES:
             raise BadRequest(f"state is one of {', '.join(STATES)}")
         filters = {"state": state, "tenant_id": q.get("tenant_id")}
-        page = service.list_deliveries(get_database(), who, filters=filters, cursor=None, limit=100)
+        page = delivery_service.list_deliveries(
+            get_database(), who, filters=filters, cursor=None, limit=100
+        )
         return render("deliveries.html", {"q": q, "states": STATES, "deliveries": page["items"]})
 
     @app.get("/console/deliveries/<delivery_id>")
@@ -199,7 +209,7 @@ def register(app: APIGatewayRestResolver) -> None:
         def act(who: Caller, submitted: dict[str, str]) -> Response[str]:
             tenant = submitted.get("tenant_id") or None
             try:
-                created = service.create_endpoint(
+                created = endpoint_service.create_endpoint(
                     get_database(), get_settings(), who, actions.endpoint_body(submitted, tenant)
                 )
             except BadRequest as err:
@@ -212,8 +222,8 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/console/endpoints/<endpoint_id>")
     def endpoint(endpoint_id: str) -> Response[str]:
         who, db = operator(app), get_database()
-        shown = service.get_endpoint(db, who, endpoint_id)
-        deliveries = service.list_deliveries(
+        shown = endpoint_service.get_endpoint(db, who, endpoint_id)
+        deliveries = delivery_service.list_deliveries(
             db, who, filters={"endpoint_id": endpoint_id}, cursor=None, limit=50
         )["items"]
         notice = web.query(app).get("notice")
@@ -226,7 +236,7 @@ def register(app: APIGatewayRestResolver) -> None:
             db = get_database()
             done = actions.endpoint_action(db, get_settings(), who, endpoint_id, action)
             if "secret" in done:
-                shown = service.get_endpoint(db, who, endpoint_id)
+                shown = endpoint_service.get_endpoint(db, who, endpoint_id)
                 return render("secret.html", {"endpoint": shown, **done})
             return web.redirect(f"/console/endpoints/{endpoint_id}?notice={done['notice']}")
 
@@ -235,13 +245,13 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/console/tenants")
     def tenants() -> Response[str]:
         who = operator(app)
-        page = service.list_tenants(get_database(), who, cursor=None, limit=200)
+        page = tenant_service.list_tenants(get_database(), who, cursor=None, limit=200)
         return render("tenants.html", {"tenants": page["items"]})
 
     @app.get("/console/tenants/<tenant_id>")
     def tenant(tenant_id: str) -> Response[str]:
         who = operator(app)
-        found = service.get_tenant(get_database(), who, tenant_id)
+        found = tenant_service.get_tenant(get_database(), who, tenant_id)
         settings = portal_links.get_portal_settings(get_database(), who, tenant_id)
         notice = web.query(app).get("notice")
         return render("tenant.html", {"tenant": found, "portal": settings, "notice": notice})
@@ -253,7 +263,7 @@ def register(app: APIGatewayRestResolver) -> None:
             try:
                 portal_links.set_portal_settings(get_database(), who, tenant_id, body)
             except BadRequest as err:
-                found = service.get_tenant(get_database(), who, tenant_id)
+                found = tenant_service.get_tenant(get_database(), who, tenant_id)
                 context = {"tenant": found, "portal": body, "error": str(err)}
                 return render("tenant.html", context, 400)
             return web.redirect(f"/console/tenants/{tenant_id}?notice=portal settings saved")
@@ -278,10 +288,10 @@ def register(app: APIGatewayRestResolver) -> None:
 
 def _endpoints_page(who: Caller, q: dict[str, str], submitted: dict[str, str]) -> dict[str, Any]:
     db = get_database()
-    page = service.list_endpoints(
+    page = endpoint_service.list_endpoints(
         db, who, tenant_id=q.get("tenant_id"), enabled=None, cursor=None, limit=100
     )
-    tenants = service.list_tenants(db, who, cursor=None, limit=200)["items"]
+    tenants = tenant_service.list_tenants(db, who, cursor=None, limit=200)["items"]
     return {"endpoints": page["items"], "tenants": tenants, "q": q, "form": submitted}
 
 

@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from hookline.console import endpoint_edit
 from hookline.console.operator import operator, render_page, run_changing
 from hookline.db import get_database
-from hookline.management import service
+from hookline.management import endpoint_service
 from hookline.management.access import Caller
 from hookline.settings import get_settings
 
@@ -24,7 +24,7 @@ def register(app: APIGatewayRestResolver) -> None:
 
     @app.get("/console/endpoints/<endpoint_id>/edit")
     def edit_form(endpoint_id: str) -> Response[str]:
-        shown = service.get_endpoint(get_database(), operator(app), endpoint_id)
+        shown = endpoint_service.get_endpoint(get_database(), operator(app), endpoint_id)
         form = endpoint_edit.form_values(shown)
         context = {"endpoint": shown, "form": form, "errors": {}, "fields": endpoint_edit.FIELDS}
         return render("endpoint_edit.html", context)

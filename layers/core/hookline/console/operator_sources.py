@@ -17,7 +17,7 @@ from hookline.console import web
 from hookline.console.operator import operator, render_page, run_changing
 from hookline.db import get_database
 from hookline.errors import BadRequest
-from hookline.management import service
+from hookline.management import source_service, tenant_service
 from hookline.management.access import Caller
 from hookline.repositories import console as console_repo
 from hookline.verifiers import SCHEMES
@@ -43,7 +43,7 @@ def register(app: APIGatewayRestResolver) -> None:
                 "secret": submitted.get("secret", "").strip() or None,
             }
             try:
-                created = service.create_source(get_database(), who, body)
+                created = source_service.create_source(get_database(), who, body)
             except BadRequest as err:
                 context = _list(app, who, {}, submitted)
                 return render_page(app, "sources.html", {**context, "error": str(err)}, 400)
@@ -54,7 +54,7 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/console/sources/<source_id>")
     def source(source_id: str) -> Response[str]:
         who = operator(app)
-        shown = _with_urls(app, [service.get_source(get_database(), who, source_id)])[0]
+        shown = _with_urls(app, [source_service.get_source(get_database(), who, source_id)])[0]
         context = {"source": shown, "notice": web.query(app).get("notice")}
         return render_page(app, "source.html", context)
 
@@ -65,18 +65,18 @@ def register(app: APIGatewayRestResolver) -> None:
             if action not in ACTIONS:
                 raise BadRequest(f"no action {action}")
             if action == "rotate":
-                rotated = service.rotate_source_secret(
+                rotated = source_service.rotate_source_secret(
                     db, who, source_id, secret=submitted.get("secret", "").strip() or None,
                     keep_previous=submitted.get("keep_previous") == "yes",
                 )  # fmt: skip
-                shown = service.get_source(db, who, source_id)
+                shown = source_service.get_source(db, who, source_id)
                 return _revealed(app, shown, rotated["secret"], created=False, rotated=rotated)
             if action == "delete":
                 if submitted.get("confirm") != "yes":
                     raise BadRequest("tick the box to confirm the delete")
-                deleted = service.delete_source(db, who, source_id)
+                deleted = source_service.delete_source(db, who, source_id)
                 return web.redirect(f"/console/sources?notice=source {deleted['id']} deleted")
-            service.set_source_enabled(db, who, source_id, enabled=action == "enable")
+            source_service.set_source_enabled(db, who, source_id, enabled=action == "enable")
             return web.redirect(f"/console/sources/{source_id}?notice={action}d")
 
         return run_changing(app, act)
@@ -86,8 +86,10 @@ def _list(
     app: APIGatewayRestResolver, who: Caller, q: dict[str, str], submitted: dict[str, str]
 ) -> dict[str, Any]:
     db = get_database()
-    page = service.list_sources(db, who, tenant_id=q.get("tenant_id"), cursor=None, limit=200)
-    tenants = service.list_tenants(db, who, cursor=None, limit=200)["items"]
+    page = source_service.list_sources(
+        db, who, tenant_id=q.get("tenant_id"), cursor=None, limit=200
+    )
+    tenants = tenant_service.list_tenants(db, who, cursor=None, limit=200)["items"]
     return {
         "sources": _with_urls(app, page["items"]),
         "tenants": tenants,

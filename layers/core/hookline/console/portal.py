@@ -18,8 +18,8 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from hookline.console import actions, endpoint_edit, web
 from hookline.db import get_database
 from hookline.errors import BadRequest, SessionInvalid
+from hookline.management import delivery_service, endpoint_service, portal_links, tenant_service
 from hookline.management import event_types as catalogue
-from hookline.management import portal_links, service
 from hookline.management.access import Caller
 from hookline.sessions import (
     LINK,
@@ -50,7 +50,7 @@ def register(app: APIGatewayRestResolver) -> None:
 
     def render(name: str, context: dict[str, Any], status: int = 200) -> Response[str]:
         found, value = session()
-        tenant = service.get_tenant(get_database(), caller(found), found.tenant_id)
+        tenant = tenant_service.get_tenant(get_database(), caller(found), found.tenant_id)
         branding = portal_links.get_portal_settings(get_database(), caller(found), found.tenant_id)
         full = {
             "portal": branding,
@@ -95,7 +95,7 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/portal")
     def home() -> Response[str]:
         found, _ = session()
-        page = service.list_endpoints(
+        page = endpoint_service.list_endpoints(
             get_database(), caller(found), tenant_id=None, enabled=None, cursor=None, limit=100
         )
         return render("portal_endpoints.html", {"endpoints": page["items"], "form": {}})
@@ -111,11 +111,11 @@ def register(app: APIGatewayRestResolver) -> None:
                     submitted.get("url", "").strip(), allow_private=False,
                     allow_http=settings.allow_http_targets,
                 )  # fmt: skip
-                created = service.create_endpoint(
+                created = endpoint_service.create_endpoint(
                     db, settings, who, actions.endpoint_body(submitted, None)
                 )
             except BadRequest as err:  # the SSRF check's message, next to the field
-                page = service.list_endpoints(
+                page = endpoint_service.list_endpoints(
                     db, who, tenant_id=None, enabled=None, cursor=None, limit=100
                 )
                 return render(
@@ -131,8 +131,8 @@ def register(app: APIGatewayRestResolver) -> None:
     def endpoint(endpoint_id: str) -> Response[str]:
         found, _ = session()
         db, who = get_database(), caller(found)
-        shown = service.get_endpoint(db, who, endpoint_id)
-        deliveries = service.list_deliveries(
+        shown = endpoint_service.get_endpoint(db, who, endpoint_id)
+        deliveries = delivery_service.list_deliveries(
             db, who, filters={"endpoint_id": endpoint_id}, cursor=None, limit=50
         )["items"]
         return render(
@@ -143,7 +143,7 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/portal/endpoints/<endpoint_id>/edit")
     def edit_endpoint(endpoint_id: str) -> Response[str]:
         found, _ = session()
-        shown = service.get_endpoint(get_database(), caller(found), endpoint_id)
+        shown = endpoint_service.get_endpoint(get_database(), caller(found), endpoint_id)
         form = endpoint_edit.form_values(shown)
         fields = endpoint_edit.PORTAL_FIELDS
         return render(
@@ -167,7 +167,7 @@ def register(app: APIGatewayRestResolver) -> None:
             db, settings = get_database(), get_settings()
             done = actions.endpoint_action(db, settings, who, endpoint_id, action)
             if "secret" in done:
-                shown = service.get_endpoint(db, who, endpoint_id)
+                shown = endpoint_service.get_endpoint(db, who, endpoint_id)
                 return render("secret.html", {"endpoint": shown, **done})
             notice = done["notice"]
             return web.redirect(f"/portal/endpoints/{endpoint_id}?notice={notice}")
@@ -186,7 +186,7 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/portal/deliveries")
     def deliveries() -> Response[str]:
         found, _ = session()
-        page = service.list_deliveries(
+        page = delivery_service.list_deliveries(
             get_database(), caller(found), filters={}, cursor=None, limit=100
         )
         return render("deliveries.html", {"q": {}, "states": (), "deliveries": page["items"]})

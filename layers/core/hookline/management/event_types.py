@@ -10,8 +10,8 @@ from hookline.db import Database
 from hookline.event_catalogue import check_schema, validate_name
 from hookline.ids import new_id
 from hookline.management.access import Caller
+from hookline.management.audit import audit
 from hookline.management.paging import page_of, paged
-from hookline.management.service import audit
 from hookline.repositories import api as api_repo
 from hookline.repositories import event_types as repo
 

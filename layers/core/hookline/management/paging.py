@@ -1,11 +1,12 @@
 """Paging of the management API's lists: an opaque cursor (the last row's key) and one row
-read beyond the page, to know whether there is a next one."""
+read beyond the page, to know whether there is a next one; and the time window lists filter by."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
+from datetime import UTC
 from typing import Any
 
 from hookline.errors import BadRequest
@@ -50,3 +51,16 @@ def paged(rows: list[dict[str, Any]], limit: int, key: str = "id") -> dict[str, 
     items = rows[:limit]
     more = len(rows) > limit
     return {"items": items, "next_cursor": encode_cursor(items[-1][key]) if more else None}
+
+
+def check_window(filters: dict[str, Any]) -> None:
+    """A list's `since`/`until` filters read as UTC when naive; BadRequest unless until is
+    after since."""
+    since, until = filters.get("since"), filters.get("until")
+    for name in ("since", "until"):
+        value = filters.get(name)
+        if value is not None and value.tzinfo is None:
+            filters[name] = value.replace(tzinfo=UTC)
+    since, until = filters.get("since"), filters.get("until")
+    if since is not None and until is not None and until <= since:
+        raise BadRequest("until must be after since")

@@ -11,7 +11,7 @@ from typing import Any
 from hookline.db import Database
 from hookline.errors import BadRequest
 from hookline.management.access import Caller
-from hookline.management.service import audit
+from hookline.management.audit import audit
 from hookline.repositories import api as repo
 from hookline.repositories import console as console_repo
 from hookline.sessions import portal_link

@@ -1,4 +1,5 @@
-"""The management API's models for a tenant's portal links and its erasure."""
+"""The management API's models of tenants: creating and reading one, its portal links and its
+erasure."""
 
 from __future__ import annotations
 
@@ -6,7 +7,34 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hookline.management.models import Input
+from hookline.management.models import Input, Page
+
+
+class TenantCreate(Input):
+    """A new tenant."""
+
+    name: str = Field(min_length=1, max_length=200)
+    group: str | None = Field(default=None, max_length=100, description="tenant group")
+
+
+class Tenant(BaseModel):
+    """A tenant."""
+
+    id: str
+    name: str
+    group: str
+    created_at: datetime
+    external_id: str | None = Field(
+        default=None,
+        description="The ExternalId this tenant's AWS roles must require of Hookline "
+        "(AWS destination kinds, decision 0046)",
+    )
+
+
+class TenantPage(Page):
+    """Tenants, newest first."""
+
+    items: list[Tenant]
 
 
 class PortalLinkCreate(Input):

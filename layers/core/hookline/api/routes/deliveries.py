@@ -10,8 +10,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, Since, StateFilter, TenantFilter, Until, ok
 from hookline.db import get_database
-from hookline.management import models as m
-from hookline.management import service
+from hookline.management import delivery_models as m
+from hookline.management import delivery_service
 from hookline.settings import get_settings
 
 
@@ -43,7 +43,7 @@ def router(edge: Edge) -> Router:
             "since": since,
             "until": until,
         }
-        page = service.list_deliveries(
+        page = delivery_service.list_deliveries(
             get_database(), edge.caller(), filters=filters, cursor=cursor, limit=limit
         )
         return m.DeliveryPage(**page)
@@ -55,7 +55,9 @@ def router(edge: Edge) -> Router:
         summary="Get one",
     )
     def get_delivery(delivery_id: IdPath) -> m.Delivery:
-        return m.Delivery(**service.get_delivery(get_database(), edge.caller(), delivery_id))
+        return m.Delivery(
+            **delivery_service.get_delivery(get_database(), edge.caller(), delivery_id)
+        )
 
     @routes.get(
         "/v1/deliveries/<delivery_id>/attempts",
@@ -66,7 +68,7 @@ def router(edge: Edge) -> Router:
     def list_attempts(
         delivery_id: IdPath, cursor: Cursor = None, limit: Limit = 50
     ) -> m.AttemptPage:
-        page = service.list_attempts(
+        page = delivery_service.list_attempts(
             get_database(), edge.caller(), delivery_id, cursor=cursor, limit=limit
         )
         return m.AttemptPage(**page)
@@ -88,7 +90,9 @@ def router(edge: Edge) -> Router:
                 get_database(), delivery_queues(settings), doc, replay_options(settings)
             )
 
-        resent = service.resend_delivery(get_database(), edge.caller(), delivery_id, replay)
+        resent = delivery_service.resend_delivery(
+            get_database(), edge.caller(), delivery_id, replay
+        )
         return m.Resent(**resent)
 
     return routes

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, TenantFilter, created_ok, ok
 from hookline.db import get_database
-from hookline.management import models as m
-from hookline.management import service
+from hookline.management import endpoint_models as m
+from hookline.management import endpoint_service
 from hookline.management.endpoint_preview import preview_endpoint
 from hookline.nudge import nudge_fanout
 from hookline.settings import get_settings
@@ -35,7 +35,9 @@ def router(edge: Edge) -> Router:
         return edge.created(
             who,
             lambda: m.EndpointCreated(
-                **service.create_endpoint(get_database(), get_settings(), who, body.model_dump())
+                **endpoint_service.create_endpoint(
+                    get_database(), get_settings(), who, body.model_dump()
+                )
             ),
         )
 
@@ -48,7 +50,7 @@ def router(edge: Edge) -> Router:
         cursor: Cursor = None,
         limit: Limit = 50,
     ) -> m.EndpointPage:
-        page = service.list_endpoints(
+        page = endpoint_service.list_endpoints(
             get_database(),
             edge.caller(),
             tenant_id=tenant_id,
@@ -65,7 +67,9 @@ def router(edge: Edge) -> Router:
         summary="Get one",
     )
     def get_endpoint(endpoint_id: IdPath) -> m.Endpoint:
-        return m.Endpoint(**service.get_endpoint(get_database(), edge.caller(), endpoint_id))
+        return m.Endpoint(
+            **endpoint_service.get_endpoint(get_database(), edge.caller(), endpoint_id)
+        )
 
     @routes.patch(
         "/v1/endpoints/<endpoint_id>",
@@ -77,7 +81,7 @@ def router(edge: Edge) -> Router:
         endpoint_id: IdPath, body: Annotated[m.EndpointUpdate, Body()]
     ) -> m.Endpoint:
         changes = body.model_dump(exclude_unset=True)
-        updated = service.update_endpoint(
+        updated = endpoint_service.update_endpoint(
             get_database(), get_settings(), edge.caller(), endpoint_id, changes
         )
         return m.Endpoint(**updated)
@@ -91,7 +95,7 @@ def router(edge: Edge) -> Router:
     def enable_endpoint(endpoint_id: IdPath) -> m.Endpoint:
         who = edge.caller()
         return m.Endpoint(
-            **service.set_endpoint_enabled(get_database(), who, endpoint_id, enabled=True)
+            **endpoint_service.set_endpoint_enabled(get_database(), who, endpoint_id, enabled=True)
         )
 
     @routes.post(
@@ -106,7 +110,7 @@ def router(edge: Edge) -> Router:
         reason = (body or m.EndpointDisable()).reason
         who = edge.caller()
         return m.Endpoint(
-            **service.set_endpoint_enabled(
+            **endpoint_service.set_endpoint_enabled(
                 get_database(), who, endpoint_id, enabled=False, reason=reason
             )
         )
@@ -118,7 +122,7 @@ def router(edge: Edge) -> Router:
         summary="Rotate the signing secret (the previous ones sign during the overlap)",
     )
     def rotate_endpoint_secret(endpoint_id: IdPath) -> m.EndpointRotated:
-        rotated = service.rotate_endpoint_secret(
+        rotated = endpoint_service.rotate_endpoint_secret(
             get_database(), get_settings(), edge.caller(), endpoint_id
         )
         return m.EndpointRotated(**rotated)
@@ -130,7 +134,7 @@ def router(edge: Edge) -> Router:
         summary="Delete an endpoint (disabled for good; its deliveries stay readable)",
     )
     def delete_endpoint(endpoint_id: IdPath) -> m.EndpointDeleted:
-        deleted = service.delete_endpoint(get_database(), edge.caller(), endpoint_id)
+        deleted = endpoint_service.delete_endpoint(get_database(), edge.caller(), endpoint_id)
         return m.EndpointDeleted(**deleted)
 
     @routes.post(
@@ -146,7 +150,7 @@ def router(edge: Edge) -> Router:
         request = body or m.TestEventRequest()
 
         def make() -> BaseModel:
-            sent = service.send_test_event(
+            sent = endpoint_service.send_test_event(
                 get_database(),
                 get_settings(),
                 who,

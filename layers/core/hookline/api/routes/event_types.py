@@ -11,8 +11,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, TenantFilter, created_ok, ok
 from hookline.db import get_database
+from hookline.management import event_models as m
 from hookline.management import event_types as catalogue
-from hookline.management import models as m
 from hookline.settings import get_settings
 
 

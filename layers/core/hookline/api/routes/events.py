@@ -10,8 +10,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, Since, TenantFilter, Until, ok
 from hookline.db import get_database
-from hookline.management import models as m
-from hookline.management import service
+from hookline.management import event_models as m
+from hookline.management import event_service
 from hookline.nudge import nudge_fanout
 from hookline.observability import logger
 from hookline.settings import get_settings
@@ -28,8 +28,9 @@ def router(edge: Edge) -> Router:
         summary="Publish an event (Idempotency-Key dedupes it)",
     )
     def publish_event(body: Annotated[m.EventPublish, Body()]) -> m.Published:
-        accepted = service.publish_event(
+        accepted = event_service.publish_event(
             get_database(),
+            get_settings(),
             edge.caller(),
             tenant_id=body.tenant_id,
             type=body.type,
@@ -59,7 +60,7 @@ def router(edge: Edge) -> Router:
             "since": since,
             "until": until,
         }
-        page = service.list_events(
+        page = event_service.list_events(
             get_database(), edge.caller(), filters=filters, cursor=cursor, limit=limit
         )
         return m.EventPage(**page)
@@ -68,6 +69,6 @@ def router(edge: Edge) -> Router:
         "/v1/events/<event_id>", responses=ok(m.Event), tags=["events"], summary="Get an event"
     )
     def get_event(event_id: IdPath) -> m.Event:
-        return m.Event(**service.get_event(get_database(), edge.caller(), event_id))
+        return m.Event(**event_service.get_event(get_database(), edge.caller(), event_id))
 
     return routes

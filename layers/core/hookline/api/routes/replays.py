@@ -21,7 +21,7 @@ from hookline.api.params import (
     ok,
 )
 from hookline.db import get_database
-from hookline.management import models as m
+from hookline.management import replay_models as m
 from hookline.runtime import replay_starter
 from hookline.settings import get_settings
 

@@ -12,8 +12,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import Cursor, IdPath, Limit, TenantFilter, created_ok, ok
 from hookline.db import get_database
-from hookline.management import models as m
-from hookline.management import service
+from hookline.management import source_models as m
+from hookline.management import source_service
 
 
 def router(edge: Edge) -> Router:
@@ -31,7 +31,7 @@ def router(edge: Edge) -> Router:
         return edge.created(
             who,
             lambda: m.SourceCreated(
-                **service.create_source(get_database(), who, body.model_dump())
+                **source_service.create_source(get_database(), who, body.model_dump())
             ),
         )
 
@@ -39,7 +39,7 @@ def router(edge: Edge) -> Router:
     def list_sources(
         tenant_id: TenantFilter = None, cursor: Cursor = None, limit: Limit = 50
     ) -> m.SourcePage:
-        page = service.list_sources(
+        page = source_service.list_sources(
             get_database(), edge.caller(), tenant_id=tenant_id, cursor=cursor, limit=limit
         )
         return m.SourcePage(**page)
@@ -48,14 +48,16 @@ def router(edge: Edge) -> Router:
         "/v1/sources/<source_id>", responses=ok(m.Source), tags=["sources"], summary="Get a source"
     )
     def get_source(source_id: IdPath) -> m.Source:
-        return m.Source(**service.get_source(get_database(), edge.caller(), source_id))
+        return m.Source(**source_service.get_source(get_database(), edge.caller(), source_id))
 
     @routes.post(
         "/v1/sources/<source_id>/enable", responses=ok(m.Source), tags=["sources"], summary="Enable"
     )
     def enable_source(source_id: IdPath) -> m.Source:
         who = edge.caller()
-        return m.Source(**service.set_source_enabled(get_database(), who, source_id, enabled=True))
+        return m.Source(
+            **source_service.set_source_enabled(get_database(), who, source_id, enabled=True)
+        )
 
     @routes.post(
         "/v1/sources/<source_id>/disable",
@@ -65,7 +67,9 @@ def router(edge: Edge) -> Router:
     )
     def disable_source(source_id: IdPath) -> m.Source:
         who = edge.caller()
-        return m.Source(**service.set_source_enabled(get_database(), who, source_id, enabled=False))
+        return m.Source(
+            **source_service.set_source_enabled(get_database(), who, source_id, enabled=False)
+        )
 
     @routes.post(
         "/v1/sources/<source_id>/rotate-secret",
@@ -76,7 +80,7 @@ def router(edge: Edge) -> Router:
     def rotate_source_secret(
         source_id: IdPath, body: Annotated[m.SourceRotate, Body()]
     ) -> m.SourceRotated:
-        rotated = service.rotate_source_secret(
+        rotated = source_service.rotate_source_secret(
             get_database(),
             edge.caller(),
             source_id,
@@ -93,7 +97,9 @@ def router(edge: Edge) -> Router:
     )
     def update_source(source_id: IdPath, body: Annotated[m.SourceUpdate, Body()]) -> m.Source:
         changes = body.model_dump(exclude_unset=True)
-        return m.Source(**service.update_source(get_database(), edge.caller(), source_id, changes))
+        return m.Source(
+            **source_service.update_source(get_database(), edge.caller(), source_id, changes)
+        )
 
     @routes.delete(
         "/v1/sources/<source_id>",
@@ -102,6 +108,8 @@ def router(edge: Edge) -> Router:
         summary="Delete a source (it stops receiving; its events stay readable)",
     )
     def delete_source(source_id: IdPath) -> m.SourceDeleted:
-        return m.SourceDeleted(**service.delete_source(get_database(), edge.caller(), source_id))
+        return m.SourceDeleted(
+            **source_service.delete_source(get_database(), edge.caller(), source_id)
+        )
 
     return routes

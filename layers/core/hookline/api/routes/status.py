@@ -7,8 +7,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from hookline.api.edge import Edge, new_router
 from hookline.api.params import ok
 from hookline.db import get_database
-from hookline.management import models as m
-from hookline.management import service
+from hookline.management import delivery_models as m
+from hookline.management import delivery_service
 
 
 def router(edge: Edge) -> Router:
@@ -17,6 +17,6 @@ def router(edge: Edge) -> Router:
 
     @routes.get("/v1/status", responses=ok(m.Status), tags=["status"], summary="Status summary")
     def status() -> m.Status:
-        return m.Status(**service.status(get_database(), edge.caller()))
+        return m.Status(**delivery_service.status(get_database(), edge.caller()))
 
     return routes

@@ -14,9 +14,8 @@ from hookline.api.edge import Edge, new_router
 from hookline.api.idempotency import json_answer
 from hookline.api.params import Cursor, IdPath, Limit, created_ok, ok
 from hookline.db import get_database
-from hookline.management import models as m
-from hookline.management import service
-from hookline.management import tenant_models as tm
+from hookline.management import tenant_models as m
+from hookline.management import tenant_service
 from hookline.management.portal_links import create_portal_link
 from hookline.restore import erase_tenant_by_api
 from hookline.runtime import archive_store
@@ -35,7 +34,7 @@ def router(edge: Edge) -> Router:
         return edge.created(
             who,
             lambda: m.Tenant(
-                **service.create_tenant(
+                **tenant_service.create_tenant(
                     get_database(), get_settings().config, who, name=body.name, group=body.group
                 )
             ),
@@ -43,24 +42,26 @@ def router(edge: Edge) -> Router:
 
     @routes.get("/v1/tenants", responses=ok(m.TenantPage), tags=["tenants"], summary="List tenants")
     def list_tenants(cursor: Cursor = None, limit: Limit = 50) -> m.TenantPage:
-        page = service.list_tenants(get_database(), edge.caller(), cursor=cursor, limit=limit)
+        page = tenant_service.list_tenants(
+            get_database(), edge.caller(), cursor=cursor, limit=limit
+        )
         return m.TenantPage(**page)
 
     @routes.get(
         "/v1/tenants/<tenant_id>", responses=ok(m.Tenant), tags=["tenants"], summary="Get a tenant"
     )
     def get_tenant(tenant_id: IdPath) -> m.Tenant:
-        return m.Tenant(**service.get_tenant(get_database(), edge.caller(), tenant_id))
+        return m.Tenant(**tenant_service.get_tenant(get_database(), edge.caller(), tenant_id))
 
     @routes.post(
         "/v1/tenants/<tenant_id>/portal-links",
-        responses=created_ok(tm.PortalLink),
+        responses=created_ok(m.PortalLink),
         tags=["tenants"],
         summary="A short-lived link that opens the tenant's portal",
     )
     def create_link(
-        tenant_id: IdPath, body: Annotated[tm.PortalLinkCreate, Body()]
-    ) -> Response[tm.PortalLink]:
+        tenant_id: IdPath, body: Annotated[m.PortalLinkCreate, Body()]
+    ) -> Response[m.PortalLink]:
         host = edge.header("Host") or "localhost"
         link = create_portal_link(
             get_database(), get_settings(), edge.caller(), tenant_id,
@@ -68,22 +69,22 @@ def router(edge: Edge) -> Router:
             ttl=timedelta(seconds=body.ttl_seconds),
         )  # fmt: skip
         # Not an idempotent create: the link is a credential, never kept to be replayed
-        return json_answer(HTTPStatus.CREATED, tm.PortalLink(**link).model_dump(mode="json"))
+        return json_answer(HTTPStatus.CREATED, m.PortalLink(**link).model_dump(mode="json"))
 
     @routes.delete(
         "/v1/tenants/<tenant_id>",
-        responses=ok(tm.TenantErased),
+        responses=ok(m.TenantErased),
         tags=["tenants"],
         summary="Erase a tenant's events, deliveries, secrets and archive (operators; erase=true)",
     )
     def erase_tenant(
         tenant_id: IdPath,
         erase: Annotated[bool, Query(description="must be true: erasure is for good")] = False,
-    ) -> tm.TenantErased:
+    ) -> m.TenantErased:
         settings = get_settings()
         erased = erase_tenant_by_api(
             get_database(), archive_store(settings), edge.caller(), tenant_id, erase=erase
         )
-        return tm.TenantErased(**erased)
+        return m.TenantErased(**erased)
 
     return routes

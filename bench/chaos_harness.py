@@ -10,28 +10,25 @@ thread SIGKILLs random roles and restarts them, crash-restarts Postgres once, an
 receives and deletes about 1 % of the delivery queue messages. Then it waits until every
 delivery is finished, runs a final reconcile, and checks the invariants (`Outcome.violations`).
 See docs/decisions/0018-dev-roles-and-the-chaos-run.md.
+
+The subscribers are bench/chaos_sink.py, the role processes bench/chaos_roles.py, the audit
+bench/chaos_audit.py.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
 import os
 import random
-import re
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +37,17 @@ import httpx
 import psycopg
 from psycopg.rows import dict_row
 
+from bench.chaos_audit import Outcome, audit, secret_leaks
+from bench.chaos_roles import RoleProcess
+from bench.chaos_sink import ChaosSink, Hit, profile_for
 from tests.support.environment import exported
-from tests.support.signers import standard_headers, verify_standard
+from tests.support.signers import standard_headers
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 GROUPS = ("standard", "priority", "bulk")
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{40,}")  # where a base64 MAC could be
 SOURCE_SECRET = "whsec_" + base64.b64encode(b"hookline-chaos-run-source-key-32").decode()
 TYPES = ("order.created", "order.paid")
 KILLABLE = ("front", "fanout", "reconcile", *(f"deliver:{g}" for g in GROUPS))
-TERMINAL = ("delivered", "failed", "dead")
 
 
 @dataclass(frozen=True)
@@ -98,231 +96,6 @@ def chaos_config(options: ChaosOptions) -> dict[str, Any]:
     }
 
 
-# -- subscribers ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Profile:
-    """How an endpoint misbehaves: per request, one draw decides its answer."""
-
-    name: str
-    p5xx: float = 0.0
-    p_timeout: float = 0.0
-    p429: float = 0.0
-    gone: bool = False
-    delay: float = 0.0
-
-
-FLAKY = Profile("5xx 30%", p5xx=0.3)
-TIMEOUTS = Profile("timeouts 10% + 5xx 10%", p5xx=0.1, p_timeout=0.1)
-THROTTLED = Profile("429+Retry-After 20% + 5xx 10%", p5xx=0.1, p429=0.2)
-
-
-def profile_for(index: int, options: ChaosOptions) -> Profile:
-    """Endpoint 0 answers 410 (and gets disabled), endpoint 1 is slow with a cap, the rest
-    cycle through flaky, timing-out and throttling."""
-    if index == 0:
-        return Profile("410 Gone", gone=True)
-    if index == 1:
-        return Profile(
-            f"slow {options.slow_delay}s, cap {options.slow_cap}", delay=options.slow_delay
-        )
-    return (FLAKY, FLAKY, TIMEOUTS, THROTTLED)[index % 4]
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One request a subscriber received."""
-
-    endpoint: int
-    webhook_id: str
-    n: int  # the event's number in the run (from the body); -1 if unreadable
-    status: int  # what was answered (0: held past the client's timeout)
-    signed: bool  # the signature verified with the endpoint's secret
-    signature: str  # the webhook-signature header, for the secret-leak scan
-
-
-class _QuietServer(ThreadingHTTPServer):
-    """Connections reset by a killed deliverer are expected here, not worth a traceback."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
-
-
-class ChaosSink:
-    """One loopback server for every endpoint (`/ep/<index>`), answering by profile."""
-
-    def __init__(self, seed: int, options: ChaosOptions) -> None:
-        self.seed = seed
-        self.options = options
-        self.profiles: dict[int, Profile] = {}
-        self.secrets: dict[int, str] = {}
-        self.hits: list[Hit] = []
-        self.served: Counter[str] = Counter()
-        self.in_flight: Counter[int] = Counter()
-        self.max_in_flight: Counter[int] = Counter()
-        self._seen: Counter[str] = Counter()
-        self._lock = threading.Lock()
-        sink = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                sink._serve(self)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = _QuietServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self, index: int) -> str:
-        return f"http://127.0.0.1:{self.port}/ep/{index}"
-
-    def _draw(self, webhook_id: str, nth: int) -> float:
-        digest = hashlib.sha256(f"{self.seed}:{webhook_id}:{nth}".encode()).digest()
-        return int.from_bytes(digest[:8], "big") / 2**64
-
-    def _serve(self, request: BaseHTTPRequestHandler) -> None:
-        length = int(request.headers.get("Content-Length", 0))
-        body = request.rfile.read(length)
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        try:
-            index = int(request.path.rsplit("/", 1)[1])
-        except ValueError:
-            index = -1
-        webhook_id = headers.get("webhook-id", "")
-        try:
-            n = int(json.loads(body)["n"])
-        except (ValueError, KeyError, TypeError):
-            n = -1
-        profile = self.profiles.get(index, Profile("unknown"))
-        if len(body) < length:
-            # The sender died mid-request (a SIGKILLed deliver process): nothing to answer.
-            with self._lock:
-                self.served["torn"] += 1
-            return
-        signed = index in self.secrets and verify_standard([self.secrets[index]], headers, body)
-        with self._lock:
-            nth = self._seen[webhook_id]
-            self._seen[webhook_id] += 1
-            self.in_flight[index] += 1
-            self.max_in_flight[index] = max(self.max_in_flight[index], self.in_flight[index])
-        draw = self._draw(webhook_id, nth)
-        extra: dict[str, str] = {}
-        delay = profile.delay
-        if profile.gone:
-            status, kind = 410, "410"
-        elif draw < profile.p_timeout:
-            status, kind, delay = 0, "timeout", self.options.timeout_delay
-        elif draw < profile.p_timeout + profile.p429:
-            status, kind, extra = 429, "429", {"Retry-After": "1"}
-        elif draw < profile.p_timeout + profile.p429 + profile.p5xx:
-            status, kind = (500, 502, 503)[nth % 3], "5xx"
-        else:
-            status, kind = 200, "2xx"
-        try:
-            if delay:
-                time.sleep(delay)
-            answer = status or 200  # a held request's answer comes too late to count
-            payload = b'{"ok": true}' if answer < 300 else b'{"error": "chaos"}'
-            request.send_response(answer)
-            for k, v in extra.items():
-                request.send_header(k, v)
-            request.send_header("Content-Type", "application/json")
-            request.send_header("Content-Length", str(len(payload)))
-            request.end_headers()
-            request.wfile.write(payload)
-        except OSError:
-            pass  # the deliverer gave up (timeout) or its process was killed
-        finally:
-            with self._lock:
-                self.in_flight[index] -= 1
-                self.served[kind] += 1
-                self.hits.append(
-                    Hit(index, webhook_id, n, status, signed, headers.get("webhook-signature", ""))
-                )
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-# -- processes -----------------------------------------------------------------------------------
-
-
-@dataclass
-class RoleProcess:
-    """One `hookline dev --role ROLE` child, which the chaos thread kills and restarts."""
-
-    role: str
-    workdir: Path
-    env: dict[str, str]
-    port: int = 0  # the front's
-    process: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-    kills: int = 0
-
-    @property
-    def state_dir(self) -> Path:
-        return self.workdir / f"state-{self.role.replace(':', '-')}"
-
-    def start(self, timeout: float = 60) -> None:
-        from hookline_dev.local.devstate import healthy, read_state
-
-        self.starts += 1
-        command = [
-            sys.executable, "-m", "hookline_dev.cli", "dev", "--role", self.role,
-            "--port", str(self.port), "--state-dir", str(self.state_dir),
-            "--log-file", str(self.workdir / f"{self.state_dir.name}.log"),
-            "--status", "off", "--fanout-every", "0.5", "--reconcile-every", "3",
-            "--visibility-timeout", str(self.env["CHAOS_VISIBILITY_TIMEOUT"]),
-            "--parent-pid", str(os.getpid()),
-        ]  # fmt: skip
-        out = open(self.workdir / f"{self.state_dir.name}.out", "ab")  # noqa: SIM115
-        with out:
-            self.process = subprocess.Popen(
-                command, cwd=self.workdir, env=self.env, stdout=out, stderr=subprocess.STDOUT
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                tail = (self.workdir / f"{self.state_dir.name}.out").read_text()[-3000:]
-                raise ChaosError(
-                    f"{self.role} exited at start ({self.process.returncode}):\n{tail}"
-                )
-            state = read_state(self.state_dir)
-            up = state is not None and state.pid == self.process.pid
-            if up and state and (self.role != "front" or healthy(state.url, timeout=1)):
-                return
-            time.sleep(0.1)
-        raise ChaosError(f"{self.role} did not come up within {timeout}s")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
-        self.process = None
-        self.kills += 1
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-
-
-class ChaosError(RuntimeError):
-    """The run could not be carried out (a process would not start, a timeout)."""
-
-
 # -- the run -------------------------------------------------------------------------------------
 
 
@@ -346,48 +119,6 @@ class Sent:
     rejected: list[tuple[int, int]] = field(default_factory=list)  # (n, status) 4xx
     signatures: set[str] = field(default_factory=set)  # webhook-signature values sent
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-@dataclass
-class Outcome:
-    """What came out, and every invariant that failed."""
-
-    rows: list[tuple[str, object]] = field(default_factory=list)
-    violations: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)  # the figures, for assertions
-
-    def table(self) -> str:
-        width = max(len(k) for k, _ in self.rows) if self.rows else 10
-        lines = [f"  {k:<{width}}  {v}" for k, v in self.rows]
-        if self.violations:
-            lines.append("VIOLATIONS:")
-            lines += [f"  - {v}" for v in self.violations]
-        else:
-            lines.append("  no violations")
-        return "\n".join(lines)
-
-
-def secret_leaks(
-    workdir: Path, secrets: list[str], signature_headers: list[str]
-) -> tuple[set[str], int, int, int]:
-    """Every secret (whole, or its key without `whsec_`) and every MAC of the signature
-    headers (`v1,<base64> v1,<base64>`) that appears in a `*.log` file under `workdir`:
-    (found, files, characters scanned, how many were looked for). Secrets are searched as
-    substrings; the many MACs as every window of their length inside each run of base64
-    characters, so a MAC is found whatever surrounds it."""
-    needles = {x for s in secrets for x in (s, s.removeprefix("whsec_"))}
-    macs = {e.partition(",")[2] for h in signature_headers for e in h.split()} - {""}
-    lengths = {len(m) for m in macs}
-    found: set[str] = set()
-    files = size = 0
-    for path in sorted(workdir.rglob("*.log")):
-        text = path.read_text(errors="replace")
-        files, size = files + 1, size + len(text)
-        found |= {x for x in needles if x in text}
-        for run in _BASE64_RUN.findall(text):
-            for n in lengths:
-                found |= {run[i : i + n] for i in range(len(run) - n + 1)} & macs
-    return found, files, size, len(needles) + len(macs)
 
 
 class ChaosRun:
@@ -742,7 +473,7 @@ class ChaosRun:
         # Stop the scheduled reconcile so the final one is the only one looking.
         self.roles["reconcile"].stop()
         final = self._final_reconcile()
-        return self._audit(drained, send_seconds, drain_seconds, final)
+        return audit(self, drained, send_seconds, drain_seconds, final)
 
     def _secret_leaks(self, hits: list[Hit]) -> tuple[set[str], int, int, int]:
         with self.sent.lock:
@@ -760,182 +491,3 @@ class ChaosRun:
             return build_reconciler(get_settings(), db).run(trigger="chaos-final").as_dict()
         finally:
             db.close()
-
-    def _audit(
-        self, drained: bool, send_seconds: float, drain_seconds: float, final: dict[str, Any]
-    ) -> Outcome:
-        out = Outcome()
-        v = out.violations
-        v += self.chaos_errors
-        if not drained:
-            v.append(f"not every delivery finished within {self.o.drain_timeout:.0f}s")
-        if self.sent.rejected:
-            v.append(
-                f"{len(self.sent.rejected)} sends refused with a 4xx, e.g. {self.sent.rejected[:3]}"
-            )
-        if self.sent.crosswired:
-            v.append(f"{len(self.sent.crosswired)} retried sends answered with another event id")
-        accepted = self.sent.accepted
-        events = self._query(
-            "SELECT id, dedupe_key, type FROM events WHERE dedupe_key LIKE %s",
-            f"msg_chaos_{self.o.seed}_%",
-        )
-        by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for e in events:
-            by_key[e["dedupe_key"]].append(e)
-        lost = [
-            n
-            for n, eid in accepted.items()
-            if eid not in {e["id"] for e in by_key[f"msg_chaos_{self.o.seed}_{n}"]}
-        ]
-        twice = [k for k, rows in by_key.items() if len(rows) > 1]
-        if lost:
-            v.append(f"{len(lost)} accepted events not in the ledger, e.g. n={lost[:5]}")
-        if twice:
-            v.append(f"{len(twice)} webhook ids stored as more than one event")
-        if len(accepted) != self.o.events:
-            v.append(f"only {len(accepted)} of {self.o.events} events were accepted")
-        n_of_event = {e["id"]: int(e["dedupe_key"].rsplit("_", 1)[1]) for e in events}
-
-        deliveries = self._query(
-            "SELECT d.id, d.event_id, d.endpoint_id, d.state, d.last_error, d.attempt_count"
-            " FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.dedupe_key LIKE %s",
-            f"msg_chaos_{self.o.seed}_%",
-        )
-        index_of = {eid: k for t in self.tenants for k, eid, _ in t.endpoints}
-        pairs = Counter((d["event_id"], d["endpoint_id"]) for d in deliveries)
-        created_twice = sum(1 for c in pairs.values() if c > 1)
-        if created_twice:
-            v.append(f"{created_twice} (event, endpoint) pairs with more than one delivery")
-        # Expected: every matching endpoint of the event's tenant; the 410 endpoint only until
-        # it was disabled (at most one then).
-        have: dict[int, set[int]] = defaultdict(set)
-        delivery_of: dict[tuple[int, int], str] = {}
-        for d in deliveries:
-            n = n_of_event[d["event_id"]]
-            k = index_of[d["endpoint_id"]]
-            have[n].add(k)
-            delivery_of[(n, k)] = d["id"]
-        missing = extra = 0
-        for n in accepted:
-            tenant = self.tenants[self.sent.tenant_of[n]]
-            kind = self.sent.type_of[n]
-            expected = {k for k, _, f in tenant.endpoints if kind in f or "order.*" in f}
-            required = expected - {0}
-            missing += len(required - have[n])
-            extra += len(have[n] - expected)
-        if missing:
-            v.append(f"{missing} deliveries missing (event matched the endpoint)")
-        if extra:
-            v.append(f"{extra} deliveries to endpoints the event did not match")
-        states = Counter(d["state"] for d in deliveries)
-        unfinished = sum(n for s, n in states.items() if s not in TERMINAL)
-        if unfinished:
-            v.append(f"{unfinished} deliveries not finished: {dict(states)}")
-        no_reason = [
-            d["id"] for d in deliveries if d["state"] in ("failed", "dead") and not d["last_error"]
-        ]
-        if no_reason:
-            v.append(f"{len(no_reason)} failed/dead deliveries without a reason")
-
-        # The subscribers' side.
-        hits = list(self.sink.hits)
-        ok_ids = {h.webhook_id for h in hits if 200 <= h.status < 300}
-        not_ok = [
-            d["id"] for d in deliveries if d["state"] == "delivered" and d["id"] not in ok_ids
-        ]
-        if not_ok:
-            v.append(f"{len(not_ok)} delivered deliveries never answered 2xx at their sink")
-        unsigned = sum(1 for h in hits if not h.signed)
-        if unsigned:
-            v.append(f"{unsigned} requests failed signature verification at the sink")
-        wrong_id = sum(1 for h in hits if delivery_of.get((h.n, h.endpoint)) != h.webhook_id)
-        if wrong_id:
-            v.append(f"{wrong_id} requests whose webhook-id is not their delivery's id")
-        ids_per_delivery: dict[tuple[int, int], set[str]] = defaultdict(set)
-        for h in hits:
-            ids_per_delivery[(h.n, h.endpoint)].add(h.webhook_id)
-        several = sum(1 for ids in ids_per_delivery.values() if len(ids) > 1)
-        if several:
-            v.append(f"{several} (event, endpoint) pairs received under more than one webhook-id")
-        ok_counts = Counter(h.webhook_id for h in hits if 200 <= h.status < 300)
-        duplicates = sum(c - 1 for c in ok_counts.values() if c > 1)
-        cap_seen = self.sink.max_in_flight[1]
-        if cap_seen > self.o.slow_cap:
-            v.append(f"the slow endpoint saw {cap_seen} requests at once (cap {self.o.slow_cap})")
-
-        leaks, scanned, scanned_bytes, needles = self._secret_leaks(hits)
-        if leaks:
-            v.append(f"{len(leaks)} secrets or signatures appear in the logs: {sorted(leaks)[:3]}")
-
-        repaired = {k: n for k, n in final["repairs"].items() if n}
-        if repaired or final["unreconciled"]:
-            v.append(
-                f"the final reconcile repaired {repaired or 'nothing'} and left "
-                f"{final['unreconciled']} unreconciled: {final['findings']}"
-            )
-        attempts = self._query(
-            "SELECT count(*) AS n FROM attempts a JOIN deliveries d ON d.id = a.delivery_id"
-            " JOIN events e ON e.id = d.event_id WHERE e.dedupe_key LIKE %s",
-            f"msg_chaos_{self.o.seed}_%",
-        )[0]["n"]
-        runs = self._query(
-            "SELECT key, sum(value::bigint) AS n FROM reconcile_runs, jsonb_each_text(repairs)"
-            " WHERE trigger <> 'chaos-final' GROUP BY key HAVING sum(value::bigint) > 0"
-        )
-        repairs_during = {r["key"]: int(r["n"]) for r in runs}
-        kills = ", ".join(f"{r} {p.kills}" for r, p in self.roles.items())
-        pg = f"{self.pg_restarts} (immediate stop, down {self.pg_down_seconds:.1f}s)"
-        reconciled = f"repaired {repaired or 'nothing'}, unreconciled {final['unreconciled']}"
-        total = time.monotonic() - self.started
-        timing = f"{send_seconds:.0f}s / {drain_seconds:.0f}s / {total:.0f}s"
-        served = self.sink.served
-        out.counts = {
-            **{f"kills {r}": p.kills for r, p in self.roles.items()},
-            "pg_restarts": self.pg_restarts,
-            "deleted": len(self.deleted),
-            **{f"served {k}": n for k, n in served.items()},
-            "sender_retries": sum(self.sent.retries.values()),
-            "accepted": len(accepted),
-            "lost": len(lost),
-            "deliveries": len(deliveries),
-            "created_twice": created_twice,
-            **{f"state {k}": n for k, n in states.items()},
-            "attempts": attempts,
-            "duplicates_at_sink": duplicates,
-            "max_in_flight_slow": cap_seen,
-            "secret_leaks": len(leaks),
-            "log_files_scanned": scanned,
-            "secrets_looked_for": needles,
-        }
-        rows = out.rows
-        rows += [
-            ("INJECTED", ""),
-            ("SIGKILLs per role", f"{sum(p.kills for p in self.roles.values())} ({kills})"),
-            ("Postgres restarts", pg),
-            ("queue messages deleted", len(self.deleted)),
-            ("sink answers 5xx", served["5xx"]),
-            ("sink timeouts (held)", served["timeout"]),
-            ("sink 429 + Retry-After", served["429"]),
-            ("sink 410", served["410"]),
-            ("requests torn by a kill", served["torn"]),
-            ("sender retries", f"{sum(self.sent.retries.values())} {dict(self.sent.retries)}"),
-            ("OUTCOME", ""),
-            ("events offered / accepted", f"{self.o.events} / {len(accepted)}"),
-            ("events in the ledger", f"{len(by_key)} (stored twice: {len(twice)})"),
-            ("events lost", len(lost)),
-            ("deliveries", f"{len(deliveries)} {dict(sorted(states.items()))}"),
-            ("deliveries created twice", created_twice),
-            ("deliveries missing / unexpected", f"{missing} / {extra}"),
-            ("attempts (retries)", f"{attempts} ({attempts - len(deliveries)})"),
-            ("requests at sinks", len(hits)),
-            ("duplicate 2xx at sinks", f"{duplicates} (at-least-once; allowed)"),
-            ("webhook-id mismatches", wrong_id + several),
-            ("slow endpoint max in flight", f"{cap_seen} (cap {self.o.slow_cap})"),
-            ("reconcile repairs during the run", repairs_during),
-            ("secrets/signatures in logs", f"{len(leaks)} of {needles} looked for, in {scanned}"
-             f" log files ({scanned_bytes / 1e6:.1f} MB)"),
-            ("final reconcile", reconciled),
-            ("time send / drain / total", timing),
-        ]  # fmt: skip
-        return out

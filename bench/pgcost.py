@@ -1,0 +1,72 @@
+"""What a run costs Postgres, measured from outside the code under test: round trips counted
+in a process (psycopg's socket waits), the local server's CPU by stage (from /proc), its WAL
+bytes and commits."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+def count_round_trips() -> list[int]:
+    """Count every psycopg round trip of this process (each statement, BEGIN, COMMIT): the
+    connection's waits that touch the socket (a COMMIT of an idle autocommit connection, as
+    the pool's return runs, waits for nothing and is not counted)."""
+    import psycopg
+
+    counter = [0]
+    wait = psycopg.Connection.wait
+
+    def counted(gen: Any) -> Any:
+        try:
+            value = gen.send(None)
+        except StopIteration as done:
+            return done.value
+        counter[0] += 1
+        while True:
+            try:
+                value = gen.send((yield value))
+            except StopIteration as done:
+                return done.value
+
+    def counting(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
+        return wait(self, counted(gen), *args, **kwargs)
+
+    psycopg.Connection.wait = counting  # type: ignore[method-assign]
+    return counter
+
+
+def server_cpu_by_role(url: str, admin_pid: int) -> dict[str, float] | None:
+    """CPU seconds of every process of the local server, by stage (application_name) for
+    backends, "server" for its own processes; None when the server is not on this machine."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid, application_name, backend_type FROM pg_stat_activity"
+        ).fetchall()
+    totals: dict[str, float] = {}
+    for pid, app, backend_type in rows:
+        if pid == admin_pid:
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            if backend_type == "client backend":
+                continue
+            return None
+        role = app if backend_type == "client backend" and app else "server"
+        totals[role] = totals.get(role, 0.0) + (int(stat[11]) + int(stat[12])) / os.sysconf(
+            "SC_CLK_TCK"
+        )
+    return totals
+
+
+def wal_and_commits(conn: Any) -> tuple[int, int]:
+    """The WAL position in bytes and this database's commits so far."""
+    row = conn.execute(
+        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, xact_commit "
+        "FROM pg_stat_database WHERE datname = current_database()"
+    ).fetchone()
+    return int(row[0]), int(row[1])

@@ -1,0 +1,175 @@
+"""The management API's models of endpoints: create, update, preview, disable, rotate, test
+events, and what an endpoint reads as (never its signing secrets but once, on create)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from hookline.header_syntax import header_problem
+from hookline.management.models import REPLAYED_NOTE, Input, Page
+
+
+def _sendable_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
+    # At save, not at the first attempt: a header httpx cannot encode fails every attempt.
+    for name, value in (headers or {}).items():
+        problem = header_problem(name, value)
+        if problem:
+            raise ValueError(problem)
+    return headers
+
+
+class EndpointCreate(Input):
+    """A new endpoint: an https URL, which must resolve to public addresses, or (`kind`) a
+    target in the customer's AWS account reached through `role_arn` (decision 0046)."""
+
+    tenant_id: str | None = Field(default=None, max_length=100)
+    url: str | None = Field(default=None, min_length=1, max_length=2000)
+    kind: Literal["https", "sqs", "sns", "eventbridge", "kinesis", "s3", "lambda"] = "https"
+    target: str | None = Field(default=None, min_length=1, max_length=2000)
+    role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
+    destination: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=10,
+        description="Options of the kind: message_group_path (FIFO sqs, sns), "
+        "offload_bucket and offload_prefix (sqs, sns), source (eventbridge), "
+        "partition_key_path (kinesis), prefix (s3).",
+    )
+    description: str = Field(default="", max_length=1000)
+    event_types: list[str] = Field(default_factory=list, max_length=100)
+    max_concurrency: int = Field(default=5, ge=1, le=1000)
+    rate_limit_per_second: float | None = Field(default=None, gt=0, le=100_000)
+    headers: dict[str, str] = Field(default_factory=dict, max_length=50)
+    retry_on_4xx: bool = False
+    content_filter: dict[str, Any] | None = Field(
+        default=None,
+        description="An EventBridge event pattern over {type, tenant_id, source_id, payload}; "
+        "events it does not match get no delivery (docs/decisions/0044).",
+    )
+    input_transformer: dict[str, Any] | None = Field(
+        default=None,
+        description="An EventBridge input transformer, {InputPathsMap, InputTemplate}, over "
+        "the same document: what is sent (and signed) instead of the payload (decision 0045).",
+    )
+
+    _headers = field_validator("headers")(_sendable_headers)
+
+
+class EndpointUpdate(Input):
+    """The fields to change; absent fields keep their value."""
+
+    url: str | None = Field(default=None, min_length=1, max_length=2000)
+    description: str | None = Field(default=None, max_length=1000)
+    event_types: list[str] | None = Field(default=None, max_length=100)
+    max_concurrency: int | None = Field(default=None, ge=1, le=1000)
+    rate_limit_per_second: float | None = Field(default=None, gt=0, le=100_000)
+    clear_rate_limit: bool = False
+    headers: dict[str, str] | None = Field(default=None, max_length=50)
+    retry_on_4xx: bool | None = None
+    content_filter: dict[str, Any] | None = None
+    clear_content_filter: bool = False
+    input_transformer: dict[str, Any] | None = None
+    clear_input_transformer: bool = False
+    role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
+    destination: dict[str, str] | None = Field(default=None, max_length=10)
+
+    _headers = field_validator("headers")(_sendable_headers)
+
+
+class Endpoint(BaseModel):
+    """An endpoint (never with its secrets)."""
+
+    id: str
+    tenant_id: str
+    url: str
+    description: str
+    event_types: list[str]
+    max_concurrency: int
+    rate_limit_per_second: float | None
+    headers: dict[str, str]
+    retry_on_4xx: bool
+    content_filter: dict[str, Any] | None = None
+    input_transformer: dict[str, Any] | None = None
+    kind: str = "https"
+    role_arn: str | None = None
+    destination: dict[str, Any] = Field(default_factory=dict)
+    external_id: str | None = Field(
+        default=None, description="The ExternalId the customer's role must require (AWS kinds)"
+    )
+    enabled: bool
+    disabled_reason: str | None
+    failing_since: datetime | None = None
+    created_at: datetime
+
+
+class EndpointCreated(Endpoint):
+    """A created endpoint with its signing secret, shown this once (a repeat of the request
+    with its Idempotency-Key answers null and `secret_note`)."""
+
+    secret: str | None
+    secret_note: str | None = Field(default=None, description=REPLAYED_NOTE)
+
+
+class EndpointDeleted(Endpoint):
+    """A deleted endpoint: disabled for good, its signing secrets wiped; its deliveries stay
+    readable."""
+
+    deleted_at: datetime
+
+
+class EndpointPage(Page):
+    """Endpoints, newest first."""
+
+    items: list[Endpoint]
+
+
+class EndpointPreview(Input):
+    """An event to try an endpoint's content filter and input transformer on; either may be
+    given here to try it before saving it."""
+
+    type: str = Field(min_length=1, max_length=255)
+    payload: Any = None
+    source_id: str | None = None
+    content_filter: dict[str, Any] | None = None
+    input_transformer: dict[str, Any] | None = None
+
+
+class EndpointPreviewed(BaseModel):
+    """What the event would become: whether it matches, and the body that would be sent (and
+    signed), or why it cannot render."""
+
+    matches: bool
+    body: str | None
+    content_type: str | None
+    error: str | None
+
+
+class EndpointDisable(Input):
+    """Why an endpoint is disabled."""
+
+    reason: str = Field(default="disabled through the API", min_length=1, max_length=500)
+
+
+class EndpointRotated(BaseModel):
+    """The new signing secret, shown this once; earlier ones sign until
+    `previous_secrets_expire_at`."""
+
+    id: str
+    secret: str
+    previous_secrets_expire_at: datetime | None
+
+
+class TestEventRequest(Input):
+    """A test event for one endpoint."""
+
+    type: str = Field(default="hookline.test", min_length=1, max_length=255)
+    payload: dict[str, Any] | None = None
+
+
+class TestEventSent(BaseModel):
+    """The test event and its one delivery."""
+
+    event_id: str
+    delivery_id: str
