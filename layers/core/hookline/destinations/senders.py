@@ -243,6 +243,13 @@ def _put_object(s3: Any, bucket: str, key: str, m: OutgoingMessage) -> None:
     )
 
 
+def _fifo_fields(target: Target, options: dict[str, Any], m: OutgoingMessage) -> dict[str, str]:
+    """FIFO queues and topics: dedupe on the webhook-id, group by the configured path."""
+    if not target.fifo:
+        return {}
+    return {"MessageDeduplicationId": m.webhook_id, "MessageGroupId": _group_id(options, m)}
+
+
 def send_sqs(
     senders: AwsSenders,
     client: Any,
@@ -253,9 +260,7 @@ def send_sqs(
 ) -> str | None:
     """SendMessage; FIFO: MessageDeduplicationId = webhook-id, MessageGroupId from a path."""
     body, attributes = _body_or_pointer("sqs", options, m, clients)
-    extra = {}
-    if target.fifo:
-        extra = {"MessageDeduplicationId": m.webhook_id, "MessageGroupId": _group_id(options, m)}
+    extra = _fifo_fields(target, options, m)
     client.send_message(
         QueueUrl=senders.queue_url(client, target),
         MessageBody=body,
@@ -275,9 +280,7 @@ def send_sns(
 ) -> str | None:
     """Publish, with the signature as message attributes."""
     body, attributes = _body_or_pointer("sns", options, m, clients)
-    extra = {}
-    if target.fifo:
-        extra = {"MessageDeduplicationId": m.webhook_id, "MessageGroupId": _group_id(options, m)}
+    extra = _fifo_fields(target, options, m)
     client.publish(TopicArn=target.arn, Message=body, MessageAttributes=attributes, **extra)
     return None
 
