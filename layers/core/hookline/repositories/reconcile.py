@@ -11,6 +11,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
+from hookline.repositories.deliveries import content_match_arrays
 from hookline.sqlfiles import query
 
 
@@ -55,15 +56,39 @@ def count_expired_leases(conn: Connection) -> int:
     return _count(conn, "count_expired_leases", {})
 
 
+@dataclass(frozen=True)
+class MissingPage:
+    """One page of the missing-delivery repair: what it created, and where the next starts."""
+
+    created: list[str]
+    last: str | None  # the page's last event id; None: the page was empty
+    full: bool  # the page held `limit` events: there may be more after `last`
+
+
 def create_missing_deliveries(
-    conn: Connection, *, window: timedelta, deadline: timedelta, limit: int
-) -> list[str]:
-    """Create up to `limit` deliveries the fan-out should have created; their ids."""
+    conn: Connection,
+    *,
+    window: timedelta,
+    deadline: timedelta,
+    limit: int,
+    after: str | None = None,
+) -> MissingPage:
+    """Create the deliveries the fan-out should have created for up to `limit` events of the
+    window after event `after`: to a content-filtered endpoint only where its pattern matches
+    the event (the fan-out's rule, `content_matches`; decision 0056)."""
     rows = conn.execute(
-        query("create_missing_deliveries"),
-        {"window": window, "deadline": deadline, "limit": limit},
+        query("missing_deliveries_page"),
+        {"window": window, "limit": limit, "after": after},
     ).fetchall()
-    return [r["id"] for r in rows]
+    if not rows:
+        return MissingPage([], None, False)
+    params = {
+        "event_ids": [r["event_id"] for r in rows],
+        "deadline": deadline,
+        **content_match_arrays(rows),
+    }
+    created = [r["id"] for r in conn.execute(query("create_missing_deliveries"), params)]
+    return MissingPage(created, rows[-1]["event_id"], len(rows) >= limit)
 
 
 def never_attempted(
