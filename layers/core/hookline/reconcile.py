@@ -244,7 +244,7 @@ class Reconciler:
                     after=after,
                 )
             created += page.created
-            if not page.full:
+            if not page.more:
                 return created, True
             after = page.last
             if not keep_going():

@@ -69,41 +69,65 @@ SELECT count(*) AS n FROM deliveries
 WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
 
 -- missing_deliveries_page --
--- One page of the recent window's fanned-out events, by id after %(after)s, that lack a
--- delivery to an enabled endpoint which existed, unchanged, before the event arrived and
--- whose type filters match: the fan-out would have created it (or, for an endpoint with a
--- content filter, decided whether to). One row per event, with those of its missing pairs
--- whose endpoint has a content filter, their patterns and the payload, for the caller to
--- match with the fan-out's rule (`content_matches`, decision 0056); the page and the matches
--- go to create_missing_deliveries. Keep the pairs in step with it. A non-matching pair stays
--- "missing" for good, so the pages walk the window by id (the id floor: ids are ULIDs made
--- when the event is received) rather than take whatever is missing first.
-WITH page AS (
-    SELECT e.id, e.tenant_id, e.source_id, e.type, e.received_at
-    FROM events e
-    JOIN outbox o ON o.event_id = e.id AND o.fanned_out_at IS NOT NULL
+-- One step of the walk over the recent window's events, by id after %(after)s: of the next
+-- %(scan)s events, the first %(limit)s that are fanned out and lack a delivery to an enabled
+-- endpoint which existed, unchanged, before the event arrived and whose type filters match
+-- (the fan-out would have created it or, for an endpoint with a content filter, decided
+-- whether to). One row per such event, with those of its missing pairs whose endpoint has a
+-- content filter, their patterns and the payload, for the caller to match with the
+-- fan-out's rule (`content_matches`, decision 0056); the events and the matches go to
+-- create_missing_deliveries. Keep the pairs in step with it. Every row (one, with a NULL
+-- event, when none lacks anything) carries where the next step starts (`last`) and whether
+-- there is one (`more`). A non-matching pair stays "missing" for good, so the walk goes by id
+-- rather than take whatever is missing first; the scan is capped so each step reads the
+-- events' primary key in order instead of sorting the whole window. The id floor: ids are
+-- ULIDs made when the event was received.
+WITH scanned AS (
+    SELECT e.id FROM events e
     WHERE e.id > coalesce(%(after)s::text,
                           'evt_' || hookline_ulid_time(now() - %(window)s::interval))
       AND e.received_at >= now() - %(window)s::interval
+    ORDER BY e.id
+    LIMIT %(scan)s
+), page AS MATERIALIZED (
+    -- the scan again, inlined: read in id order, it stops at the page's last event
+    SELECT s.* FROM (
+        SELECT e.id, e.tenant_id, e.source_id, e.type, e.received_at FROM events e
+        WHERE e.id > coalesce(%(after)s::text,
+                              'evt_' || hookline_ulid_time(now() - %(window)s::interval))
+          AND e.received_at >= now() - %(window)s::interval
+        ORDER BY e.id
+        LIMIT %(scan)s
+    ) s
+    WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = s.id AND o.fanned_out_at IS NOT NULL)
       AND EXISTS (
           SELECT 1 FROM endpoints p
-          WHERE p.tenant_id = e.tenant_id AND p.enabled
-            AND e.received_at > greatest(p.created_at, p.updated_at)
-            AND hookline_type_matches(p.event_types, e.type)
+          WHERE p.tenant_id = s.tenant_id AND p.enabled
+            AND s.received_at > greatest(p.created_at, p.updated_at)
+            AND hookline_type_matches(p.event_types, s.type)
             AND NOT EXISTS (
-                SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.endpoint_id = p.id
+                SELECT 1 FROM deliveries d WHERE d.event_id = s.id AND d.endpoint_id = p.id
             )
       )
-    ORDER BY e.id
+    ORDER BY s.id
     LIMIT %(limit)s
+), filled AS (
+    SELECT count(*) >= %(limit)s AS full, max(id) AS last FROM page
+), walked AS (
+    -- a full page: the next step starts after it; else after everything scanned (read
+    -- only then)
+    SELECT CASE WHEN f.full THEN f.last ELSE (SELECT max(id) FROM scanned) END AS last,
+           f.full OR (SELECT count(*) FROM scanned) >= %(scan)s AS more
+    FROM filled f
 )
-SELECT page.id AS event_id, page.tenant_id, page.source_id, page.type,
+SELECT w.last, w.more, page.id AS event_id, page.tenant_id, page.source_id, page.type,
        coalesce(f.endpoint_ids, '{}') AS endpoint_ids,
        coalesce(f.tenant_groups, '{}') AS tenant_groups,
        f.content_filters,
        CASE WHEN f.endpoint_ids IS NOT NULL
             THEN (SELECT e.payload FROM events e WHERE e.id = page.id) END AS payload
-FROM page
+FROM walked w
+LEFT JOIN page ON true
 LEFT JOIN LATERAL (
     SELECT array_agg(p.id ORDER BY p.id) AS endpoint_ids,
            array_agg(t.tenant_group ORDER BY p.id) AS tenant_groups,
