@@ -243,6 +243,81 @@ def test_a_lost_delivery_is_recreated_only_for_endpoints_that_matched_when_the_e
     assert nothing_repaired(reconcile())
 
 
+BIG = {"payload": {"amount": [{"numeric": [">", 100]}]}}
+
+
+def publish_amount(db: Database, tenant_id: str, amount: int) -> str:
+    with db.connection() as conn, conn.transaction():
+        return hookline.publish(
+            conn, tenant_id=tenant_id, type="invoice.paid", payload={"amount": amount}
+        ).id
+
+
+def lose(db: Database, delivery_ids: list[str]) -> None:
+    """Delete deliveries and their attempts: lost after the fan-out made them."""
+    sql(db, "DELETE FROM attempts WHERE delivery_id = ANY(%s)", (delivery_ids,))
+    sql(db, "DELETE FROM deliveries WHERE id = ANY(%s)", (delivery_ids,))
+
+
+def test_a_lost_delivery_to_a_filtered_endpoint_is_recreated_where_its_pattern_matches(
+    pipeline, db, sink
+):
+    # Given an endpoint for big amounts and one without a content filter, a big and a small
+    # invoice delivered to them (the small one not to the filtered endpoint)
+    t = tenant(db)
+    everything = endpoint(db, t, sink.url("/all"))
+    big_only = endpoint(db, t, sink.url("/big"), content_filter=BIG)
+    big = publish_amount(db, t, 500)
+    small = publish_amount(db, t, 5)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 3})
+    [first] = sink.requests("/big")
+    lost_big = pipeline.delivery(event_id=big, endpoint_id=big_only["id"])["id"]
+    lost_small = pipeline.delivery(event_id=small, endpoint_id=everything["id"])["id"]
+    # And both deliveries of the big one to the filtered endpoint and the small one to the
+    # unfiltered endpoint then lost
+    lose(db, [lost_big, lost_small])
+    # When reconcile runs
+    report = reconcile()
+    # Then exactly those two are created again, with their ids, and delivered
+    assert report["repairs"]["missing_deliveries_created"] == 2
+    assert pipeline.delivery(event_id=big, endpoint_id=big_only["id"])["id"] == lost_big
+    assert pipeline.delivery(event_id=small, endpoint_id=everything["id"])["id"] == lost_small
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 3})
+    # And the filtered endpoint got the big invoice again, with the webhook-id it had, and
+    # never the small one its pattern does not match
+    again = sink.requests("/big")
+    assert len(again) == 2
+    assert again[1].headers["webhook-id"] == first.headers["webhook-id"] == lost_big
+    assert all(json.loads(r.body)["amount"] == 500 for r in again)
+    assert len(sink.requests("/all")) == 3
+    assert nothing_repaired(reconcile())
+
+
+def test_non_matching_filtered_events_do_not_stop_the_repair_reaching_later_ones(
+    make_pipeline, db, sink
+):
+    # Given pages of two events, and five small invoices the filtered endpoint never wanted
+    # ahead of a big one whose delivery to it was lost
+    pipeline = make_pipeline(reconcile_batch_size=2)
+    t = tenant(db)
+    big_only = endpoint(db, t, sink.url("/big"), content_filter=BIG)
+    for _ in range(5):
+        publish_amount(db, t, 5)
+    time.sleep(0.002)  # a later millisecond: the big one's id sorts after the small ones
+    big = publish_amount(db, t, 500)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    lost = pipeline.delivery(event_id=big, endpoint_id=big_only["id"])["id"]
+    lose(db, [lost])
+    # When reconcile runs
+    report = reconcile()
+    # Then the walk got past the non-matches to the lost delivery, and created nothing else
+    assert report["repairs"]["missing_deliveries_created"] == 1
+    assert "incomplete" not in report["findings"]
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    assert len(sink.requests("/big")) == 2
+    assert nothing_repaired(reconcile())
+
+
 def test_dlq_depth_is_reported_per_group_and_alarms_as_unreconciled(pipeline, db, capsys):
     # Given a poison message that fails its consumer until SQS moves it to the DLQ
     standard = pipeline.queues["standard"]

@@ -12,7 +12,8 @@ A run, in order:
 2. unheld deliveries past their deadline are dead, with the reason;
 3. queued / delivering deliveries whose lease expired are due again now, slots released;
 4. fanned-out events of the recent window missing a delivery to an endpoint that matched
-   when they arrived get it;
+   when they arrived get it (to a content-filtered endpoint, only if its pattern matches:
+   the fan-out's rule, decision 0056), the window walked by event id a page at a time;
 5. provider catch-up (Stripe events, GitHub redeliveries) for sources that enable it;
 5b. replays: a lost continuation is invoked again, a dead runner's replay marked failed
     (`hookline.replay.sweep`, passed in as `sweep_replays`);
@@ -143,15 +144,7 @@ class Reconciler:
         if not complete:
             incomplete.append("expired_leases")
 
-        missing, complete = self._drain(
-            lambda conn: repo.create_missing_deliveries(
-                conn,
-                window=self.options.consistency_window,
-                deadline=self.options.fanout.deadline,
-                limit=self.options.batch_size,
-            ),
-            keep_going,
-        )
+        missing, complete = self._create_missing(keep_going)
         repairs["missing_deliveries_created"] = len(missing)
         if not complete:
             incomplete.append("missing_deliveries")
@@ -234,6 +227,28 @@ class Reconciler:
                 return done, True
             if not keep_going():
                 return done, False
+
+    def _create_missing(self, keep_going: Callable[[], bool]) -> tuple[list[str], bool]:
+        """Walk the window's events page by page, creating the deliveries they lack:
+        (created ids, complete). Pages go by event id, not "what is missing first": a
+        content-filtered pair whose pattern does not match stays missing for good."""
+        created: list[str] = []
+        after: str | None = None
+        while True:
+            with self.db.connection() as conn:
+                page = repo.create_missing_deliveries(
+                    conn,
+                    window=self.options.consistency_window,
+                    deadline=self.options.fanout.deadline,
+                    limit=self.options.batch_size,
+                    after=after,
+                )
+            created += page.created
+            if not page.more:
+                return created, True
+            after = page.last
+            if not keep_going():
+                return created, False
 
     def _catch_up(self, report: ReconcileReport, keep_going: Callable[[], bool]) -> int:
         """Provider catch-up; returns how many sources failed or gave something up."""

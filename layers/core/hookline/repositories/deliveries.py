@@ -101,7 +101,7 @@ def content_matches(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str,
         filters.update(row["content_filters"] or {})
     matched = []
     for row in rows:
-        if row["event_id"] is None:
+        if row["event_id"] is None or not row["endpoint_ids"]:
             continue
         document = event_document(
             row["type"], row["tenant_id"], row["source_id"], bytes(row["payload"])
@@ -110,6 +110,17 @@ def content_matches(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str,
             if matches(filters[endpoint_id], document):
                 matched.append((row["event_id"], endpoint_id, row["tenant_id"], group))
     return matched
+
+
+def content_match_arrays(rows: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+    """`content_matches` as the two arrays (`matched_events`, `matched_endpoints`) the
+    statements that re-create deliveries take: replay's re-fan-out and the reconciler's
+    repair (decision 0056)."""
+    matched = content_matches(rows)
+    return {
+        "matched_events": [m[0] for m in matched],
+        "matched_endpoints": [m[1] for m in matched],
+    }
 
 
 def fan_out_and_claim(

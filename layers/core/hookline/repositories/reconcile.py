@@ -11,6 +11,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
+from hookline.repositories.deliveries import content_match_arrays
 from hookline.sqlfiles import query
 
 
@@ -55,15 +56,42 @@ def count_expired_leases(conn: Connection) -> int:
     return _count(conn, "count_expired_leases", {})
 
 
+# Events the missing-delivery walk reads per event it may return: each step reads at most
+# `limit * SCAN_PER_EVENT` events of the window, in id order.
+SCAN_PER_EVENT = 20
+
+
+@dataclass(frozen=True)
+class MissingPage:
+    """One step of the missing-delivery repair: what it created, and where the next starts."""
+
+    created: list[str]
+    last: str | None  # the last event id this step read; None: it read none
+    more: bool  # the window may hold more events after `last`
+
+
 def create_missing_deliveries(
-    conn: Connection, *, window: timedelta, deadline: timedelta, limit: int
-) -> list[str]:
-    """Create up to `limit` deliveries the fan-out should have created; their ids."""
+    conn: Connection,
+    *,
+    window: timedelta,
+    deadline: timedelta,
+    limit: int,
+    after: str | None = None,
+) -> MissingPage:
+    """One step of the walk over the window's events after event `after`: create the
+    deliveries the fan-out should have created for up to `limit` of them, to a
+    content-filtered endpoint only where its pattern matches the event (the fan-out's rule,
+    `content_matches`; decision 0056)."""
     rows = conn.execute(
-        query("create_missing_deliveries"),
-        {"window": window, "deadline": deadline, "limit": limit},
+        query("missing_deliveries_page"),
+        {"window": window, "limit": limit, "scan": limit * SCAN_PER_EVENT, "after": after},
     ).fetchall()
-    return [r["id"] for r in rows]
+    events = [r["event_id"] for r in rows if r["event_id"] is not None]
+    created: list[str] = []
+    if events:
+        params = {"event_ids": events, "deadline": deadline, **content_match_arrays(rows)}
+        created = [r["id"] for r in conn.execute(query("create_missing_deliveries"), params)]
+    return MissingPage(created, rows[0]["last"], bool(rows[0]["more"]))
 
 
 def never_attempted(

@@ -15,7 +15,7 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
-from hookline.repositories.deliveries import content_matches
+from hookline.repositories.deliveries import content_match_arrays
 from hookline.sqlfiles import query
 
 
@@ -171,11 +171,7 @@ def _filtered_matches(
         query("refanout_filtered_events"),
         {"event_ids": list(event_ids), "endpoint_id": endpoint_id},
     ).fetchall()
-    matched = content_matches(rows)
-    return {
-        "matched_events": [m[0] for m in matched],
-        "matched_endpoints": [m[1] for m in matched],
-    }
+    return content_match_arrays(rows)
 
 
 def count_missing(

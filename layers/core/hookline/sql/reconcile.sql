@@ -68,31 +68,109 @@ RETURNING d.id, expired.was
 SELECT count(*) AS n FROM deliveries
 WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
 
--- create_missing_deliveries --
--- Fanned-out events of the recent window that lack a delivery to an enabled endpoint which
--- existed, unchanged, before the event arrived and whose filters match its type: the fan-out
--- would have created it, so something lost it. Created now, idempotently. Endpoints with a
--- content filter are left out: a missing delivery there is usually a non-match.
-WITH missing AS (
-    SELECT e.id AS event_id, p.id AS endpoint_id, e.tenant_id, t.tenant_group, e.received_at
+-- missing_deliveries_page --
+-- One step of the walk over the recent window's events, by id after %(after)s: of the next
+-- %(scan)s events, the first %(limit)s that are fanned out and lack a delivery to an enabled
+-- endpoint which existed, unchanged, before the event arrived and whose type filters match
+-- (the fan-out would have created it or, for an endpoint with a content filter, decided
+-- whether to). One row per such event, with those of its missing pairs whose endpoint has a
+-- content filter, their patterns and the payload, for the caller to match with the
+-- fan-out's rule (`content_matches`, decision 0056); the events and the matches go to
+-- create_missing_deliveries. Keep the pairs in step with it. Every row (one, with a NULL
+-- event, when none lacks anything) carries where the next step starts (`last`) and whether
+-- there is one (`more`). A non-matching pair stays "missing" for good, so the walk goes by id
+-- rather than take whatever is missing first; the scan is capped so each step reads the
+-- events' primary key in order instead of sorting the whole window. The id floor: ids are
+-- ULIDs made when the event was received.
+WITH scanned AS (
+    SELECT e.id FROM events e
+    WHERE e.id > coalesce(%(after)s::text,
+                          'evt_' || hookline_ulid_time(now() - %(window)s::interval))
+      AND e.received_at >= now() - %(window)s::interval
+    ORDER BY e.id
+    LIMIT %(scan)s
+), page AS MATERIALIZED (
+    -- the scan again, inlined: read in id order, it stops at the page's last event
+    SELECT s.* FROM (
+        SELECT e.id, e.tenant_id, e.source_id, e.type, e.received_at FROM events e
+        WHERE e.id > coalesce(%(after)s::text,
+                              'evt_' || hookline_ulid_time(now() - %(window)s::interval))
+          AND e.received_at >= now() - %(window)s::interval
+        ORDER BY e.id
+        LIMIT %(scan)s
+    ) s
+    WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = s.id AND o.fanned_out_at IS NOT NULL)
+      AND EXISTS (
+          SELECT 1 FROM endpoints p
+          WHERE p.tenant_id = s.tenant_id AND p.enabled
+            AND s.received_at > greatest(p.created_at, p.updated_at)
+            AND hookline_type_matches(p.event_types, s.type)
+            AND NOT EXISTS (
+                SELECT 1 FROM deliveries d WHERE d.event_id = s.id AND d.endpoint_id = p.id
+            )
+      )
+    ORDER BY s.id
+    LIMIT %(limit)s
+), filled AS (
+    SELECT count(*) >= %(limit)s AS full, max(id) AS last FROM page
+), walked AS (
+    -- a full page: the next step starts after it; else after everything scanned (read
+    -- only then)
+    SELECT CASE WHEN f.full THEN f.last ELSE (SELECT max(id) FROM scanned) END AS last,
+           f.full OR (SELECT count(*) FROM scanned) >= %(scan)s AS more
+    FROM filled f
+)
+SELECT w.last, w.more, page.id AS event_id, page.tenant_id, page.source_id, page.type,
+       coalesce(f.endpoint_ids, '{}') AS endpoint_ids,
+       coalesce(f.tenant_groups, '{}') AS tenant_groups,
+       f.content_filters,
+       CASE WHEN f.endpoint_ids IS NOT NULL
+            THEN (SELECT e.payload FROM events e WHERE e.id = page.id) END AS payload
+FROM walked w
+LEFT JOIN page ON true
+LEFT JOIN LATERAL (
+    SELECT array_agg(p.id ORDER BY p.id) AS endpoint_ids,
+           array_agg(t.tenant_group ORDER BY p.id) AS tenant_groups,
+           jsonb_object_agg(p.id, p.content_filter) AS content_filters
     FROM endpoints p
     JOIN tenants t ON t.id = p.tenant_id
-    JOIN events e ON e.tenant_id = p.tenant_id
-        AND e.received_at >= now() - %(window)s::interval
-        AND e.received_at > greatest(p.created_at, p.updated_at)
+    WHERE p.tenant_id = page.tenant_id AND p.enabled AND p.content_filter IS NOT NULL
+      AND page.received_at > greatest(p.created_at, p.updated_at)
+      AND hookline_type_matches(p.event_types, page.type)
+      AND NOT EXISTS (
+          SELECT 1 FROM deliveries d WHERE d.event_id = page.id AND d.endpoint_id = p.id
+      )
+    HAVING count(*) > 0
+) f ON true
+ORDER BY page.id
+
+-- create_missing_deliveries --
+-- Create, idempotently, the deliveries a page of missing_deliveries_page lacks: to every
+-- endpoint without a content filter, and to a filtered one only for the pairs its pattern
+-- matched (passed as two arrays, as to refanout_create_deliveries). The pair conditions are
+-- missing_deliveries_page's, checked again: an endpoint changed or disabled meanwhile is left
+-- alone. The deadline counts from when the event arrived, as the fan-out's would have.
+WITH missing AS (
+    SELECT e.id AS event_id, p.id AS endpoint_id, e.tenant_id, t.tenant_group, e.received_at
+    FROM events e
     JOIN outbox o ON o.event_id = e.id AND o.fanned_out_at IS NOT NULL
-    WHERE p.enabled
+    JOIN endpoints p ON p.tenant_id = e.tenant_id AND p.enabled
+        AND e.received_at > greatest(p.created_at, p.updated_at)
+    JOIN tenants t ON t.id = p.tenant_id
+    WHERE e.id = ANY(%(event_ids)s::text[])
       AND hookline_type_matches(p.event_types, e.type)
-      AND p.content_filter IS NULL  -- the fan-out decided in Python (decision 0044)
+      AND (p.content_filter IS NULL  -- filtered: only the pairs their patterns matched
+           OR (e.id, p.id) IN (SELECT * FROM unnest(%(matched_events)s::text[],
+                                                    %(matched_endpoints)s::text[])))
       AND NOT EXISTS (
           SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.endpoint_id = p.id
       )
-    LIMIT %(limit)s
 )
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
 SELECT hookline_delivery_id(event_id, endpoint_id), event_id, endpoint_id, tenant_id, tenant_group,
        received_at + %(deadline)s::interval
 FROM missing
+ORDER BY event_id, endpoint_id
 ON CONFLICT (id) DO NOTHING
 RETURNING id
 

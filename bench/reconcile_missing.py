@@ -1,0 +1,148 @@
+"""What the reconciler's missing-delivery walk costs when content filters leave pairs
+"missing" for good (decision 0056).
+
+Given two tenants, each with 2 endpoints without a content filter and `--events` (10,000)
+events fanned out, the second tenant also with 2 endpoints whose pattern matches none of
+its events (so every one of its events has 2 pairs the walk must match in Python every run),
+each row times the whole walk (`hookline.repositories.reconcile.create_missing_deliveries`
+page after page, as `Reconciler.run` does) in pages of `--batch` events:
+
+* **no filters** — before the second tenant exists: nothing missing, nothing returned;
+* **+ filtered non-matches** — both tenants: the second tenant's events come back with
+  their payloads and patterns, and nothing is created;
+* **+ 1% lost** — the same after deleting 1% of the unfiltered deliveries: those are
+  re-created (and deleted again after each pass).
+
+    .venv/bin/python bench/reconcile_missing.py [--events 10000] [--batch 500] [--rounds 3]
+
+Postgres is `DATABASE_URL` if set, else a local server in a temp dir (bench/common.py).
+A benchmark, not a test: it prints a table and never fails on a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+
+from common import (
+    bench_database,
+    insert_events,
+    machine_facts,
+    print_table,
+    quiet_environment,
+    server_facts,
+)
+
+PAYLOAD = b'{"id": "ord_0000", "amount": 42, "items": [' + b"1, " * 150 + b"1]}"  # ~500 B
+NO_MATCH = {"payload": {"amount": [{"numeric": [">", 100]}]}}
+
+
+def make_tenant(url: str, name: str, events: int, filtered: int) -> None:
+    """A tenant with 2 plain endpoints and `filtered` ones, then its events, fanned out."""
+    from hookline.config import HooklineConfig
+    from hookline.db import Database
+    from hookline.management import service
+    from hookline.management.access import Caller
+    from hookline.repositories.deliveries import fan_out_batch
+    from hookline.settings import Settings
+
+    settings = Settings.from_env({"DATABASE_URL": url, "HOOKLINE_ALLOW_PRIVATE_TARGETS": "1",
+                                  "HOOKLINE_ALLOW_HTTP_TARGETS": "1"})  # fmt: skip
+    db = Database(url, max_size=1)
+    try:
+        operator = Caller("bench", "*")
+        tenant = service.create_tenant(db, HooklineConfig(), operator, name=name, group=None)
+        for i in range(2 + filtered):
+            body = {"tenant_id": tenant["id"], "url": f"http://127.0.0.1:9/{name}/{i}"}
+            if i >= 2:
+                body["content_filter"] = NO_MATCH
+            service.create_endpoint(db, settings, operator, body)
+        time.sleep(0.01)  # the events arrive after the endpoints
+        insert_events(url, tenant["id"], events, ("order.created",), PAYLOAD)
+        with db.connection() as conn:
+            while fan_out_batch(conn, limit=2000, deadline=timedelta(days=1))[0]:
+                pass
+            conn.execute("VACUUM ANALYZE deliveries")
+    finally:
+        db.close()
+
+
+def walk(url: str, batch: int) -> tuple[float, int, int]:
+    """One whole walk over the window: (seconds, pages, deliveries created)."""
+    from hookline.db import Database
+    from hookline.repositories.reconcile import create_missing_deliveries
+
+    db = Database(url, max_size=1)
+    try:
+        after, pages, created = None, 0, 0
+        start = time.perf_counter()
+        while True:
+            with db.connection() as conn:
+                page = create_missing_deliveries(
+                    conn, window=timedelta(hours=24), deadline=timedelta(days=1),
+                    limit=batch, after=after,
+                )  # fmt: skip
+            pages, created = pages + 1, created + len(page.created)
+            if not page.more:
+                return time.perf_counter() - start, pages, created
+            after = page.last
+    finally:
+        db.close()
+
+
+def lose(url: str, share: float) -> None:
+    """Delete `share` of the deliveries to endpoints without a content filter."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "DELETE FROM deliveries WHERE random() < %s AND endpoint_id IN"
+            " (SELECT id FROM endpoints WHERE content_filter IS NULL)",
+            (share,),
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Set up, time each case, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    quiet_environment()
+    machine = machine_facts()
+    rows = []
+    with bench_database("reconcile") as (url, where):
+        print("creating events ...", file=sys.stderr, flush=True)
+        make_tenant(url, "plain", args.events, filtered=0)
+        cases = [("no filters", 0, 0.0), ("+ filtered non-matches", 2, 0.0), ("+ 1% lost", 0, 0.01)]
+        for name, filtered, share in cases:
+            if filtered:
+                make_tenant(url, "filtered", args.events, filtered=filtered)
+            times = []
+            for _ in range(args.rounds):
+                if share:
+                    lose(url, share)
+                seconds, pages, created = walk(url, args.batch)
+                times.append(seconds)
+            rows.append(
+                (name, f"{min(times) * 1000:,.0f}", f"{statistics.median(times) * 1000:,.0f}",
+                 pages, created)
+            )  # fmt: skip
+        facts = server_facts(url)
+    print(
+        f"reconcile missing-delivery walk: {args.events} events per tenant, pages of "
+        f"{args.batch}, best and median of {args.rounds}; {machine}"
+    )
+    print(f"postgres: {where}; {facts}")
+    print()
+    print_table(("case", "best ms", "median ms", "pages", "created (last)"), rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
