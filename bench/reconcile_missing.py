@@ -45,7 +45,7 @@ def make_tenant(url: str, name: str, events: int, filtered: int) -> None:
     """A tenant with 2 plain endpoints and `filtered` ones, then its events, fanned out."""
     from hookline.config import HooklineConfig
     from hookline.db import Database
-    from hookline.management import service
+    from hookline.management import endpoint_service, tenant_service
     from hookline.management.access import Caller
     from hookline.repositories.deliveries import fan_out_batch
     from hookline.settings import Settings
@@ -55,12 +55,12 @@ def make_tenant(url: str, name: str, events: int, filtered: int) -> None:
     db = Database(url, max_size=1)
     try:
         operator = Caller("bench", "*")
-        tenant = service.create_tenant(db, HooklineConfig(), operator, name=name, group=None)
+        tenant = tenant_service.create_tenant(db, HooklineConfig(), operator, name=name, group=None)
         for i in range(2 + filtered):
             body = {"tenant_id": tenant["id"], "url": f"http://127.0.0.1:9/{name}/{i}"}
             if i >= 2:
                 body["content_filter"] = NO_MATCH
-            service.create_endpoint(db, settings, operator, body)
+            endpoint_service.create_endpoint(db, settings, operator, body)
         time.sleep(0.01)  # the events arrive after the endpoints
         insert_events(url, tenant["id"], events, ("order.created",), PAYLOAD)
         with db.connection() as conn:
