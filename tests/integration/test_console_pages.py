@@ -63,7 +63,7 @@ def queued_delivery(pipeline: Pipeline, sink: Sink, tenant: str) -> dict[str, An
     db = pipeline.db
     endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/dlq"))
     event_service.publish_event(
-        db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": 1},
+        db, get_settings(), OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": 1},
         idempotency_key=None,
     )  # fmt: skip
     pipeline.fanout()
@@ -299,12 +299,12 @@ def test_the_status_page_draws_latency_and_backlog_from_the_last_day(
     endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/s"))
     for n in range(3):
         event_service.publish_event(
-            db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": n},
-            idempotency_key=None,
+            db, get_settings(), OPERATOR_CALLER, tenant_id=tenant, type="order.paid",
+            payload={"n": n}, idempotency_key=None,
         )  # fmt: skip
     pipeline.run_until(lambda: pipeline.states().get("delivered") == 3)
     event_service.publish_event(
-        db, OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": 3},
+        db, get_settings(), OPERATOR_CALLER, tenant_id=tenant, type="order.paid", payload={"n": 3},
         idempotency_key=None,
     )  # fmt: skip
     pipeline.fanout()
