@@ -18,6 +18,7 @@ import hookline
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.repositories import deliveries as delivery_repo
+from hookline.repositories import reconcile as reconcile_repo
 from hookline.runtime import build_reconciler, reset_runtime
 from hookline.settings import get_settings
 from hookline_dev.cli import main
@@ -316,6 +317,104 @@ def test_non_matching_filtered_events_do_not_stop_the_repair_reaching_later_ones
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
     assert len(sink.requests("/big")) == 2
     assert nothing_repaired(reconcile())
+
+
+def walk(report: dict[str, Any]) -> tuple[int, bool]:
+    """(missing deliveries created, whether the walk stopped before the window's end)."""
+    stopped = "missing_deliveries" in report["findings"].get("incomplete", [])
+    return report["repairs"]["missing_deliveries_created"], stopped
+
+
+def test_a_bounded_repair_resumes_where_the_last_run_stopped(make_pipeline, db, sink):
+    # Given pages of two events, one page per run, and six small invoices the filtered
+    # endpoint never wanted (three pages) ahead of a big one whose delivery to it was lost
+    pipeline = make_pipeline(reconcile_batch_size=2, reconcile_repair_max_pages=1)
+    t = tenant(db)
+    big_only = endpoint(db, t, sink.url("/big"), content_filter=BIG)
+    for _ in range(6):
+        publish_amount(db, t, 5)
+    time.sleep(0.002)  # a later millisecond: the big one's id sorts after the small ones
+    big = publish_amount(db, t, 500)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    lost = pipeline.delivery(event_id=big, endpoint_id=big_only["id"])["id"]
+    lose(db, [lost])
+    # When reconcile runs four times
+    reports = [reconcile() for _ in range(4)]
+    # Then each run went one page further than the last, said so, and the fourth reached the
+    # lost delivery and the window's end
+    assert [walk(r) for r in reports] == [(0, True), (0, True), (0, True), (1, False)]
+    # And a walk stopped at its own bound is reported, not alarmed on
+    assert [r["unreconciled"] for r in reports] == [0, 0, 0, 0]
+    assert reports[0]["findings"]["missing_deliveries_walk"]["stopped_by"] == "max_pages"
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    assert pipeline.delivery(event_id=big, endpoint_id=big_only["id"])["id"] == lost
+    assert len(sink.requests("/big")) == 2
+
+
+def test_the_repair_walk_wraps_and_finds_a_loss_behind_its_position(make_pipeline, db, sink):
+    # Given pages of two events, one page per run, a big invoice delivered to the filtered
+    # endpoint, then six small ones it never wanted
+    pipeline = make_pipeline(reconcile_batch_size=2, reconcile_repair_max_pages=1)
+    t = tenant(db)
+    big_only = endpoint(db, t, sink.url("/big"), content_filter=BIG)
+    big = publish_amount(db, t, 500)
+    time.sleep(0.002)  # a later millisecond: the small ones' ids sort after the big one
+    for _ in range(6):
+        publish_amount(db, t, 5)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    # And a first run that walked past the big one
+    assert walk(reconcile()) == (0, True)
+    # When the big one's delivery is lost behind the walk's position, and reconcile runs on
+    lose(db, [pipeline.delivery(event_id=big, endpoint_id=big_only["id"])["id"]])
+    reports = [reconcile() for _ in range(4)]
+    # Then the walk finishes its cycle without it, and the next cycle, from the window's
+    # start, re-creates it
+    assert [walk(r) for r in reports] == [(0, True), (0, True), (0, False), (1, True)]
+    cycles = [r["findings"]["missing_deliveries_walk"]["cycle"] for r in reports]
+    assert cycles == [0, 0, 0, 1]
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    assert len(sink.requests("/big")) == 2
+
+
+def test_two_runs_at_once_never_move_the_repair_position_back(pipeline, db):
+    # Given two runs that read the same position of the walk, in its first cycle
+    day = timedelta(hours=24)
+    name = "missing_deliveries"
+    with db.connection() as conn:
+        start = reconcile_repo.walk_position(conn, name, window=day)
+        # When the one that got further stores first, then the other
+        reconcile_repo.advance_walk(conn, name, cycle=start.cycle, after="evt_9")
+        reconcile_repo.advance_walk(conn, name, cycle=start.cycle, after="evt_5")
+        # Then the next run resumes after the further one
+        assert reconcile_repo.walk_position(conn, name, window=day).after == "evt_9"
+        # And when one finishes the cycle, the other's later stop is not a new cycle's start
+        reconcile_repo.finish_walk_cycle(conn, name, cycle=start.cycle)
+        reconcile_repo.advance_walk(conn, name, cycle=start.cycle, after="evt_7")
+        reconcile_repo.finish_walk_cycle(conn, name, cycle=start.cycle)
+        position = reconcile_repo.walk_position(conn, name, window=day)
+    assert (position.cycle, position.after) == (start.cycle + 1, None)
+
+
+def test_a_repair_position_older_than_the_window_is_unreconciled(make_pipeline, db, sink):
+    # Given a lost delivery, and a walk position left from before the window (the reconciler
+    # did not run for longer than the window, or a cycle took longer than it)
+    pipeline = make_pipeline()
+    t = tenant(db)
+    everything = endpoint(db, t, sink.url("/all"))
+    event = publish(db, t)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    lose(db, [pipeline.delivery(event_id=event, endpoint_id=everything["id"])["id"]])
+    with db.connection() as conn:
+        reconcile_repo.advance_walk(conn, "missing_deliveries", cycle=0, after="evt_0")
+    # When reconcile runs
+    report = reconcile()
+    # Then it walks the window from its start, repairing the loss, and says events between
+    # went unchecked in that cycle
+    assert walk(report) == (1, False)
+    assert report["findings"]["missing_deliveries_walk"]["lapsed"] is True
+    assert report["unreconciled"] == 1
+    # And the next cycle is whole again
+    assert reconcile()["unreconciled"] == 0
 
 
 def test_dlq_depth_is_reported_per_group_and_alarms_as_unreconciled(pipeline, db, capsys):

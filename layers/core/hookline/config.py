@@ -155,6 +155,8 @@ class HooklineConfig:
     reconcile_never_attempted_minutes: int = 60
     reconcile_consistency_window_hours: int = 24
     reconcile_batch_size: int = 500  # rows per repair statement
+    # Pages of the missing-delivery walk per run; the next run resumes where it stopped.
+    reconcile_repair_max_pages: int = 200
     reconcile_report_retention_days: int = 30
     infrastructure: Infrastructure = field(default_factory=Infrastructure)
     console: Console = field(default_factory=Console)
@@ -202,6 +204,8 @@ class HooklineConfig:
         for name in ("ledger_retention_days", "dedupe_retention_days", "restore_hold_days"):
             if getattr(config, name) <= 0:
                 raise ValueError(f"{name} must be at least 1 day, not {getattr(config, name)}")
+        if config.reconcile_repair_max_pages < 1:
+            raise ValueError("reconcile_repair_max_pages must be at least 1")
         return config
 
 

@@ -13,7 +13,9 @@ A run, in order:
 3. queued / delivering deliveries whose lease expired are due again now, slots released;
 4. fanned-out events of the recent window missing a delivery to an endpoint that matched
    when they arrived get it (to a content-filtered endpoint, only if its pattern matches:
-   the fan-out's rule, decision 0056), the window walked by event id a page at a time;
+   the fan-out's rule, decision 0056), the window walked by event id a page at a time, at
+   most `repair_max_pages` pages a run, from where the last run stopped (kept in
+   `reconcile_positions`; reaching the window's end starts the next cycle at its start);
 5. provider catch-up (Stripe events, GitHub redeliveries) for sources that enable it;
 5b. replays: a lost continuation is invoked again, a dead runner's replay marked failed
     (`hookline.replay.sweep`, passed in as `sweep_replays`);
@@ -59,10 +61,41 @@ class ReconcileOptions:
     never_attempted_after: timedelta = timedelta(hours=1)
     consistency_window: timedelta = timedelta(hours=24)
     batch_size: int = 500
+    # Pages of the missing-delivery walk per run (each reads up to batch_size * 20 events):
+    # the rest of the window waits for the next run, which resumes there (decision 0056).
+    repair_max_pages: int = 200
     sample_size: int = 10  # ids kept in a finding
     report_retention: timedelta = timedelta(days=30)
     catchup_lease: timedelta = timedelta(minutes=10)  # a crashed run's sources free up then
     fanout: FanoutOptions = field(default_factory=FanoutOptions)
+
+
+# The name of the missing-delivery walk's row in reconcile_positions.
+MISSING_DELIVERIES_WALK = "missing_deliveries"
+
+
+@dataclass(frozen=True)
+class MissingWalk:
+    """What one run's part of the missing-delivery walk did."""
+
+    created: list[str]
+    cycle: int
+    pages: int
+    resumed_after: str | None  # None: it started at the window's start
+    stopped_after: str | None  # None: it reached the window's end (the cycle is complete)
+    stopped_by: str | None  # "max_pages" or "time" when it stopped before the window's end
+    lapsed: bool  # the stored position had fallen out of the window: events went unchecked
+
+    def as_dict(self) -> dict[str, Any]:
+        """The walk as the report's finding."""
+        return {
+            "cycle": self.cycle,
+            "pages": self.pages,
+            "resumed_after": self.resumed_after,
+            "stopped_after": self.stopped_after,
+            "stopped_by": self.stopped_by,
+            "lapsed": self.lapsed,
+        }
 
 
 @dataclass
@@ -144,9 +177,11 @@ class Reconciler:
         if not complete:
             incomplete.append("expired_leases")
 
-        missing, complete = self._create_missing(keep_going)
+        walk = self._create_missing(keep_going)
+        missing = walk.created
         repairs["missing_deliveries_created"] = len(missing)
-        if not complete:
+        report.findings["missing_deliveries_walk"] = walk.as_dict()
+        if walk.stopped_by is not None:
             incomplete.append("missing_deliveries")
 
         catchup_unreconciled = self._catch_up(report, keep_going)
@@ -171,7 +206,17 @@ class Reconciler:
             report.findings["incomplete"] = incomplete
         if errors:
             report.findings["errors"] = errors
-        report.unreconciled = still_wrong + catchup_unreconciled + len(incomplete) + len(errors)
+        # A walk stopped at its own page bound resumes next run, as catch-up's max_pages does:
+        # reported, not wrong. One whose position fell out of the window left events unchecked.
+        by_design = 1 if walk.stopped_by == "max_pages" else 0
+        report.unreconciled = (
+            still_wrong
+            + catchup_unreconciled
+            + len(incomplete)
+            - by_design
+            + (1 if walk.lapsed else 0)
+            + len(errors)
+        )
         report.finished_at = self.clock()
         with self.db.connection() as conn:
             repo.insert_run(
@@ -228,27 +273,44 @@ class Reconciler:
             if not keep_going():
                 return done, False
 
-    def _create_missing(self, keep_going: Callable[[], bool]) -> tuple[list[str], bool]:
-        """Walk the window's events page by page, creating the deliveries they lack:
-        (created ids, complete). Pages go by event id, not "what is missing first": a
-        content-filtered pair whose pattern does not match stays missing for good."""
+    def _create_missing(self, keep_going: Callable[[], bool]) -> MissingWalk:
+        """Walk the window's events page by page from where the last run stopped, creating
+        the deliveries they lack, until the window's end, `repair_max_pages` pages or
+        `keep_going` says stop; each page's end is stored, the window's end starts a new
+        cycle. Pages go by event id, not "what is missing first": a content-filtered pair
+        whose pattern does not match stays missing for good."""
+        options = self.options
+        name = MISSING_DELIVERIES_WALK
+        with self.db.connection() as conn:
+            start = repo.walk_position(conn, name, window=options.consistency_window)
         created: list[str] = []
-        after: str | None = None
+        after, pages, stopped_by = start.after, 0, None
         while True:
             with self.db.connection() as conn:
                 page = repo.create_missing_deliveries(
                     conn,
-                    window=self.options.consistency_window,
-                    deadline=self.options.fanout.deadline,
-                    limit=self.options.batch_size,
+                    window=options.consistency_window,
+                    deadline=options.fanout.deadline,
+                    limit=options.batch_size,
                     after=after,
                 )
-            created += page.created
-            if not page.more:
-                return created, True
-            after = page.last
+                pages += 1
+                created += page.created
+                if not page.more or page.last is None:
+                    repo.finish_walk_cycle(conn, name, cycle=start.cycle)
+                    after = None
+                    break
+                after = page.last
+                repo.advance_walk(conn, name, cycle=start.cycle, after=after)
+            if pages >= options.repair_max_pages:
+                stopped_by = "max_pages"
+                break
             if not keep_going():
-                return created, False
+                stopped_by = "time"
+                break
+        return MissingWalk(
+            created, start.cycle, pages, start.after, after, stopped_by, start.lapsed
+        )
 
     def _catch_up(self, report: ReconcileReport, keep_going: Callable[[], bool]) -> int:
         """Provider catch-up; returns how many sources failed or gave something up."""

@@ -165,6 +165,7 @@ def reconcile_options(settings: Settings) -> ReconcileOptions:
         never_attempted_after=timedelta(minutes=config.reconcile_never_attempted_minutes),
         consistency_window=timedelta(hours=config.reconcile_consistency_window_hours),
         batch_size=config.reconcile_batch_size,
+        repair_max_pages=config.reconcile_repair_max_pages,
         report_retention=timedelta(days=config.reconcile_report_retention_days),
         fanout=fanout_options(settings),
     )

@@ -94,6 +94,36 @@ def create_missing_deliveries(
     return MissingPage(created, rows[0]["last"], bool(rows[0]["more"]))
 
 
+@dataclass(frozen=True)
+class WalkPosition:
+    """Where a walk kept between runs resumes (decision 0056)."""
+
+    cycle: int  # full walks made so far; a write of an older cycle is dropped
+    after: str | None  # the last event id read; None: the window's start
+    lapsed: bool  # `after` fell out of the window: events were never checked this cycle
+
+
+def walk_position(conn: Connection, name: str, *, window: timedelta) -> WalkPosition:
+    """The stored position of walk `name` (the window's start before its first run)."""
+    row = conn.execute(query("reconcile_position"), {"name": name, "window": window}).fetchone()
+    if row is None:
+        return WalkPosition(0, None, False)
+    return WalkPosition(int(row["cycle"]), row["after_id"], bool(row["lapsed"]))
+
+
+def advance_walk(conn: Connection, name: str, *, cycle: int, after: str) -> None:
+    """Store that walk `name`, in `cycle`, read up to event `after`: only forward, and not
+    once another run has finished that cycle."""
+    conn.execute(
+        query("advance_reconcile_position"), {"name": name, "cycle": cycle, "after": after}
+    )
+
+
+def finish_walk_cycle(conn: Connection, name: str, *, cycle: int) -> None:
+    """Walk `name` reached the window's end in `cycle`: the next run starts at its start."""
+    conn.execute(query("finish_reconcile_cycle"), {"name": name, "cycle": cycle})
+
+
 def never_attempted(
     conn: Connection, *, age: timedelta, exclude: Sequence[str], sample: int
 ) -> tuple[int, list[str]]:

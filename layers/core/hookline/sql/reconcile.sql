@@ -81,10 +81,11 @@ WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
 -- there is one (`more`). A non-matching pair stays "missing" for good, so the walk goes by id
 -- rather than take whatever is missing first; the scan is capped so each step reads the
 -- events' primary key in order instead of sorting the whole window. The id floor: ids are
--- ULIDs made when the event was received.
+-- ULIDs made when the event was received; a stored position older than the window's start
+-- (greatest ignores a NULL one) starts at the window's start, not at events outside it.
 WITH scanned AS (
     SELECT e.id FROM events e
-    WHERE e.id > coalesce(%(after)s::text,
+    WHERE e.id > greatest(%(after)s::text,
                           'evt_' || hookline_ulid_time(now() - %(window)s::interval))
       AND e.received_at >= now() - %(window)s::interval
     ORDER BY e.id
@@ -93,7 +94,7 @@ WITH scanned AS (
     -- the scan again, inlined: read in id order, it stops at the page's last event
     SELECT s.* FROM (
         SELECT e.id, e.tenant_id, e.source_id, e.type, e.received_at FROM events e
-        WHERE e.id > coalesce(%(after)s::text,
+        WHERE e.id > greatest(%(after)s::text,
                               'evt_' || hookline_ulid_time(now() - %(window)s::interval))
           AND e.received_at >= now() - %(window)s::interval
         ORDER BY e.id
@@ -173,6 +174,34 @@ FROM missing
 ORDER BY event_id, endpoint_id
 ON CONFLICT (id) DO NOTHING
 RETURNING id
+
+-- reconcile_position --
+-- Where the named walk resumes: its cycle, the last event id it read (NULL: the window's
+-- start) and whether that id is older than the window's start (the cycle took longer than the
+-- window: the events in between were never checked in this cycle).
+SELECT cycle, after_id,
+       after_id < 'evt_' || hookline_ulid_time(now() - %(window)s::interval) AS lapsed
+FROM reconcile_positions WHERE name = %(name)s
+
+-- advance_reconcile_position --
+-- A run stopped after an event, in the cycle it read. Only forward, and only in the cycle
+-- the run read: two runs at once keep the further position (each walked contiguously from a
+-- stored position, so nothing before it is skipped), and a run that started before another
+-- finished the cycle writes nothing (its position would skip the new cycle's start).
+INSERT INTO reconcile_positions AS r (name, cycle, after_id)
+VALUES (%(name)s, %(cycle)s::bigint, %(after)s::text)
+ON CONFLICT (name) DO UPDATE
+    SET after_id = greatest(r.after_id, excluded.after_id), updated_at = now()
+    WHERE r.cycle = excluded.cycle
+
+-- finish_reconcile_cycle --
+-- A run reached the window's end: the next run starts a new cycle at the
+-- window's start. Once per cycle: a second run finishing the same cycle writes nothing.
+INSERT INTO reconcile_positions AS r (name, cycle, after_id)
+VALUES (%(name)s, %(cycle)s::bigint + 1, NULL)
+ON CONFLICT (name) DO UPDATE
+    SET cycle = excluded.cycle, after_id = NULL, updated_at = now()
+    WHERE r.cycle = %(cycle)s::bigint
 
 -- never_attempted_deliveries --
 -- Unfinished deliveries created long ago that have never been tried (the endpoint is
