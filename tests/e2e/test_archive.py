@@ -43,6 +43,7 @@ def test_retention_archives_to_the_stacks_bucket_and_a_restore_delivers_again(
     report = stack.cli("retention", "--once", "--as-of", (now + timedelta(days=3)).isoformat())
     # Then the tenant's events are in the stack's archive bucket, and gone from the ledger
     bucket = stack.state.env()["HOOKLINE_ARCHIVE_BUCKET"]
+    assert f"ledger archive bucket {bucket}" in stack.dev.log.read_text()  # named in the banner
     s3 = boto3.client(
         "s3", endpoint_url=stack.state.aws_endpoint_url, region_name=stack.state.aws_region,
         aws_access_key_id="testing", aws_secret_access_key="testing",

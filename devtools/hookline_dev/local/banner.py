@@ -32,7 +32,8 @@ def banner(
         f"  API (API Gateway REST)  {s.url}   POST /in/{{source_id}} → receiver · "
         "ANY /v1/{proxy+} → api (with $HOOKLINE_API_KEY from --print-env, not SigV4)",
         f"  Postgres                {redact(s.database_url)}  ({pg_kind})",
-        f"  AWS (SQS + DLQs)        {s.aws_endpoint_url}  ({aws})",
+        f"  AWS (SQS + DLQs, S3)    {s.aws_endpoint_url}  ({aws}); ledger archive bucket "
+        f"{s.shared_env.get('HOOKLINE_ARCHIVE_BUCKET', '(none)')}",
         f"  Deliver per group       {groups}",
         f"  Fan-out                 every {period(fanout_every)} "
         "and right after each accepted event (from any process)",
