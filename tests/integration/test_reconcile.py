@@ -6,6 +6,7 @@ and the report; provider catch-up against a fake Stripe and GitHub on loopback."
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -680,3 +681,5 @@ def test_hookline_reconcile_once_prints_the_report_and_stores_it(pipeline, db, c
     assert main(["reconcile", "--once"]) == 0
     text = capsys.readouterr().out
     assert "unreconciled  0" in text and "dlq depth     standard 0" in text
+    # With where the missing-delivery walk got to (a full walk of a small window)
+    assert re.search(r"repair walk   cycle \d+, \d+ pages, to the window's end", text), text

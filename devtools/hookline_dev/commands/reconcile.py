@@ -49,6 +49,17 @@ def render_report(report: ReconcileReport) -> str:
         f"late outbox   {findings.get('late_outbox_remaining', 0)} still waiting; oldest "
         f"{findings.get('oldest_pending_outbox_seconds', 0):.0f} s",
     ]
+    walk = findings.get("missing_deliveries_walk")
+    if walk:
+        where = (
+            "to the window's end"
+            if walk["stopped_by"] is None
+            else (f"stopped by {walk['stopped_by']} after {walk['stopped_after']}")
+        )
+        lines.append(
+            f"repair walk   cycle {walk['cycle']}, {walk['pages']} pages, {where}"
+            + ("; its position had fallen out of the window" if walk["lapsed"] else "")
+        )
     for source_id, result in findings.get("catchup", {}).items():
         outcome = result["error"] or (
             f"{result['stored']} stored, {result['duplicates']} known, "
