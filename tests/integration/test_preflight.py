@@ -156,3 +156,43 @@ def test_on_an_update_the_stacks_own_reservations_count_as_its_own(
     # But for another stack name they are someone else's: 20 left < 25
     code, checks = preflight("--stack", "HooklineStaging")
     assert code == 1 and checks["lambda reserved concurrency"]["available"] == 20
+
+
+def test_a_hosted_ui_domain_prefix_taken_by_another_pool_fails_the_console(
+    account, moto_endpoint, tmp_path
+):
+    account.concurrency = account.unreserved = 1000
+    cognito = boto3.client("cognito-idp", endpoint_url=moto_endpoint, region_name=REGION)
+    me = boto3.client("sts", endpoint_url=moto_endpoint, region_name=REGION)
+    prefix = f"hookline-{me.get_caller_identity()['Account']}"
+    # Given another user pool that already holds the stack's default prefix
+    other = cognito.create_user_pool(PoolName="someone-else")["UserPool"]["Id"]
+    cognito.create_user_pool_domain(Domain=prefix, UserPoolId=other)
+    # When preflight checks the stack
+    code, checks = preflight()
+    # Then the deploy would fail, and it says which setting to change
+    domain = checks["cognito hosted-ui domain"]
+    assert code == 1 and not domain["ok"]
+    assert prefix in domain["advice"] and "console.cognito_domain_prefix" in domain["advice"]
+    # But a configured free prefix fits
+    config = tmp_path / "hookline.json"
+    config.write_text(json.dumps({"console": {"cognito_domain_prefix": "acme-hookline-ops"}}))
+    code, checks = preflight("--config", str(config))
+    assert code == 0 and checks["cognito hosted-ui domain"]["ok"]
+    # And one with a word Cognito reserves is refused before asking
+    config.write_text(json.dumps({"console": {"cognito_domain_prefix": "my-aws-hooks"}}))
+    code, checks = preflight("--config", str(config))
+    assert code == 1 and "'aws'" in checks["cognito hosted-ui domain"]["advice"]
+
+
+def test_on_an_update_the_stacks_own_hosted_ui_domain_fits(account, moto_endpoint):
+    account.concurrency = account.unreserved = 1000
+    cognito = boto3.client("cognito-idp", endpoint_url=moto_endpoint, region_name=REGION)
+    me = boto3.client("sts", endpoint_url=moto_endpoint, region_name=REGION)
+    prefix = f"hookline-{me.get_caller_identity()['Account']}"
+    # Given the stack's own operators' pool holding its prefix (a deployed stack)
+    own = cognito.create_user_pool(PoolName="Hookline-operators")["UserPool"]["Id"]
+    cognito.create_user_pool_domain(Domain=prefix, UserPoolId=own)
+    # When preflight checks the same stack, then its domain counts as its own
+    code, checks = preflight("--stack", "Hookline")
+    assert code == 0 and checks["cognito hosted-ui domain"]["advice"] == "fits (this stack's own)"

@@ -2,7 +2,8 @@
 
 It reads, with the usual credential chain (boto3), what the stack's configuration needs and
 what the account has left — Lambda concurrency (reserved concurrency must leave 100
-unreserved), Elastic IPs for the NAT gateways, a VPC, a database instance — and prints what
+unreserved), Elastic IPs for the NAT gateways, a VPC, a database instance, the console's
+Cognito hosted-UI domain prefix (unique in the region across every account) — and prints what
 to change or which quota to request. Exit 1 when the deploy would fail.
 
 On an update, what the stack itself already holds (its functions' reservations, its Elastic
@@ -12,6 +13,7 @@ IPs and VPC, tagged with its name by CloudFormation) is counted as available to 
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +28,10 @@ DEFAULT_EIP_QUOTA = 5
 DEFAULT_VPC_QUOTA = 5
 DEFAULT_DB_INSTANCE_QUOTA = 40
 STACK_TAG = "aws:cloudformation:stack-name"
+# Cognito's rule for a hosted-UI domain prefix: lowercase letters, digits and hyphens, not
+# starting or ending with a hyphen, at most 63, and none of its reserved words.
+DOMAIN_PREFIX = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+RESERVED_IN_PREFIX = ("aws", "amazon", "cognito")
 
 
 @dataclass(frozen=True)
@@ -130,15 +136,50 @@ def check_db_instances(rds: Any, stack: str) -> Check:
     return Check("rds db instances", 1, available, ok, advice)
 
 
+def check_cognito_domain(cognito: Any, account: str, config: HooklineConfig, stack: str) -> Check:
+    """The operators' hosted UI needs its domain prefix (`console.cognito_domain_prefix`, else
+    `<stack>-<account>`, as infra/components/console.py names it) free in the region, or
+    already this stack's own (an update)."""
+    prefix = config.console.cognito_domain_prefix or f"{stack.lower()}-{account}"
+    reserved = [w for w in RESERVED_IN_PREFIX if w in prefix]
+    if not DOMAIN_PREFIX.match(prefix) or reserved:
+        why = f"contains {reserved[0]!r}" if reserved else "is not lowercase letters, digits, -"
+        advice = (
+            f"the hosted UI's domain prefix {prefix!r} {why}: set console.cognito_domain_prefix"
+        )
+        return Check("cognito hosted-ui domain", 1, 0, False, advice)
+    found = cognito.describe_user_pool_domain(Domain=prefix).get("DomainDescription") or {}
+    pool_id = found.get("UserPoolId")
+    # This stack's own: a pool this account can read, named as the stack names its pool
+    own = bool(pool_id) and _pool_name(cognito, str(pool_id)) == f"{stack}-operators"
+    ok = not pool_id or own
+    advice = (
+        ("fits (this stack's own)" if own else "fits")
+        if ok
+        else f"the hosted UI's domain prefix {prefix!r} is taken in this region (prefixes are "
+        "unique across accounts): set console.cognito_domain_prefix to another"
+    )
+    return Check("cognito hosted-ui domain", 1, 1 if ok else 0, ok, advice)
+
+
 def preflight(clients: Any, config: HooklineConfig, stack: str) -> list[Check]:
     """Every check; `clients(service)` returns a boto3 client."""
     ec2 = clients("ec2")
+    account = str(clients("sts").get_caller_identity()["Account"])
     return [
         check_lambda(clients("lambda"), config, stack),
         check_elastic_ips(ec2, config, stack),
         check_vpcs(ec2, clients("service-quotas"), stack),
         check_db_instances(clients("rds"), stack),
+        check_cognito_domain(clients("cognito-idp"), account, config, stack),
     ]
+
+
+def _pool_name(cognito: Any, pool_id: str) -> str | None:
+    try:
+        return str(cognito.describe_user_pool(UserPoolId=pool_id)["UserPool"]["Name"])
+    except Exception:  # not readable from here: someone else's
+        return None
 
 
 def _own_reservations(lambda_: Any, stack: str) -> int:
