@@ -36,12 +36,15 @@ def quiet_environment() -> None:
 
 
 @contextlib.contextmanager
-def bench_database(label: str) -> Iterator[tuple[str, str]]:
+def bench_database(
+    label: str, server_settings: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
     """(URL of a fresh migrated database, where its server comes from); dropped after.
 
     The server is `DATABASE_URL` if set (a database named after `label` and the pid is
     created on it), else a durable local server (default fsync) started in a temp dir and
-    stopped at the end.
+    stopped at the end; `server_settings` are set on the local server (ALTER SYSTEM, then a
+    restart), e.g. to preload pg_stat_statements, and ignored for `DATABASE_URL`.
     """
     import psycopg
     from psycopg import sql
@@ -60,6 +63,17 @@ def bench_database(label: str) -> Iterator[tuple[str, str]]:
         server = LocalPostgres(root / "data", durable=True)
         print("starting a local durable Postgres ...", file=sys.stderr, flush=True)
         admin_url, where = server.start(), "a local LocalPostgres (durable=True)"
+        # An extension's settings (dotted names) exist once its library is loaded: two rounds.
+        for dotted in (False, True):
+            chosen = {k: v for k, v in (server_settings or {}).items() if ("." in k) == dotted}
+            if not chosen:
+                continue
+            with psycopg.connect(admin_url, autocommit=True) as conn:
+                for name, value in chosen.items():
+                    conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        sql.Identifier(*name.split(".")), sql.Literal(value)))  # fmt: skip
+            server.stop()
+            admin_url = server.start()
     dbname = f"hookline_bench_{label}_{os.getpid()}"
     name = sql.Identifier(dbname)
     try:

@@ -13,9 +13,16 @@ time as a Lambda container does:
 
 The queue is a stand-in that costs the database nothing (a `multiprocessing` queue behind the
 `send_message_batch` the fan-out calls). The **bare** pipeline does the least an at-least-once
-relay can: a receiver process inserts the event and its delivery in one durable statement
-and hands the delivery id to the queue; a deliver process POSTs a batch with httpx and marks
-the batch delivered in one durable statement. Raw psycopg, no signatures, no claims.
+relay can: a receiver process inserts the event and its N deliveries in one durable statement
+and hands the delivery ids to the queue; a deliver process POSTs a batch with httpx and marks
+the batch delivered in one durable statement. Raw psycopg, no signatures, no claims, no logs.
+
+Each event is fanned out to N endpoints (`--endpoints 1,10`: one tenant with N endpoints per
+value). Both pipelines run as deployed behind RDS Proxy by default: no server-side prepared
+statements (Hookline with `HOOKLINE_DATABASE_PROXIED=true`, the bare relay with psycopg's
+`prepare_threshold=None`); `--prepared` lets both prepare, as a direct connection does. The
+workers log as deployed (Powertools at INFO, EMF metrics on) into a byte counter: the log
+bytes a stage writes per delivered event are what CloudWatch would ingest.
 
 Each phase runs `--seconds` of intake (receivers in a closed loop) and then drains: events/s
 is every delivered event over intake + drain. Per delivered event it reports the Postgres
@@ -24,7 +31,13 @@ processes: WAL writer, checkpointer...), WAL bytes (`pg_current_wal_lsn`), commi
 (`pg_stat_database.xact_commit`), round trips per stage (psycopg `Connection.wait` calls:
 one per statement, BEGIN or COMMIT) and Python CPU per stage (the workers' own).
 
-    .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4]
+    .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4] [--endpoints 1,10]
+        [--prepared] [--statements] [--json]
+
+`--statements` preloads pg_stat_statements (with planning time) and prints each phase's
+costliest statements per delivered event; `--json` prints one line instead of the tables: a
+list of rows `{"pipeline", "processes", "endpoints", "events_per_s", "server_cpu_us",
+"wal_bytes", "commits", "python_cpu_us", "log_bytes"}`, per delivered event.
 
 Postgres is a durable local server (default fsync), or `DATABASE_URL` (then the server CPU
 columns are empty unless it runs on this machine). A benchmark: prints, never fails.
@@ -33,6 +46,7 @@ columns are empty unless it runs on this machine). A benchmark: prints, never fa
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import queue
@@ -49,23 +63,45 @@ from sink import running_sink
 STRIPE_SECRET = "whsec_bench_pipeline_0123456789abcdef"
 PAYLOAD_BYTES = 1000
 BATCH = 10
-TARGET_RATIO = 2.0
+# Issue 24: (meter, ratio to the bare relay, whether the ratio is a floor)
+RATIO_TARGETS = (("server_cpu_us", 2.0, False), ("wal_bytes", 2.0, False),
+                 ("python_cpu_us", 2.0, False), ("events_per_s", 0.6, True))  # fmt: skip
+LOG_BYTES_TARGET = 1000
 BARE_DDL = """
 CREATE TABLE bare_events (id text PRIMARY KEY, tenant_id text NOT NULL, type text NOT NULL,
   payload bytea NOT NULL, received_at timestamptz NOT NULL DEFAULT now());
 CREATE TABLE bare_deliveries (id bigserial PRIMARY KEY,
-  event_id text NOT NULL REFERENCES bare_events (id), state text NOT NULL DEFAULT 'pending',
-  updated_at timestamptz NOT NULL DEFAULT now());
+  event_id text NOT NULL REFERENCES bare_events (id), endpoint integer NOT NULL,
+  state text NOT NULL DEFAULT 'pending', updated_at timestamptz NOT NULL DEFAULT now());
 """
 BARE_INSERT = (
     "WITH e AS (INSERT INTO bare_events (id, tenant_id, type, payload) "
     "VALUES (%s, 'bench', 'charge.succeeded', %s) RETURNING id) "
-    "INSERT INTO bare_deliveries (event_id) SELECT id FROM e RETURNING id"
+    "INSERT INTO bare_deliveries (event_id, endpoint) "
+    "SELECT e.id, n FROM e, generate_series(1, %s) AS n RETURNING id"
 )
 BARE_MARK = "UPDATE bare_deliveries SET state = 'delivered', updated_at = now() WHERE id = ANY(%s)"
 
 
 # --- in the worker processes ----------------------------------------------------------
+
+
+class CountingSink:
+    """Stands in for stdout (where Lambda's log lines go): counts the bytes written."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def write(self, text: str) -> int:
+        self.bytes += len(text.encode())
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing buffered."""
+
+    def isatty(self) -> bool:
+        """Not a terminal."""
+        return False
 
 
 class QueueStandIn:
@@ -105,19 +141,22 @@ def worker(
     quiet_environment()
     os.environ.update(
         {"DATABASE_URL": make_conninfo(url, application_name=kind), "HOOKLINE_DB_POOL_SIZE": "2",
-         "HOOKLINE_ALLOW_PRIVATE_TARGETS": "1", "HOOKLINE_ALLOW_HTTP_TARGETS": "1"}
+         "HOOKLINE_ALLOW_PRIVATE_TARGETS": "1", "HOOKLINE_ALLOW_HTTP_TARGETS": "1",
+         # as deployed (infra/components/functions.py): INFO, EMF metrics on
+         "POWERTOOLS_LOG_LEVEL": "INFO", "POWERTOOLS_METRICS_DISABLED": "false"}
     )  # fmt: skip
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - EMF and log lines, for the process's life
+    logs = CountingSink()
+    sys.stdout = logs  # type: ignore[assignment] - before the handler's logger is created
     step = build_step(kind, q, stop)
     trips = count_round_trips()
     if not kind.endswith("deliver"):
         step()  # warm: import, connect, first statements (deliver warms in build_step)
     ready.put(kind)
     go.wait()
-    trips[0], cpu, done = 0, time.process_time(), 0
+    trips[0], cpu, done, logs.bytes = 0, time.process_time(), 0, 0
     while not stop.is_set():
         done += step()
-    out.put((kind, time.process_time() - cpu, trips[0], done))
+    out.put((kind, time.process_time() - cpu, trips[0], done, logs.bytes))
     release.wait()  # keep the connections (and their backends' CPU figures) until read
 
 
@@ -143,13 +182,14 @@ def receiver_step(kind: str, q: Any) -> Callable[[], int]:
     if kind == "bare_receiver":
         import psycopg
 
-        conn = psycopg.connect(url, autocommit=True)
+        conn = psycopg.connect(url, autocommit=True, prepare_threshold=bare_prepare_threshold())
+        endpoints = int(os.environ["BENCH_ENDPOINTS"])
 
         def bare() -> int:
             event_id = f"evt_{prefix}{next(numbers)}"
             body = stripe_event(event_id, size=PAYLOAD_BYTES)
-            row = conn.execute(BARE_INSERT, (event_id, body)).fetchone()
-            q.put([row[0]] if row else [])
+            rows = conn.execute(BARE_INSERT, (event_id, body, endpoints)).fetchall()
+            q.put([row[0] for row in rows])
             return 1
 
         return bare
@@ -199,7 +239,9 @@ def deliver_step(kind: str, q: Any, stop: Any) -> Callable[[], int]:
         import httpx
         import psycopg
 
-        conn = psycopg.connect(os.environ["DATABASE_URL"], autocommit=True)
+        conn = psycopg.connect(
+            os.environ["DATABASE_URL"], autocommit=True, prepare_threshold=bare_prepare_threshold()
+        )
         http = httpx.Client(timeout=10)
         conn.execute("SELECT 1")
 
@@ -238,6 +280,11 @@ def deliver_step(kind: str, q: Any, stop: Any) -> Callable[[], int]:
     return invoke
 
 
+def bare_prepare_threshold() -> int | None:
+    """psycopg's default (prepare from the 5th run) only with --prepared, as Hookline."""
+    return None if os.environ.get("HOOKLINE_DATABASE_PROXIED") == "true" else 5
+
+
 def sqs_record(body: str, n: int) -> dict[str, Any]:
     """An SQS event record as Lambda's event source builds it."""
     return {
@@ -253,25 +300,41 @@ def sqs_record(body: str, n: int) -> dict[str, Any]:
 
 @dataclass
 class Phase:
-    """What one pipeline at one process count measured."""
+    """What one pipeline at one process count and one fan-out width measured."""
 
     pipeline: str
     processes: int
+    endpoints: int = 1
     events: int = 0
     seconds: float = 0.0
     server_cpu: dict[str, float] = field(default_factory=dict)  # by stage, + "server"
     python_cpu: dict[str, float] = field(default_factory=dict)
     trips: dict[str, int] = field(default_factory=dict)
+    log_bytes: dict[str, int] = field(default_factory=dict)
     wal_bytes: int = 0
     commits: int = 0
+    statements: list[dict[str, Any]] = field(default_factory=list)  # pg_stat_statements
 
     def per_event(self, value: float) -> float:
         """`value` per delivered event."""
         return value / self.events if self.events else float("nan")
 
+    def row(self) -> dict[str, Any]:
+        """The --json row: per delivered event."""
+        return {
+            "pipeline": self.pipeline, "processes": self.processes, "endpoints": self.endpoints,
+            "events_per_s": round(self.events / self.seconds, 1) if self.seconds else None,
+            "server_cpu_us": round(self.per_event(sum(self.server_cpu.values())) * 1e6)
+            if self.server_cpu else None,
+            "wal_bytes": round(self.per_event(self.wal_bytes)),
+            "commits": round(self.per_event(self.commits), 2),
+            "python_cpu_us": round(self.per_event(sum(self.python_cpu.values())) * 1e6),
+            "log_bytes": round(self.per_event(sum(self.log_bytes.values()))),
+        }  # fmt: skip
+
 
 def delivered_count(conn: Any, pipeline: str) -> int:
-    """Events delivered so far (one endpoint: deliveries delivered)."""
+    """Deliveries delivered so far."""
     table = "bare_deliveries" if pipeline == "bare" else "deliveries"
     row = conn.execute(f"SELECT count(*) FROM {table} WHERE state = 'delivered'").fetchone()
     return int(row[0])
@@ -283,7 +346,9 @@ def accepted_count(conn: Any, pipeline: str) -> int:
     return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
 
-def run_phase(url: str, pipeline: str, processes: int, seconds: float) -> Phase:
+def run_phase(
+    url: str, pipeline: str, processes: int, endpoints: int, seconds: float, statements: bool
+) -> Phase:
     """Start the workers, warm them, measure `seconds` of intake and the drain."""
     import psycopg
 
@@ -304,11 +369,13 @@ def run_phase(url: str, pipeline: str, processes: int, seconds: float) -> Phase:
             procs.append(p)
     for _ in procs:
         ready.get(timeout=120)
-    phase = Phase(pipeline, processes)
+    phase = Phase(pipeline, processes, endpoints)
     with psycopg.connect(url, autocommit=True) as conn:
         time.sleep(1.5)  # the warm-up's statistics flushed, its messages handled
         start_delivered = delivered_count(conn, pipeline)
         start_accepted = accepted_count(conn, pipeline)
+        if statements:
+            conn.execute("SELECT pg_stat_statements_reset()")
         cpu0 = server_cpu_by_role(url, conn.info.backend_pid)
         wal0, commits0 = wal_and_commits(conn)
         started = time.monotonic()
@@ -317,20 +384,23 @@ def run_phase(url: str, pipeline: str, processes: int, seconds: float) -> Phase:
         stop_intake.set()
         time.sleep(0.2)
         accepted = accepted_count(conn, pipeline) - start_accepted
-        while delivered_count(conn, pipeline) - start_delivered < accepted:
+        while delivered_count(conn, pipeline) - start_delivered < accepted * endpoints:
             if time.monotonic() - started > seconds * 20 + 60:
                 print(f"  {pipeline}: drain gave up", file=sys.stderr)
                 break
             time.sleep(0.1)
         phase.seconds = time.monotonic() - started
-        phase.events = delivered_count(conn, pipeline) - start_delivered
+        phase.events = (delivered_count(conn, pipeline) - start_delivered) // endpoints
         cpu1 = server_cpu_by_role(url, conn.info.backend_pid)
         stop_rest.set()
         for _ in procs:
-            kind, cpu, trips, _done = out.get(timeout=60)
+            kind, cpu, trips, _done, log_bytes = out.get(timeout=60)
             stage = kind.removeprefix("bare_")
             phase.python_cpu[stage] = phase.python_cpu.get(stage, 0.0) + cpu
             phase.trips[stage] = phase.trips.get(stage, 0) + trips
+            phase.log_bytes[stage] = phase.log_bytes.get(stage, 0) + log_bytes
+        if statements:
+            phase.statements = top_statements(conn)
         release.set()
         for p in procs:
             p.join(timeout=30)
@@ -346,8 +416,23 @@ def run_phase(url: str, pipeline: str, processes: int, seconds: float) -> Phase:
     return phase
 
 
-def prepare(url: str, sink_url: str) -> str:
-    """A tenant, its Stripe source and one endpoint on the sink; the bare tables."""
+def top_statements(conn: Any, limit: int = 12) -> list[dict[str, Any]]:
+    """The phase's costliest statements by planning + execution time (pg_stat_statements)."""
+    rows = conn.execute(
+        "SELECT calls, total_plan_time, total_exec_time, rows, shared_blks_hit, "
+        "shared_blks_read, wal_bytes, regexp_replace(query, '\\s+', ' ', 'g') AS query "
+        "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+        "WHERE datname = current_database()) AND query NOT LIKE '%%pg_stat_statements%%' "
+        "ORDER BY total_plan_time + total_exec_time DESC LIMIT %s",
+        (limit,),
+    ).fetchall()
+    keys = ("calls", "plan_ms", "exec_ms", "rows", "hit", "read", "wal", "query")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def prepare(url: str, sink_url: str, widths: list[int]) -> dict[int, str]:
+    """Per fan-out width N: a tenant, its Stripe source and N endpoints on the sink; the
+    bare tables. Returns {N: source id}."""
     import psycopg
 
     from hookline.config import HooklineConfig
@@ -361,23 +446,27 @@ def prepare(url: str, sink_url: str) -> str:
     settings = Settings.from_env({"DATABASE_URL": url, "HOOKLINE_ALLOW_PRIVATE_TARGETS": "1",
                                   "HOOKLINE_ALLOW_HTTP_TARGETS": "1"})  # fmt: skip
     setup = Database(url, max_size=1)
+    sources = {}
     try:
         operator = Caller("bench", "*")
-        tenant = tenant_service.create_tenant(
-            setup, HooklineConfig(), operator, name="bench", group=None
-        )
-        source = source_service.create_source(
-            setup,
-            operator,
-            {"tenant_id": tenant["id"], "scheme": "stripe", "secret": STRIPE_SECRET},
-        )
-        endpoint_service.create_endpoint(
-            setup, settings, operator,
-            {"tenant_id": tenant["id"], "url": sink_url, "max_concurrency": 1000},
-        )  # fmt: skip
+        for width in widths:
+            tenant = tenant_service.create_tenant(
+                setup, HooklineConfig(), operator, name=f"bench-{width}", group=None
+            )
+            source = source_service.create_source(
+                setup,
+                operator,
+                {"tenant_id": tenant["id"], "scheme": "stripe", "secret": STRIPE_SECRET},
+            )
+            for n in range(width):
+                endpoint_service.create_endpoint(
+                    setup, settings, operator,
+                    {"tenant_id": tenant["id"], "url": f"{sink_url}/{n}", "max_concurrency": 1000},
+                )  # fmt: skip
+            sources[width] = str(source["id"])
     finally:
         setup.close()
-    return str(source["id"])
+    return sources
 
 
 def report(phases: list[Phase]) -> None:
@@ -386,60 +475,114 @@ def report(phases: list[Phase]) -> None:
     for ph in phases:
         server = sum(ph.server_cpu.values())
         rows.append([
-            ph.pipeline, ph.processes, ph.events, f"{ph.events / ph.seconds:.0f}",
+            ph.pipeline, ph.processes, ph.endpoints, ph.events, f"{ph.events / ph.seconds:.0f}",
             f"{ph.per_event(server) * 1e6:.0f}" if ph.server_cpu else "-",
             f"{ph.per_event(ph.wal_bytes):.0f}", f"{ph.per_event(ph.commits):.2f}",
             f"{ph.per_event(sum(ph.trips.values())):.1f}",
             f"{ph.per_event(sum(ph.python_cpu.values())) * 1e6:.0f}",
+            f"{ph.per_event(sum(ph.log_bytes.values())):.0f}",
         ])  # fmt: skip
-    print_table(["pipeline", "procs/stage", "delivered", "events/s", "server CPU µs/ev",
-                 "WAL B/ev", "commits/ev", "round trips/ev", "Python CPU µs/ev"], rows)  # fmt: skip
-    print("\nper stage, per delivered event (server CPU µs / round trips / Python CPU µs):")
+    print_table(["pipeline", "procs/stage", "endpoints", "delivered", "events/s",
+                 "server CPU µs/ev", "WAL B/ev", "commits/ev", "round trips/ev",
+                 "Python CPU µs/ev", "log B/ev"], rows)  # fmt: skip
+    print("\nper stage, per delivered event (server CPU µs / round trips / Python CPU µs / log B):")
     stage_rows = []
     for ph in phases:
         stages = sorted(set(ph.python_cpu) | set(ph.server_cpu))
         cells = [
             f"{s}: {ph.per_event(ph.server_cpu.get(s, 0.0)) * 1e6:.0f} / "
             f"{ph.per_event(ph.trips.get(s, 0)):.1f} / "
-            f"{ph.per_event(ph.python_cpu.get(s, 0.0)) * 1e6:.0f}"
+            f"{ph.per_event(ph.python_cpu.get(s, 0.0)) * 1e6:.0f} / "
+            f"{ph.per_event(ph.log_bytes.get(s, 0)):.0f}"
             for s in stages
         ]
-        stage_rows.append([ph.pipeline, ph.processes, "; ".join(cells)])
-    print_table(["pipeline", "procs/stage", "stages"], stage_rows)
+        stage_rows.append([ph.pipeline, ph.processes, ph.endpoints, "; ".join(cells)])
+    print_table(["pipeline", "procs/stage", "endpoints", "stages"], stage_rows)
     print()
-    for n in sorted({ph.processes for ph in phases}):
-        ours = [ph for ph in phases if ph.processes == n and ph.pipeline == "hookline"]
-        bare = [ph for ph in phases if ph.processes == n and ph.pipeline == "bare"]
-        if ours and bare and ours[0].server_cpu and bare[0].server_cpu:
-            ratio = ours[0].per_event(sum(ours[0].server_cpu.values())) / bare[0].per_event(
-                sum(bare[0].server_cpu.values())
-            )
-            verdict = "met" if ratio <= TARGET_RATIO else "MISSED"
-            print(f"{n} procs/stage: server CPU per event {ratio:.2f}x the bare minimum "
-                  f"(target <= {TARGET_RATIO:g}x: {verdict})")  # fmt: skip
+    for ours in (ph for ph in phases if ph.pipeline == "hookline"):
+        bare = [ph for ph in phases if ph.pipeline == "bare" and
+                (ph.processes, ph.endpoints) == (ours.processes, ours.endpoints)]  # fmt: skip
+        if not bare:
+            continue
+        a, b = ours.row(), bare[0].row()
+        cells = []
+        for key, target, lower in RATIO_TARGETS:
+            if a[key] is None or not b[key]:
+                continue
+            ratio = a[key] / b[key]
+            met = ratio >= target if lower else ratio <= target
+            cells.append(f"{key} {ratio:.2f}x ({'>=' if lower else '<='} {target:g}x: "
+                         f"{'met' if met else 'MISSED'})")  # fmt: skip
+        met = a["log_bytes"] <= LOG_BYTES_TARGET
+        cells.append(f"log_bytes {a['log_bytes']} (<= {LOG_BYTES_TARGET}: "
+                     f"{'met' if met else 'MISSED'})")  # fmt: skip
+        print(f"{ours.processes} procs/stage, {ours.endpoints} endpoints: " + "; ".join(cells))
+    for ph in phases:
+        if not ph.statements:
+            continue
+        print(f"\n{ph.pipeline}, {ph.processes} procs/stage, {ph.endpoints} endpoints: "
+              "costliest statements (pg_stat_statements), per delivered event")  # fmt: skip
+        print_table(
+            ["statement", "calls/ev", "plan µs/ev", "exec µs/ev", "plan µs/call",
+             "exec µs/call", "blks hit/ev", "WAL B/ev"],
+            [[st["query"][:70], f"{ph.per_event(st['calls']):.2f}",
+              f"{ph.per_event(st['plan_ms']) * 1e3:.0f}",
+              f"{ph.per_event(st['exec_ms']) * 1e3:.0f}",
+              f"{st['plan_ms'] * 1e3 / st['calls']:.0f}",
+              f"{st['exec_ms'] * 1e3 / st['calls']:.0f}",
+              f"{ph.per_event(st['hit']):.0f}", f"{ph.per_event(int(st['wal'])):.0f}"]
+             for st in ph.statements if st["calls"]],
+        )  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every pipeline at every process count, taking turns; print the tables."""
+    """Run every pipeline at every process count and width, taking turns; print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--processes", default="1,2,4")
+    parser.add_argument("--endpoints", default="1", help="fan-out widths, e.g. 1,10")
+    parser.add_argument(
+        "--prepared", action="store_true",
+        help="server-side prepared statements (a direct connection, not RDS Proxy)",
+    )  # fmt: skip
+    parser.add_argument("--statements", action="store_true", help="pg_stat_statements tables")
+    parser.add_argument("--json", action="store_true", help="one line of JSON rows")
     args = parser.parse_args(argv)
     quiet_environment()
+    os.environ["HOOKLINE_DATABASE_PROXIED"] = "false" if args.prepared else "true"
     counts = [int(n) for n in args.processes.split(",")]
-    with bench_database("pipeline") as (url, where), running_sink() as sink:
+    widths = [int(n) for n in args.endpoints.split(",")]
+    settings = (
+        {"shared_preload_libraries": "pg_stat_statements",
+         "pg_stat_statements.track_planning": "on"} if args.statements else None
+    )  # fmt: skip
+    say = sys.stderr if args.json else sys.stdout
+    with bench_database("pipeline", settings) as (url, where), running_sink() as sink:
+        if args.statements:
+            import psycopg
+
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         sink_url = sink.url("/hook")
-        os.environ["BENCH_SOURCE_ID"] = prepare(url, sink_url)
+        sources = prepare(url, sink_url, widths)
         os.environ["BENCH_SINK_URL"] = sink_url
-        print(f"Postgres: {where}; {server_facts(url)}")
-        print(f"machine: {machine_facts()}")
+        print(f"Postgres: {where}; {server_facts(url)}", file=say)
+        print(f"machine: {machine_facts()}", file=say)
+        print(f"prepared statements: {'on' if args.prepared else 'off (as behind RDS Proxy)'}",
+              file=say)  # fmt: skip
         phases = []
         for n in counts:
-            for pipeline in ("hookline", "bare"):
-                print(f"  {pipeline} x{n} ...", file=sys.stderr, flush=True)
-                phases.append(run_phase(url, pipeline, n, args.seconds))
-        print(f"machine after: {machine_facts()}\n")
-        report(phases)
+            for width in widths:
+                os.environ["BENCH_SOURCE_ID"] = sources[width]
+                os.environ["BENCH_ENDPOINTS"] = str(width)
+                for pipeline in ("hookline", "bare"):
+                    print(f"  {pipeline} x{n}, {width} endpoints ...", file=sys.stderr, flush=True)
+                    phases.append(run_phase(url, pipeline, n, width, args.seconds, args.statements))
+        print(f"machine after: {machine_facts()}\n", file=say)
+        if args.json:
+            print(json.dumps([ph.row() for ph in phases]))
+        else:
+            report(phases)
     return 0
 
 
