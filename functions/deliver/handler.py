@@ -16,18 +16,40 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hookline.delivery import Handled
+from hookline.delivery import Handled, Result
 from hookline.delivery_metrics import DeliveryMetrics
 from hookline.observability import logger, tracer
+from hookline.queues import DeliveryMessage
 from hookline.runtime import get_deliverer
 
 # The database and HTTP work is blocking; a batch of up to 10 runs on these threads at once.
 _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
 
 
+# One log line per attempt that did not deliver (decision 0065); successes are metrics only.
+FAILED_RESULTS = frozenset({Result.FAILED, Result.RETRY, Result.DEAD})
+
+
 def deliver_one(body: str) -> Handled:
     """Handle one message synchronously."""
-    return get_deliverer().handle(body)
+    handled = get_deliverer().handle(body)
+    if handled.result in FAILED_RESULTS:
+        log_failure(body, handled)
+    return handled
+
+
+def log_failure(body: str, handled: Handled) -> None:
+    """The one line a failed, retried or dead delivery writes: what to look up, and why."""
+    delivery_id, seq = DeliveryMessage.parse(body)
+    attempt = handled.attempt
+    logger.warning(
+        "delivery not delivered",
+        extra={
+            "delivery": delivery_id, "generation": seq, "result": handled.result.value,
+            "kind": handled.kind, "status": attempt.status if attempt else None,
+            "error": attempt.error if attempt else None,
+        },
+    )  # fmt: skip
 
 
 @logger.inject_lambda_context(log_event=False)

@@ -8,8 +8,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.db import get_database
-from hookline.fanout import run_fanout
-from hookline.observability import logger, metrics, tracer
+from hookline.fanout import FanoutReport, run_fanout
+from hookline.observability import log_success, logger, metrics, tracer
 from hookline.runtime import delivery_queues, fanout_options
 from hookline.settings import get_settings
 
@@ -19,7 +19,6 @@ RESERVE_MS = 10_000
 
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Fan out every pending outbox row and enqueue every due delivery."""
     settings = get_settings()
@@ -29,13 +28,28 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         fanout_options(settings),
         keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
     )
-    metrics.add_metric(name="EventsFannedOut", unit=MetricUnit.Count, value=report.events)
-    metrics.add_metric(
-        name="DeliveriesFannedOut", unit=MetricUnit.Count, value=report.deliveries_created
-    )
-    metrics.add_metric(name="DeliveriesEnqueued", unit=MetricUnit.Count, value=report.enqueued)
+    publish_metrics(report)
+    if report.send_failures:
+        logger.warning("fan-out run could not send every delivery", extra=vars(report))
+    else:
+        log_success("fan-out run", **vars(report))
+    return vars(report)
+
+
+def publish_metrics(report: FanoutReport) -> None:
+    """One EMF line with the run's non-zero counts and the outbox lag; none for a run that
+    found nothing to do (decision 0065: a nudge per event makes idle runs common)."""
+    counts = {
+        "EventsFannedOut": report.events,
+        "DeliveriesFannedOut": report.deliveries_created,
+        "DeliveriesEnqueued": report.enqueued,
+    }
+    if not any(counts.values()) and not report.oldest_pending_seconds:
+        return
+    for name, value in counts.items():
+        if value:
+            metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
     metrics.add_metric(
         name="OutboxLagSeconds", unit=MetricUnit.Seconds, value=report.oldest_pending_seconds
     )
-    logger.info("fan-out run", extra=vars(report))
-    return vars(report)
+    metrics.flush_metrics()

@@ -27,7 +27,7 @@ from hookline.db import get_database
 from hookline.ingest import Accepted, Handshook, receive_inbound
 from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
 from hookline.nudge import nudge_fanout
-from hookline.observability import NAMESPACE, logger, metrics, tracer
+from hookline.observability import NAMESPACE, log_success, logger, metrics, tracer
 from hookline.problems import error_response, header, problem, status_for
 from hookline.runtime import http_client
 from hookline.settings import get_settings
@@ -154,9 +154,7 @@ def accepted_response(accepted: Accepted) -> Response[str]:
     else:
         metrics.add_metric(name="EventsAccepted", unit=MetricUnit.Count, value=1)
         nudge_fanout(get_settings())
-    logger.info(
-        "event accepted", extra={"duplicate": accepted.duplicate, "tenant": accepted.tenant_id}
-    )
+    log_success("event accepted", duplicate=accepted.duplicate, tenant=accepted.tenant_id)
     body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
     return Response(status_code=200, content_type="application/json", body=body)
 

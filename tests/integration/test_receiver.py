@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from hookline import observability
 from hookline.db import Database
 from hookline.observability import logger
 from tests.integration.conftest import GITHUB_SECRET, STANDARD_SECRET, STRIPE_SECRET
@@ -237,8 +238,10 @@ def test_database_down_answers_503_with_retry_after(monkeypatch, stripe_source):
     assert int(result.headers["Retry-After"]) > 0
 
 
-def test_no_secret_or_signature_reaches_the_logs(api, stripe_source, capfd):
-    # Given the receiver's structured log lines captured as CloudWatch would get them
+def test_no_secret_or_signature_reaches_the_logs(api, stripe_source, capfd, monkeypatch):
+    # Given the receiver's structured log lines captured as CloudWatch would get them (every
+    # success line, not a sample)
+    monkeypatch.setattr(observability, "success_sample_rate", 1.0)
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logger.registered_formatter)

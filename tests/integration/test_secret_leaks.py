@@ -11,6 +11,7 @@ import logging
 import psycopg
 import pytest
 
+from hookline import observability
 from hookline.config import HooklineConfig
 from hookline.db import reset_database
 from hookline.observability import logger
@@ -26,7 +27,8 @@ DB_PASSWORD = "db-password-do-not-log-77e3"
 
 
 def test_a_full_run_leaks_no_secret(pipeline, db, sink, database_url, capfd, monkeypatch):
-    # Given every log line captured as CloudWatch would get it
+    # Given every log line captured as CloudWatch would get it, success lines unsampled
+    monkeypatch.setattr(observability, "success_sample_rate", 1.0)
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logger.registered_formatter)

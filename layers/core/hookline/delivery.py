@@ -16,9 +16,9 @@ import httpx
 from hookline.db import Connection, Database
 from hookline.destinations import HTTPS
 from hookline.errors import UnsafeURL
-from hookline.ingest import publish, storable_text
 from hookline.observability import logger
 from hookline.patterns import event_document
+from hookline.postgres_text import storable_text
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
 from hookline.repositories import endpoints as endpoint_repo
@@ -355,6 +355,10 @@ class Deliverer:
         disabled = endpoint_repo.disable_endpoint_if_enabled(conn, job.endpoint_id, reason)
         if disabled is None:
             return
+        # Imported here: ingest brings the inbound verifiers, which the deliverer's cold start
+        # need not pay for an endpoint disabled once in a while (bench/coldstart.py).
+        from hookline.ingest import publish
+
         # An operational event the tenant can subscribe to like any other.
         publish(
             conn,

@@ -27,6 +27,7 @@ from hookline.errors import (
 )
 from hookline.ids import new_id
 from hookline.nudge import nudge_on_commit
+from hookline.postgres_text import storable_text
 from hookline.repositories.ledger import NewEvent, Stored, store_event
 from hookline.repositories.source_activity import (
     adopt_handshake_secret,
@@ -208,16 +209,6 @@ def validate_event_type(type: Any) -> None:
         raise BadRequest("type must not contain whitespace")
     if not type.isprintable() or storable_text(type, MAX_TYPE_LENGTH) != type:
         raise BadRequest("type must contain printable characters only")
-
-
-def storable_text(value: str, limit: int) -> str:
-    """`value` as Postgres text can hold it: no NUL, no lone surrogates, at most `limit` long.
-
-    Inbound types, ids and headers come from the provider (headers are not always signed);
-    a character Postgres refuses must not turn an accepted webhook into a 500.
-    """
-    cleaned = value.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
-    return cleaned[:limit]
 
 
 def encode_payload(payload: Any) -> bytes:

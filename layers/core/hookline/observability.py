@@ -10,6 +10,7 @@ set on a function (docs/decisions/0048).
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -22,6 +23,19 @@ Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
+
+# Log volume (decision 0065): a failure always writes its line; a success writes one for this
+# fraction of calls, and is otherwise counted by the metrics only. CloudWatch bills ingestion
+# per byte, and the hot path's success lines were most of its ~3 KB per delivered event.
+success_sample_rate = float(os.environ.get("HOOKLINE_LOG_SUCCESS_SAMPLE_RATE", "0.01"))
+
+
+def log_success(message: str, **extra: Any) -> None:
+    """Log a success line at INFO for a sampled fraction of calls (`success_sample_rate`);
+    the line says it was sampled, so counts are read from the metrics, never from lines."""
+    rate = success_sample_rate
+    if rate > 0 and (rate >= 1 or random.random() < rate):
+        logger.info(message, extra={**extra, "sampled": rate})
 
 
 class HandlerTracing:

@@ -16,13 +16,9 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
-
 if TYPE_CHECKING:
     import httpx
+    from cryptography.hazmat.primitives.asymmetric import rsa
 
 from hookline.errors import (
     BadRequest,
@@ -56,7 +52,9 @@ SIGNED_KEYS = {
     ),
 }  # fmt: skip
 CONFIRMATIONS = ("SubscriptionConfirmation", "UnsubscribeConfirmation")
-HASHES: dict[str, type[hashes.HashAlgorithm]] = {"1": hashes.SHA1, "2": hashes.SHA256}
+# SignatureVersion -> the name of its hash in cryptography's `hashes` (which, like x509, is
+# imported on the first SNS message only: it costs every receiver's cold start ~0.1 s).
+HASHES = {"1": "SHA1", "2": "SHA256"}
 MAX_CERTIFICATES = 32
 MAX_CERTIFICATE_BYTES = 16_384
 
@@ -74,6 +72,9 @@ class CertificateCache:
             if url in self._keys:
                 self._keys.move_to_end(url)
                 return self._keys[url]
+        from cryptography import x509
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
         body = _fetch(http, url)
         if len(body) > MAX_CERTIFICATE_BYTES:
             raise VerificationFailed("the signing certificate is too large")
@@ -192,8 +193,13 @@ class SnsVerifier(EntryVerifier):
             raise VerificationFailed("missing or unknown SNS SignatureVersion or Signature")
         url = check_sns_url(message.get("SigningCertURL"), topic, pem=True)
         key = CERTIFICATES.key(url, self.context.http)
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
         try:
-            key.verify(signature, canonical(message), padding.PKCS1v15(), algorithm())
+            hashing = getattr(hashes, algorithm)()
+            key.verify(signature, canonical(message), padding.PKCS1v15(), hashing)
         except InvalidSignature:
             raise VerificationFailed("signature does not match") from None
         return message
