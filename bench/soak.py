@@ -94,9 +94,9 @@ def deliver_slice(db: Database, retry_share: float, again: list[Any]) -> list[An
     with db.connection() as conn:
         claimed = []
         while True:
-            _, made = delivery_repo.fan_out_and_claim(
-                conn, limit=500, deadline=timedelta(hours=72), lease=LEASE
-            )
+            made = delivery_repo.fan_out_and_claim(
+                conn, limit=500, deadline=timedelta(hours=72), lease=LEASE, due_limit=0
+            ).to_send
             if not made:
                 break
             claimed += [(e.id, e.seq) for e in made]

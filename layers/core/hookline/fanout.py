@@ -44,39 +44,43 @@ def run_fanout(
     report = FanoutReport()
     drained = False
     while True:
+        # One statement: fan out (deliveries created queued) and claim what came due
+        # otherwise (retries, deliveries put back after a failed send); bench/pipeline.py.
         with db.connection() as conn:
-            events, created = repo.fan_out_and_claim(
+            fanned = repo.fan_out_and_claim(
                 conn,
                 limit=options.batch_size,
                 deadline=options.deadline,
                 lease=options.queued_lease,
+                due_limit=options.enqueue_batch,
             )
-            # What fan_out_and_claim leaves: the events of tenants with content-filtered
-            # endpoints, matched in Python and created pending (enqueued below).
-            filtered_events, filtered_created = repo.fan_out_batch(
-                conn, limit=options.batch_size, deadline=options.deadline
-            )
-        report.events += events + filtered_events
-        report.deliveries_created += len(created) + filtered_created
-        sent, failed = send_claimed(db, queues, created)
+        report.events += fanned.events
+        report.deliveries_created += fanned.created
+        sent, failed = send_claimed(db, queues, fanned.to_send)
         report.enqueued += sent
         report.send_failures += failed
-        if failed:  # the queue refuses: the next run (or the schedule) tries again
-            break
-        # Then what came due otherwise: retries, and deliveries put back after a failed send.
-        sent, failed = enqueue_due(
-            db, queues, limit=options.enqueue_batch, lease=options.queued_lease
-        )
-        report.enqueued += sent
-        report.send_failures += failed
+        filtered_events = 0
+        if fanned.filtered_waiting and not failed:
+            # The events of tenants with content-filtered endpoints, matched in Python and
+            # created pending, then claimed and sent like any due delivery.
+            with db.connection() as conn:
+                filtered_events, filtered_created = repo.fan_out_batch(
+                    conn, limit=options.batch_size, deadline=options.deadline
+                )
+            report.events += filtered_events
+            report.deliveries_created += filtered_created
+            sent, failed = enqueue_due(
+                db, queues, limit=options.enqueue_batch, lease=options.queued_lease
+            )
+            report.enqueued += sent
+            report.send_failures += failed
         # A short batch and a short claim mean both were drained: another round would only
-        # find nothing (two statements per invocation; bench/pipeline.py). What arrives
-        # meanwhile is the next nudge's or schedule's.
+        # find nothing. What arrives meanwhile is the next nudge's or schedule's.
         drained = (
-            max(events, filtered_events) < options.batch_size
-            and sent + failed < options.enqueue_batch
+            max(fanned.events, filtered_events) < options.batch_size
+            and fanned.due < options.enqueue_batch
         )
-        if drained or failed or not keep_going():
+        if drained or failed or not keep_going():  # failed: the queue refuses; next run retries
             break
     if not drained:  # a drained outbox has no lag to report: one statement less per run
         with db.connection() as conn:

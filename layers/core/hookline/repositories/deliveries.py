@@ -159,21 +159,35 @@ def content_match_arrays(
     }
 
 
+@dataclass(frozen=True)
+class FanoutRound:
+    """What one fan_out_and_claim statement did."""
+
+    events: int  # outbox rows fanned out
+    created: int  # new deliveries (all in `to_send`)
+    due: int  # due deliveries claimed (all in `to_send`)
+    filtered_waiting: bool  # events for content-filtered endpoints wait: fan_out_batch's
+    to_send: list[Enqueued]  # marked queued: they must be sent now
+
+
 def fan_out_and_claim(
-    conn: Connection, *, limit: int, deadline: timedelta, lease: timedelta
-) -> tuple[int, list[Enqueued]]:
-    """Fan out up to `limit` outbox rows, the new deliveries created queued with a lease;
-    returns (events, the new deliveries, which must be sent now)."""
-    rows = conn.execute(
-        query("fan_out_and_claim"), {"limit": limit, "deadline": deadline, "lease": lease}
-    ).fetchall()
-    events = int(rows[0]["events"]) if rows else 0
-    created = [
+    conn: Connection, *, limit: int, deadline: timedelta, lease: timedelta, due_limit: int
+) -> FanoutRound:
+    """Fan out up to `limit` outbox rows, the new deliveries created queued with a lease, and
+    claim up to `due_limit` due deliveries, in one statement; everything claimed must be sent
+    now. Events of tenants with a content-filtered endpoint are left to `fan_out_batch`."""
+    params = {"limit": limit, "deadline": deadline, "lease": lease, "due_limit": due_limit}
+    rows = conn.execute(query("fan_out_and_claim"), params).fetchall()
+    head = rows[0]
+    to_send = [
         Enqueued(r["id"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"])
         for r in rows
         if r["id"] is not None
     ]
-    return events, created
+    due = int(head["due"])
+    return FanoutRound(
+        int(head["events"]), len(to_send) - due, due, bool(head["filtered_waiting"]), to_send
+    )
 
 
 def claim_due(conn: Connection, *, limit: int, lease: timedelta) -> list[Enqueued]:

@@ -68,12 +68,15 @@ FROM unnest(%(event_ids)s::text[], %(endpoint_ids)s::text[], %(tenant_ids)s::tex
 ON CONFLICT (id) DO NOTHING
 
 -- fan_out_and_claim --
--- fan_out_batch for the fan-out function: the new deliveries are inserted already queued
--- (a lease and their first generation) and returned, to be sent at once, instead of inserted
--- pending and then claimed by claim_due_deliveries, which wrote every new row twice
--- (bench/pipeline.py, docs/performance.md). One row even when nothing was created: `events`.
--- The events of tenants with a content-filtered endpoint are left to fan_out_batch, which
--- returns them for hookline.patterns to match (decision 0044).
+-- One fan-out round in one statement (bench/pipeline.py: a nudged run finds one or two events,
+-- so every statement it makes is paid per event): fan out up to %(limit)s outbox rows, the new
+-- deliveries inserted already queued (a lease and their first generation) and returned, to be
+-- sent at once; claim up to %(due_limit)s deliveries that came due otherwise (retries, parked
+-- and unsent ones) as claim_due_deliveries does, returned with them; and say whether events of
+-- tenants with a content-filtered endpoint wait, which this statement leaves to
+-- fan_out_batch (hookline.patterns matches them, decision 0044). One row even when nothing
+-- was done: `events`, `due`, `filtered_waiting`, then the deliveries to send (`id` NULL if
+-- none).
 WITH claimed AS (
     SELECT event_id, tenant_id FROM outbox o
     WHERE fanned_out_at IS NULL
@@ -104,10 +107,36 @@ WITH claimed AS (
     UPDATE outbox o SET fanned_out_at = now()
     FROM claimed c WHERE o.event_id = c.event_id
     RETURNING 1
+), due AS (
+    SELECT id FROM deliveries
+    WHERE state = 'pending' AND next_attempt_at <= now()
+    ORDER BY next_attempt_at
+    LIMIT %(due_limit)s
+    FOR UPDATE SKIP LOCKED
+), requeued AS (
+    UPDATE deliveries d
+    SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
+        lease_expires_at = now() + %(lease)s, updated_at = now()
+    FROM due WHERE d.id = due.id
+    RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+), to_send AS (
+    SELECT id, endpoint_id, tenant_group, enqueue_seq FROM created
+    UNION ALL
+    SELECT id, endpoint_id, tenant_group, enqueue_seq FROM requeued
 )
-SELECT m.events, c.id, c.endpoint_id, c.tenant_group, c.enqueue_seq
+SELECT m.events, (SELECT count(*) FROM requeued) AS due,
+       -- CASE: the outbox is looked at only when some enabled endpoint has a content filter
+       CASE WHEN EXISTS (SELECT 1 FROM endpoints p
+                         WHERE p.enabled AND p.content_filter IS NOT NULL)
+            THEN EXISTS (SELECT 1 FROM outbox o
+                         WHERE o.fanned_out_at IS NULL
+                           AND EXISTS (SELECT 1 FROM endpoints p
+                                       WHERE p.tenant_id = o.tenant_id AND p.enabled
+                                         AND p.content_filter IS NOT NULL))
+            ELSE false END AS filtered_waiting,
+       s.id, s.endpoint_id, s.tenant_group, s.enqueue_seq
 FROM (SELECT count(*) AS events FROM marked) m
-LEFT JOIN created c ON true
+LEFT JOIN to_send s ON true
 
 -- claim_due_deliveries --
 -- Pending deliveries whose time has come, marked queued with a lease and a new generation.
