@@ -6,8 +6,9 @@ time as a Lambda container does:
 
 * **receiver** — `functions.receiver.handler.lambda_handler` called with API Gateway REST
   events carrying Stripe-signed ~1 KB payloads (verify, store the event and its outbox row);
-* **fanout** — `functions.fanout.handler.lambda_handler` in a loop (as the schedule and the
-  nudges run it): fan out, claim the due deliveries, send them to the queue;
+* **fanout** — `functions.fanout.handler.lambda_handler` once per nudge, as on AWS, where the
+  receiver's nudge after each accepted event is an asynchronous invoke: fan out, claim the due
+  deliveries, send them to the queue;
 * **deliver** — `functions.deliver.handler.lambda_handler` with SQS-shaped batches of up to
   10 records: claim, sign, POST to a loopback sink (`bench/sink.py`), record, finish.
 
@@ -133,8 +134,9 @@ def take_batch(q: Any, stop: Any) -> list[Any] | None:
 
 
 def worker(
-    kind: str, url: str, q: Any, go: Any, stop: Any, release: Any, ready: Any, out: Any
-) -> None:
+    kind: str, url: str, q: Any, nudges: Any, go: Any, stop: Any, release: Any, ready: Any,
+    out: Any,
+) -> None:  # fmt: skip
     """One Lambda-shaped container: warm up, wait for `go`, work until `stop`, report."""
     from psycopg.conninfo import make_conninfo
 
@@ -147,7 +149,7 @@ def worker(
     )  # fmt: skip
     logs = CountingSink()
     sys.stdout = logs  # type: ignore[assignment] - before the handler's logger is created
-    step = build_step(kind, q, stop)
+    step = build_step(kind, q, nudges, stop)
     trips = count_round_trips()
     if not kind.endswith("deliver"):
         step()  # warm: import, connect, first statements (deliver warms in build_step)
@@ -160,16 +162,16 @@ def worker(
     release.wait()  # keep the connections (and their backends' CPU figures) until read
 
 
-def build_step(kind: str, q: Any, stop: Any) -> Callable[[], int]:
+def build_step(kind: str, q: Any, nudges: Any, stop: Any) -> Callable[[], int]:
     """What one invocation of this kind of worker does; returns the items it handled."""
     if kind in ("receiver", "bare_receiver"):
-        return receiver_step(kind, q)
+        return receiver_step(kind, q, nudges)
     if kind == "fanout":
-        return fanout_step(q)
+        return fanout_step(q, nudges)
     return deliver_step(kind, q, stop)
 
 
-def receiver_step(kind: str, q: Any) -> Callable[[], int]:
+def receiver_step(kind: str, q: Any, nudges: Any) -> Callable[[], int]:
     """One signed request through the receiver handler, or one bare insert."""
     import itertools
     import uuid
@@ -194,9 +196,13 @@ def receiver_step(kind: str, q: Any) -> Callable[[], int]:
 
         return bare
     from functions.receiver.handler import lambda_handler
+    from hookline.nudge import set_local_nudger
     from hookline_dev.local.apigw import LocalContext, build_rest_event
 
     source_id = os.environ["BENCH_SOURCE_ID"]
+    # The receiver's nudge after each accepted event, as its asynchronous Lambda invoke: one
+    # fan-out invocation per nudge (Lambda queues those it cannot run at once).
+    set_local_nudger(lambda: nudges.put(1))
 
     def receive() -> int:
         event_id = f"evt_{prefix}{next(numbers)}"
@@ -209,8 +215,8 @@ def receiver_step(kind: str, q: Any) -> Callable[[], int]:
     return receive
 
 
-def fanout_step(q: Any) -> Callable[[], int]:
-    """One fan-out invocation, sending to the queue stand-in; idles briefly when empty."""
+def fanout_step(q: Any, nudges: Any) -> Callable[[], int]:
+    """One fan-out invocation per nudge, sending to the queue stand-in."""
     import functions.fanout.handler as fanout
     from hookline.queues import DeliveryQueues
     from hookline.settings import get_settings
@@ -220,10 +226,14 @@ def fanout_step(q: Any) -> Callable[[], int]:
     stand_in = DeliveryQueues(QueueStandIn(q), settings.config, url_prefix="x/")
     fanout.delivery_queues = lambda _settings: stand_in
 
+    fanout.lambda_handler({}, LocalContext(function_name="fanout"))  # warm
+
     def invoke() -> int:
+        try:
+            nudges.get(timeout=0.2)
+        except queue.Empty:
+            return 0
         report = fanout.lambda_handler({}, LocalContext(function_name="fanout"))
-        if not report["events"] and not report["enqueued"]:
-            time.sleep(0.02)
         return int(report["events"])
 
     return invoke
@@ -355,7 +365,8 @@ def run_phase(
     kinds = ("receiver", "fanout", "deliver") if pipeline == "hookline" else (
         "bare_receiver", "bare_deliver")  # fmt: skip
     ctx = mp.get_context("spawn")
-    q, go, stop_intake, stop_rest = ctx.Queue(), ctx.Event(), ctx.Event(), ctx.Event()
+    q, nudges = ctx.Queue(), ctx.Queue()
+    go, stop_intake, stop_rest = ctx.Event(), ctx.Event(), ctx.Event()
     release = ctx.Event()
     ready, out = ctx.Queue(), ctx.Queue()
     procs = []
@@ -363,7 +374,9 @@ def run_phase(
         stop = stop_intake if kind.endswith("receiver") else stop_rest
         for _ in range(processes):
             p = ctx.Process(
-                target=worker, args=(kind, url, q, go, stop, release, ready, out), daemon=True
+                target=worker,
+                args=(kind, url, q, nudges, go, stop, release, ready, out),
+                daemon=True,
             )
             p.start()
             procs.append(p)

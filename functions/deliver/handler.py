@@ -1,22 +1,23 @@
-"""Deliver: an SQS batch handler, one per tenant group. The messages of a batch are
-delivered concurrently; a message whose handling fails is reported as a batch item
-failure, so SQS retries it and, after maxReceiveCount, moves it to the group's DLQ."""
+"""Deliver: an SQS batch handler, one per tenant group. The batch is claimed in one statement,
+its messages delivered concurrently and its delivered attempts recorded in one statement
+(decision 0066); a message whose handling fails is reported as a batch item failure, so SQS
+retries it and, after maxReceiveCount, moves it to the group's DLQ."""
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import (
-    AsyncBatchProcessor,
+    BatchProcessor,
     EventType,
-    async_process_partial_response,
+    process_partial_response,
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.delivery import Handled, Result
+from hookline.delivery_batch import deliver_batch
 from hookline.delivery_metrics import DeliveryMetrics
 from hookline.observability import logger, tracer
 from hookline.queues import DeliveryMessage
@@ -24,18 +25,8 @@ from hookline.runtime import get_deliverer
 
 # The database and HTTP work is blocking; a batch of up to 10 runs on these threads at once.
 _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
-
-
 # One log line per attempt that did not deliver (decision 0065); successes are metrics only.
 FAILED_RESULTS = frozenset({Result.FAILED, Result.RETRY, Result.DEAD})
-
-
-def deliver_one(body: str) -> Handled:
-    """Handle one message synchronously."""
-    handled = get_deliverer().handle(body)
-    if handled.result in FAILED_RESULTS:
-        log_failure(body, handled)
-    return handled
 
 
 def log_failure(body: str, handled: Handled) -> None:
@@ -56,21 +47,27 @@ def log_failure(body: str, handled: Handled) -> None:
 @tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    # Per invocation, a processor (it holds the batch's state) and the batch's metrics by
-    # destination kind: the local runner invokes this handler from several threads (on AWS a
-    # container runs one batch at a time).
+    # Per invocation, the batch's outcomes and its metrics by destination kind: the local
+    # runner invokes this handler from several threads (on AWS a container runs one batch at
+    # a time).
+    records = event.get("Records") or []
+    outcomes = deliver_batch(get_deliverer(), [r.get("body", "") for r in records], _threads)
+    by_message = {r.get("messageId"): o for r, o in zip(records, outcomes, strict=True)}
     batch_metrics = DeliveryMetrics()
 
-    async def record_handler(record: SQSRecord) -> str:
-        """Deliver one message; raising marks it failed for SQS."""
-        loop = asyncio.get_running_loop()
-        handled = await loop.run_in_executor(_threads, deliver_one, record.body)
-        batch_metrics.record(handled)
-        return handled.result.value
+    def record_handler(record: SQSRecord) -> str:
+        """One message's outcome; raising marks it failed for SQS."""
+        outcome = by_message[record.message_id]
+        if isinstance(outcome, Exception):
+            raise outcome
+        batch_metrics.record(outcome)
+        if outcome.result in FAILED_RESULTS:
+            log_failure(record.body, outcome)
+        return outcome.result.value
 
-    processor = AsyncBatchProcessor(event_type=EventType.SQS)
+    processor = BatchProcessor(event_type=EventType.SQS)
     try:
-        response = async_process_partial_response(
+        response = process_partial_response(
             event=event, record_handler=record_handler, processor=processor, context=context
         )
     finally:

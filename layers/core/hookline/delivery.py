@@ -22,7 +22,7 @@ from hookline.postgres_text import storable_text
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
 from hookline.repositories import endpoints as endpoint_repo
-from hookline.repositories.deliveries import AttemptRecord, Finish, Job
+from hookline.repositories.deliveries import AttemptRecord, Claim, Finish, Job
 from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.settings import Settings
@@ -38,6 +38,15 @@ RESERVED_HEADERS = frozenset(
     {"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "content-length",
      "host", "user-agent", "transfer-encoding", "connection"}
 )  # fmt: skip
+
+
+class Unclaimed:
+    """The type of NOT_CLAIMED: `Deliverer.handle` claims the message itself."""
+
+
+NOT_CLAIMED = Unclaimed()
+# Where a batch collects the delivered attempts it records in one statement.
+DeliveredSink = Callable[[Job, AttemptRecord], None]
 
 
 class Result(StrEnum):
@@ -125,9 +134,18 @@ class Deliverer:
         self.options = options
         self.clock = clock
 
-    def handle(self, body: str) -> Handled:
+    def handle(
+        self,
+        body: str,
+        claimed: Claim | Unclaimed | None = NOT_CLAIMED,
+        delivered: DeliveredSink | None = None,
+    ) -> Handled:
         """Handle one queue message. Raises (so SQS retries it) only when the message could
-        not be handled at all: unparseable, database down, or a deferral not re-sent."""
+        not be handled at all: unparseable, database down, or a deferral not re-sent.
+
+        A batch (`hookline.delivery_batch`, decision 0066) passes the message's claim, taken
+        with the batch's (None: stale, finished or taken), and a `delivered` sink that keeps a
+        delivered attempt for the batch's one record statement instead of writing it here."""
         delivery_id, seq = DeliveryMessage.parse(body)
         now = self.clock()
         with self.db.connection() as conn:
@@ -137,8 +155,12 @@ class Deliverer:
             # the reconciler brings it back), while the attempt's record commits durably and
             # flushes it with it; the endpoint row the slot locks is released at that commit
             # (docs/decisions/0014-delivery-claims-commit-asynchronously.md, 0025).
-            claim = repo.claim_to_send(
-                conn, delivery_id, seq, self.options.claim_lease, now, durable=self.db.proxied
+            claim = (
+                repo.claim_to_send(
+                    conn, delivery_id, seq, self.options.claim_lease, now, durable=self.db.proxied
+                )
+                if isinstance(claimed, Unclaimed)
+                else claimed
             )
             if claim is None:
                 return Handled(Result.SKIPPED)
@@ -171,7 +193,7 @@ class Deliverer:
                 self._give_back(conn, job)
                 raise
         attempt = self.send(job, secrets)
-        return Handled(self.conclude(job, attempt), attempt, job.kind)
+        return Handled(self.conclude(job, attempt, delivered), attempt, job.kind)
 
     def _give_back(self, conn: Connection, job: Job) -> None:
         with conn.transaction():
@@ -305,8 +327,11 @@ class Deliverer:
         text = b"".join(chunks).decode("utf-8", "replace")
         return storable_text(text, self.options.excerpt_chars)
 
-    def conclude(self, job: Job, attempt: AttemptResult) -> Result:
-        """Record the attempt and move the delivery on, in one transaction."""
+    def conclude(
+        self, job: Job, attempt: AttemptResult, delivered: DeliveredSink | None = None
+    ) -> Result:
+        """Record the attempt and move the delivery on, in one transaction; a delivered one
+        goes to `delivered` instead, when given (the batch records it)."""
         outcome = (
             Outcome.FAILED
             if attempt.final
@@ -322,6 +347,9 @@ class Deliverer:
             attempt.started_at, attempt.duration_ms, attempt.status, attempt.excerpt, attempt.error
         )
         if outcome == Outcome.DELIVERED:
+            if delivered is not None:
+                delivered(job, recorded)
+                return Result.DELIVERED
             with self.db.connection() as conn:
                 # One statement, committed durably (decision 0025); finishes and frees the
                 # slot only while this claim stands.

@@ -215,7 +215,7 @@ _NO_FLUSH = "set_config('synchronous_commit', 'off', true)"
 
 
 @cache
-def _statement(name: str, durable: bool) -> str:
+def statement_for(name: str, durable: bool) -> str:
     sql = query(name)
     return sql.replace(_NO_FLUSH, "NULL::text") if durable else sql
 
@@ -230,7 +230,7 @@ class Claim:
     wait_seconds: float | None  # 0: slot taken; > 0: no slot, wait; None: not sendable
 
 
-def _job(r: dict[str, Any]) -> Job:
+def job_from_row(r: dict[str, Any]) -> Job:
     return Job(
         id=r["id"],
         seq=r["enqueue_seq"],
@@ -273,7 +273,7 @@ def claim_to_send(
     read the endpoint's active secrets and take a slot. Run it outside a transaction (it
     is its own). None if stale, finished or taken."""
     r = conn.execute(
-        _statement("claim_delivery_to_send", durable),
+        statement_for("claim_delivery_to_send", durable),
         {
             "id": delivery_id,
             "seq": seq,
@@ -286,7 +286,7 @@ def claim_to_send(
         return None
     wait = r["wait_seconds"]
     return Claim(
-        job=_job(r),
+        job=job_from_row(r),
         endpoint_deleted=r["deleted"],
         sealed_secrets=list(r["secrets"] or []),
         wait_seconds=None if wait is None else float(wait),
@@ -307,7 +307,7 @@ def defer_without_flush(
     """`defer` as one statement committing without waiting for the disk (outside a
     transaction; `durable`: with the default commit, as `claim_to_send`)."""
     conn.execute(
-        _statement("defer_delivery_without_flush", durable),
+        statement_for("defer_delivery_without_flush", durable),
         {"id": job.id, "lease": lease, "seq": job.seq, "claimed_until": job.claimed_until},
     )
 

@@ -1,0 +1,102 @@
+"""A deliver batch: one claim statement and one record statement per SQS batch, the attempts
+in between made concurrently (decision 0066).
+
+Per message, the rules are `Deliverer.handle`'s; only the two statements every delivery paid
+(its claim, and the record of a delivered attempt) are taken for the whole batch. Whatever
+fails stays one message's: a batch claim that fails leaves each message to claim itself, and
+a batch record that fails is retried per delivery, each failure that message's alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Executor
+
+from hookline.delivery import NOT_CLAIMED, Deliverer, Handled, Unclaimed
+from hookline.observability import logger
+from hookline.queues import DeliveryMessage
+from hookline.repositories import deliveries as repo
+from hookline.repositories.deliveries import AttemptRecord, Claim, Job
+from hookline.repositories.delivery_batches import claim_batch_to_send, record_batch_delivered
+
+# What one message came to: how it was handled, or what made it fail (SQS retries it).
+Outcome = Handled | Exception
+
+
+def deliver_batch(deliverer: Deliverer, bodies: Sequence[str], threads: Executor) -> list[Outcome]:
+    """Handle the messages of one batch: claim them in one statement, make their attempts on
+    `threads`, record the delivered ones in one statement; an outcome per message, in order."""
+    claims = claim_all(deliverer, bodies)
+    delivered: list[tuple[int, Job, AttemptRecord]] = []
+    lock = threading.Lock()
+
+    def one(index: int) -> Outcome:
+        def keep(job: Job, attempt: AttemptRecord) -> None:
+            with lock:
+                delivered.append((index, job, attempt))
+
+        try:
+            return deliverer.handle(bodies[index], claims[index], keep)
+        except Exception as err:  # this message's failure, never the batch's
+            return err
+
+    outcomes = list(threads.map(one, range(len(bodies))))
+    for index, err in record_all(deliverer, delivered).items():
+        outcomes[index] = err
+    return outcomes
+
+
+def claim_all(deliverer: Deliverer, bodies: Sequence[str]) -> list[Claim | Unclaimed | None]:
+    """Each message's claim from one statement (None: stale, finished, taken, or a copy of a
+    message earlier in the batch); NOT_CLAIMED for a message that does not parse (handle
+    raises for it) or for every message when the statement fails (each claims itself)."""
+    parsed: list[tuple[str, int] | None] = []
+    for body in bodies:
+        try:
+            parsed.append(DeliveryMessage.parse(body))
+        except Exception:
+            parsed.append(None)
+    wanted = list(dict.fromkeys(m for m in parsed if m is not None))
+    if not wanted:
+        return [NOT_CLAIMED] * len(bodies)
+    try:
+        with deliverer.db.connection() as conn:
+            claims = claim_batch_to_send(
+                conn,
+                wanted,
+                deliverer.options.claim_lease,
+                deliverer.clock(),
+                durable=deliverer.db.proxied,
+            )
+    except Exception:
+        logger.warning("batch claim failed; each message claims itself", exc_info=True)
+        return [NOT_CLAIMED] * len(bodies)
+    answer: list[Claim | Unclaimed | None] = []
+    for message in parsed:
+        # pop: a second copy of a message in the same batch finds its claim taken (SKIPPED)
+        answer.append(NOT_CLAIMED if message is None else claims.pop(message, None))
+    return answer
+
+
+def record_all(
+    deliverer: Deliverer, delivered: Sequence[tuple[int, Job, AttemptRecord]]
+) -> dict[int, Exception]:
+    """Record the batch's delivered attempts in one statement; if it fails, one by one. The
+    messages whose record could not be written, with why (SQS retries them)."""
+    if not delivered:
+        return {}
+    try:
+        with deliverer.db.connection() as conn:
+            record_batch_delivered(conn, [(job, attempt) for _, job, attempt in delivered])
+        return {}
+    except Exception:
+        logger.warning("batch record failed; recording one by one", exc_info=True)
+    failed: dict[int, Exception] = {}
+    for index, job, attempt in delivered:
+        try:
+            with deliverer.db.connection() as conn:
+                repo.record_delivered(conn, job, attempt)
+        except Exception as err:
+            failed[index] = err
+    return failed

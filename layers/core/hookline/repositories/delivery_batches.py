@@ -1,0 +1,66 @@
+"""A deliver batch's claim and its delivered attempts, one statement each (decision 0066)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from hookline.db import Connection
+from hookline.repositories.deliveries import AttemptRecord, Claim, Job, job_from_row, statement_for
+
+
+def claim_batch_to_send(
+    conn: Connection,
+    messages: Sequence[tuple[str, int]],
+    lease: timedelta,
+    now: datetime,
+    *,
+    durable: bool = False,
+) -> dict[tuple[str, int], Claim]:
+    """`claim_to_send` for every (delivery id, generation) of a batch in one statement (run
+    outside a transaction: it is its own). Returns the claims that held, by (id, generation);
+    a message missing from the answer is stale, finished or taken."""
+    rows = conn.execute(
+        statement_for("claim_deliveries_to_send", durable),
+        {
+            "ids": [m[0] for m in messages],
+            "seqs": [m[1] for m in messages],
+            "lease": lease,
+            "now": now,
+            "lease_seconds": lease.total_seconds(),
+        },
+    ).fetchall()
+    claims = {}
+    for r in rows:
+        wait = r["wait_seconds"]
+        claims[(r["id"], r["enqueue_seq"])] = Claim(
+            job=job_from_row(r),
+            endpoint_deleted=r["deleted"],
+            sealed_secrets=list(r["secrets"] or []),
+            wait_seconds=None if wait is None else float(wait),
+        )
+    return claims
+
+
+def record_batch_delivered(
+    conn: Connection, delivered: Sequence[tuple[Job, AttemptRecord]]
+) -> set[str]:
+    """`record_delivered` for every delivered attempt of a batch in one durable statement:
+    each attempt recorded; each delivery finished and its slot freed only while its claim
+    stands. Returns the ids whose claim still stood."""
+    if not delivered:
+        return set()
+    rows = conn.execute(
+        statement_for("record_deliveries_delivered", True),
+        {
+            "ids": [job.id for job, _ in delivered],
+            "seqs": [job.seq for job, _ in delivered],
+            "claimed_until": [job.claimed_until for job, _ in delivered],
+            "endpoint_ids": [job.endpoint_id for job, _ in delivered],
+            "attempted_at": [a.attempted_at for _, a in delivered],
+            "duration_ms": [a.duration_ms for _, a in delivered],
+            "statuses": [a.status for _, a in delivered],
+            "excerpts": [a.excerpt for _, a in delivered],
+        },
+    ).fetchall()
+    return {r["id"] for r in rows}

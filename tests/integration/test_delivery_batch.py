@@ -1,0 +1,92 @@
+"""A deliver batch is claimed in one statement and its delivered attempts recorded in one
+(decision 0066), with each message's outcome still its own: a copy of a message in the same
+batch is skipped, an unreadable message fails alone. The real deliver handler, a loopback
+sink, every statement read from the server's log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import hookline
+from hookline.config import HooklineConfig
+from hookline.queues import DeliveryMessage
+from hookline.settings import get_settings
+from hookline_dev.local.apigw import LocalContext
+from tests.integration.test_proxy_pinning import statement_log  # noqa: F401 - a fixture
+from tests.support import operator
+
+pytestmark = pytest.mark.integration
+
+
+def sqs_event(bodies: list[str]) -> dict[str, Any]:
+    """An SQS batch as Lambda's event source hands it over."""
+    return {
+        "Records": [
+            {"messageId": f"m{n}", "receiptHandle": f"r{n}", "body": body,
+             "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {},
+             "eventSource": "aws:sqs", "awsRegion": "us-east-1",
+             "eventSourceARN": "arn:aws:sqs:us-east-1:000000000000:hookline-deliver-standard"}
+            for n, body in enumerate(bodies)
+        ]
+    }  # fmt: skip
+
+
+def queued_messages(pipeline: Any, db: Any, sink: Any, count: int) -> list[str]:
+    """`count` events of a new tenant fanned out to one endpoint (its cap `count`): their
+    queue messages."""
+    tenant = operator.add_tenant(db, HooklineConfig(), name="batch", group="standard")["id"]
+    operator.add_endpoint(
+        db, get_settings(), tenant_id=tenant, url=sink.url("/batch"), max_concurrency=count
+    )
+    with db.connection() as conn, conn.transaction():
+        for n in range(count):
+            hookline.publish(conn, tenant_id=tenant, type="order.paid", payload={"n": n})
+    pipeline.fanout()
+    with db.connection() as conn:
+        rows = conn.execute(
+            "SELECT id, enqueue_seq, endpoint_id, tenant_group FROM deliveries ORDER BY id"
+        ).fetchall()
+    return [
+        DeliveryMessage(r["id"], r["enqueue_seq"], r["endpoint_id"], r["tenant_group"]).body()
+        for r in rows
+    ]
+
+
+def test_a_batch_costs_one_claim_and_one_record_statement(
+    pipeline,
+    db,
+    sink,
+    statement_log,  # noqa: F811
+):
+    # Given ten queued deliveries to one endpoint, in one SQS batch with one message twice
+    bodies = queued_messages(pipeline, db, sink, 10)
+    from functions.deliver.handler import lambda_handler
+
+    before = len(statement_log())
+    # When the deliver function handles the batch
+    answer = lambda_handler(sqs_event([*bodies, bodies[0]]), LocalContext(function_name="d"))
+    statements = [text for _, text in statement_log()[before:]]
+    # Then each delivery was sent once and is delivered, the copy skipped, nothing deferred
+    assert answer == {"batchItemFailures": []}
+    assert len(sink.requests("/batch")) == 10
+    assert pipeline.states() == {"delivered": 10}
+    # And the database saw one claim and one record statement for the whole batch
+    claims = [s for s in statements if "hookline_take_slot" in s]
+    records = [s for s in statements if "INSERT INTO attempts" in s]
+    assert (len(claims), len(records)) == (1, 1), statements
+
+
+def test_an_unreadable_message_fails_alone(pipeline, db, sink):
+    # Given a batch of two good messages and one that is not a delivery message
+    bodies = queued_messages(pipeline, db, sink, 2)
+    from functions.deliver.handler import lambda_handler
+
+    # When the deliver function handles it
+    answer = lambda_handler(
+        sqs_event([bodies[0], "not a message", bodies[1]]), LocalContext(function_name="d")
+    )
+    # Then only that message is reported failed (SQS retries it), the others are delivered
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    assert pipeline.states() == {"delivered": 2}
