@@ -91,10 +91,13 @@ class Workload:
     deliver_batch_overhead: float = 1.2  # a batch's attempts run on threads at once
     payload_kb: float = 2.0
     delivery_wire_kb: float = 6.0  # request + response + TLS overhead through the NAT
-    log_bytes_receiver: int = 700  # one structured line per request
-    log_bytes_fanout_per_event: int = 300
-    log_bytes_deliver_per_attempt: int = 700
-    log_bytes_emf_per_invocation: int = 500  # Powertools EMF blob
+    # Decision 0065: success lines sampled at 1 % (~400 B each), one ~550 B line per failed
+    # attempt (5 % here), EMF blobs of ~200-400 B (bench/pipeline.py counts them: 641 B per
+    # delivered event with one endpoint, 870 B with ten).
+    log_bytes_receiver: int = 5  # "event accepted", sampled
+    log_bytes_fanout_per_event: int = 5  # "fan-out run", sampled
+    log_bytes_deliver_per_attempt: int = 30  # "delivery not delivered", failed attempts only
+    log_bytes_emf_per_invocation: int = 300  # Powertools EMF blob
     log_bytes_access_log: int = 600  # API Gateway JSON access log line (none for a URL)
     traces_per_event: float = 3  # receiver, fanout, deliver
     custom_metrics: int = 34  # metric x dimension combinations the code emits

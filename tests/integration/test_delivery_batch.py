@@ -73,8 +73,8 @@ def test_a_batch_costs_one_claim_and_one_record_statement(
     assert len(sink.requests("/batch")) == 10
     assert pipeline.states() == {"delivered": 10}
     # And the database saw one claim and one record statement for the whole batch
-    claims = [s for s in statements if "hookline_take_slot" in s]
-    records = [s for s in statements if "INSERT INTO attempts" in s]
+    claims = [s for s in statements if "hookline_claim_batch" in s]
+    records = [s for s in statements if "hookline_record_batch_delivered" in s]
     assert (len(claims), len(records)) == (1, 1), statements
 
 

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from hookline.db import Connection
-from hookline.repositories.deliveries import AttemptRecord, Claim, Job, job_from_row, statement_for
+from hookline.repositories.deliveries import AttemptRecord, Claim, Job, job_from_row
+from hookline.sqlfiles import query
 
 
 def claim_batch_to_send(
@@ -21,8 +22,9 @@ def claim_batch_to_send(
     outside a transaction: it is its own). Returns the claims that held, by (id, generation);
     a message missing from the answer is stale, finished or taken."""
     rows = conn.execute(
-        statement_for("claim_deliveries_to_send", durable),
+        query("claim_deliveries_to_send"),
         {
+            "durable": durable,
             "ids": [m[0] for m in messages],
             "seqs": [m[1] for m in messages],
             "lease": lease,
@@ -51,7 +53,7 @@ def record_batch_delivered(
     if not delivered:
         return set()
     rows = conn.execute(
-        statement_for("record_deliveries_delivered", True),
+        query("record_deliveries_delivered"),
         {
             "ids": [job.id for job, _ in delivered],
             "seqs": [job.seq for job, _ in delivered],

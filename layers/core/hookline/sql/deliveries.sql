@@ -73,70 +73,13 @@ ON CONFLICT (id) DO NOTHING
 -- deliveries inserted already queued (a lease and their first generation) and returned, to be
 -- sent at once; claim up to %(due_limit)s deliveries that came due otherwise (retries, parked
 -- and unsent ones) as claim_due_deliveries does, returned with them; and say whether events of
--- tenants with a content-filtered endpoint wait, which this statement leaves to
--- fan_out_batch (hookline.patterns matches them, decision 0044). One row even when nothing
--- was done: `events`, `due`, `filtered_waiting`, then the deliveries to send (`id` NULL if
--- none).
-WITH claimed AS (
-    SELECT event_id, tenant_id FROM outbox o
-    WHERE fanned_out_at IS NULL
-      AND NOT EXISTS (
-          SELECT 1 FROM endpoints p
-          WHERE p.tenant_id = o.tenant_id AND p.enabled AND p.content_filter IS NOT NULL
-      )
-    ORDER BY created_at
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), targets AS MATERIALIZED (
-    SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns
-    FROM endpoints p
-    JOIN tenants t ON t.id = p.tenant_id
-    WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM claimed)
-), created AS (
-    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at,
-                            state, enqueue_seq, lease_expires_at)
-    SELECT hookline_delivery_id(e.id, p.id), e.id, p.id, e.tenant_id, p.tenant_group,
-           now() + %(deadline)s, 'queued', 1, now() + %(lease)s
-    FROM claimed c
-    JOIN events e ON e.id = c.event_id
-    JOIN targets p ON p.tenant_id = e.tenant_id
-    WHERE e.type LIKE ANY (p.patterns)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id, endpoint_id, tenant_group, enqueue_seq
-), marked AS (
-    UPDATE outbox o SET fanned_out_at = now()
-    FROM claimed c WHERE o.event_id = c.event_id
-    RETURNING 1
-), due AS (
-    SELECT id FROM deliveries
-    WHERE state = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
-    LIMIT %(due_limit)s
-    FOR UPDATE SKIP LOCKED
-), requeued AS (
-    UPDATE deliveries d
-    SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
-        lease_expires_at = now() + %(lease)s, updated_at = now()
-    FROM due WHERE d.id = due.id
-    RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
-), to_send AS (
-    SELECT id, endpoint_id, tenant_group, enqueue_seq FROM created
-    UNION ALL
-    SELECT id, endpoint_id, tenant_group, enqueue_seq FROM requeued
-)
-SELECT m.events, (SELECT count(*) FROM requeued) AS due,
-       -- CASE: the outbox is looked at only when some enabled endpoint has a content filter
-       CASE WHEN EXISTS (SELECT 1 FROM endpoints p
-                         WHERE p.enabled AND p.content_filter IS NOT NULL)
-            THEN EXISTS (SELECT 1 FROM outbox o
-                         WHERE o.fanned_out_at IS NULL
-                           AND EXISTS (SELECT 1 FROM endpoints p
-                                       WHERE p.tenant_id = o.tenant_id AND p.enabled
-                                         AND p.content_filter IS NOT NULL))
-            ELSE false END AS filtered_waiting,
-       s.id, s.endpoint_id, s.tenant_group, s.enqueue_seq
-FROM (SELECT count(*) AS events FROM marked) m
-LEFT JOIN to_send s ON true
+-- tenants with a content-filtered endpoint wait, which this round leaves to fan_out_batch
+-- (hookline.patterns matches them, decision 0044). One row even when nothing was done:
+-- `events`, `due`, `filtered_waiting`, then the deliveries to send (`id` NULL if none). The
+-- statement is the body of hookline_fan_out_round (migration 0022), whose plan the backend
+-- caches: behind RDS Proxy nothing is prepared, and planning it cost more than running it.
+SELECT * FROM hookline_fan_out_round(%(limit)s::integer, %(deadline)s::interval,
+                                     %(lease)s::interval, %(due_limit)s::integer)
 
 -- claim_due_deliveries --
 -- Pending deliveries whose time has come, marked queued with a lease and a new generation.
