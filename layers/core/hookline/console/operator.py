@@ -164,7 +164,7 @@ def register(app: APIGatewayRestResolver) -> None:
     def resend(delivery_id: str) -> Response[str]:
         def act(who: Caller, _: dict[str, str]) -> Response[str]:
             done = actions.resend(get_database(), get_settings(), who, delivery_id)
-            notice = "resent" if done["enqueued"] else "not resent (in flight)"
+            notice = "resent" if done["enqueued"] else "in-flight"
             return web.redirect(f"/console/deliveries/{delivery_id}?notice={notice}")
 
         return changing(act)
@@ -266,7 +266,7 @@ def register(app: APIGatewayRestResolver) -> None:
                 found = tenant_service.get_tenant(get_database(), who, tenant_id)
                 context = {"tenant": found, "portal": body, "error": str(err)}
                 return render("tenant.html", context, 400)
-            return web.redirect(f"/console/tenants/{tenant_id}?notice=portal settings saved")
+            return web.redirect(f"/console/tenants/{tenant_id}?notice=portal-saved")
 
         return changing(act)
 
