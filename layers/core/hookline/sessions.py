@@ -6,9 +6,9 @@ session's its `portal_sessions` row's (decision 0061): the MAC proves the token 
 row whether it is still live (unused, unrevoked). The key is `HOOKLINE_PORTAL_SESSION_KEY`,
 the Secrets Manager secret `HOOKLINE_PORTAL_SESSION_KEY_SECRET_ARN` (the stack's, on AWS),
 or, locally, one derived from the local master key file (the same file seals the secrets, so
-the CLI that makes a link and the dev stack that takes it agree). A CSRF token is the MAC of the request's session
-value (the portal cookie, or the console's own random cookie): a page rendered for one
-browser's session is useless in another's.
+the CLI that makes a link and the dev stack that takes it agree). A CSRF token is the MAC of
+the request's session value (the portal cookie, or the console's own random cookie): a page
+rendered for one browser's session is useless in another's.
 """
 
 from __future__ import annotations
