@@ -205,6 +205,8 @@ def test_no_pattern_matches_everything_and_a_non_json_payload_is_absent() -> Non
         ({"$or": [{"type": ["x"]}]}, "$or: $or needs an array of at least two"),
         ({"$or": [{"type": ["x"]}, {"oops": ["y"]}]}, "$or[1].oops: unknown field"),
         ({"payload": {"a": [float("nan")]}}, "finite"),
+        ({"payload": {"a": [{"equals-ignore-case": "x\ud800"}]}}, "without lone surrogates"),
+        ({"payload": {"a": [{"wildcard": "he\\***o"}]}}, "consecutive"),
     ],
 )
 def test_a_bad_pattern_is_refused_naming_the_part(pattern: Any, complaint: str) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -39,9 +40,10 @@ from hookline.errors import EvaluationBudgetExceeded
 from hookline.schema_patterns import patterns as re2_patterns
 
 # Steps one event may spend in content filters, all its endpoints together. A step is
-# ~0.1-0.5 µs of CPU here, so the worst event costs tens of milliseconds.
-FILTER_MAX_STEPS = 200_000
+# ~0.2-1 µs of CPU here, so the worst event costs tens of milliseconds.
+FILTER_MAX_STEPS = 100_000
 SCAN_CHARS_PER_STEP = 64
+OPERATOR_STEPS = 2  # an operator tried on a leaf (a set lookup is the leaf's one step)
 _OR = "$or"
 # A match over RE2 costs its text's length times the program's weight / this (0023).
 _RE2_THREAD_STEPS_PER_STEP = 100
@@ -170,7 +172,10 @@ def ignore_case(value: str, leaf: str, anchor: str, budget: Budget) -> bool:
         if anchor == "suffix":
             return text.endswith(low)
         return text == low
-    program, weight = re2_patterns.get(_ignore_case_regex(value, anchor))
+    try:
+        program, weight = re2_patterns.get(_ignore_case_regex(value, anchor))
+    except UnicodeEncodeError:  # a lone surrogate (saved before patterns were checked for it)
+        return False
     encoded = leaf.encode("utf-8", "surrogatepass")
     budget.spend(len(encoded) * weight // _RE2_THREAD_STEPS_PER_STEP)
     return program.search(encoded) is not None
@@ -313,33 +318,41 @@ def _operator(op: str, arg: Any) -> Test:
     if op == "wildcard":
         return lambda leaf, budget: isinstance(leaf, str) and wildcard(arg, leaf, budget)
     if op == "numeric":
-        bounds = [(arg[i], float(arg[i + 1])) for i in range(0, len(arg), 2)]
+        bounds = [(_COMPARE[arg[i]], float(arg[i + 1])) for i in range(0, len(arg), 2)]
         return lambda leaf, budget: _in_range(bounds, leaf)
     if op == "cidr":
         network = ipaddress.ip_network(arg, strict=False)
-        return lambda leaf, budget: isinstance(leaf, str) and _in_network(network, leaf)
+        return lambda leaf, budget: isinstance(leaf, str) and _in_network(network, leaf, budget)
     return _anything_but(arg)
 
 
-def _in_range(bounds: list[tuple[str, float]], leaf: Any) -> bool:
-    if not is_number(leaf):
-        return False
-    number = exact_double(leaf)
-    if number is None:
-        return False
-    for op, bound in bounds:
-        if not (
-            (op == "=" and number == bound)
-            or (op == "<" and number < bound)
-            or (op == "<=" and number <= bound)
-            or (op == ">" and number > bound)
-            or (op == ">=" and number >= bound)
-        ):
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "=": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}  # fmt: skip
+
+
+def _in_range(bounds: list[tuple[Callable[[float, float], bool], float]], leaf: Any) -> bool:
+    if type(leaf) is int and -_EXACT_INT <= leaf <= _EXACT_INT:
+        number: float | int | None = leaf  # exactly a double; int-float comparison is exact
+    elif is_number(leaf):
+        number = exact_double(leaf)
+        if number is None:
             return False
-    return True
+    else:
+        return False
+    return all(compare(number, bound) for compare, bound in bounds)
 
 
-def _in_network(network: ipaddress.IPv4Network | ipaddress.IPv6Network, leaf: str) -> bool:
+_IP_CHARS = frozenset("0123456789abcdefABCDEF.:")
+_PARSE_IP_STEPS = 8  # parsing an address costs about as much as 8 leaves
+
+
+def _in_network(
+    network: ipaddress.IPv4Network | ipaddress.IPv6Network, leaf: str, budget: Budget
+) -> bool:
+    if not 2 <= len(leaf) <= 45 or not _IP_CHARS.issuperset(leaf):
+        return False
+    budget.spend(_PARSE_IP_STEPS)
     try:
         address = ipaddress.ip_address(leaf)
     except ValueError:
@@ -451,7 +464,7 @@ def match_leaf(leaf: Leaf, value: Any, budget: Budget) -> bool:
         if present in leaf.exists:
             return True
     strings, numbers, literals, tests = leaf.strings, leaf.numbers, leaf.literals, leaf.tests
-    cost = 1 + len(tests)
+    cost = 1 + OPERATOR_STEPS * len(tests)
     spent = 0
     try:
         for scalar in leaves(value):

@@ -239,6 +239,10 @@ def _check_matcher(matcher: Any, path: str) -> None:
 def _check_string(arg: Any, path: str, op: str) -> None:
     if not isinstance(arg, str):
         raise _Invalid(path, f"{op} takes a string")
+    try:
+        arg.encode()
+    except UnicodeEncodeError as err:
+        raise _Invalid(path, f"{op} takes text without lone surrogates") from err
 
 
 def _check_text_or_ignore_case(arg: Any, path: str, op: str) -> None:
