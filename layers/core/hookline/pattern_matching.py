@@ -332,15 +332,14 @@ _COMPARE: dict[str, Callable[[float, float], bool]] = {
 
 
 def _in_range(bounds: list[tuple[Callable[[float, float], bool], float]], leaf: Any) -> bool:
+    number: float | None
     if type(leaf) is int and -_EXACT_INT <= leaf <= _EXACT_INT:
-        number: float | int | None = leaf  # exactly a double; int-float comparison is exact
+        number = leaf  # exactly a double; an int compares with a float exactly
     elif is_number(leaf):
         number = exact_double(leaf)
-        if number is None:
-            return False
     else:
         return False
-    return all(compare(number, bound) for compare, bound in bounds)
+    return number is not None and all(compare(number, bound) for compare, bound in bounds)
 
 
 _IP_CHARS = frozenset("0123456789abcdefABCDEF.:")
