@@ -99,7 +99,7 @@ def event_document(
                 f"the payload nests deeper than {_DOCUMENT_LIMITS.body_max_depth} levels "
                 "(limit payload_max_depth), so it is not read"
                 if err.limit == "body_max_depth"
-                else f"the payload holds an integer of more than "
+                else f"the payload holds a number of more than "
                 f"{_DOCUMENT_LIMITS.max_integer_digits} digits, so it is not read"
             )
         except ValueError:
