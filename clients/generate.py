@@ -13,6 +13,7 @@ clients differ from what this script makes of the current document.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -94,6 +95,11 @@ def install(fresh: Path) -> None:
         (python / path).parent.mkdir(parents=True, exist_ok=True)
         (python / path).write_bytes(content)
     shutil.copy(fresh / "typescript" / TS_SCHEMA, TS / TS_SCHEMA)
+    # The npm package carries the document's version, as the Python client does.
+    manifest = TS / "package.json"
+    package = json.loads(manifest.read_text())
+    package["version"] = json.loads(DOCUMENT.read_text())["info"]["version"]
+    manifest.write_text(json.dumps(package, indent=2) + "\n")
 
 
 def main() -> None:
