@@ -61,7 +61,7 @@ bench-chaos: install
 	$(BIN)/python bench/chaos.py --events 10000
 
 # The typed clients from docs/openapi.json (decision 0064): clients/python (openapi-python-client)
-# and clients/typescript/src/schema.d.ts (openapi-typescript). Regenerate docs/openapi.json first
+# and clients/typescript/src/schema.ts (openapi-typescript). Regenerate docs/openapi.json first
 # when the routes change (tests/integration/test_api_openapi.py says how).
 clients: install
 	$(BIN)/python clients/generate.py
@@ -70,8 +70,8 @@ clients: install
 # client, the TypeScript client's npm tarball, all in dist/; twine checks what PyPI would.
 dist: install
 	rm -rf dist
-	$(BIN)/python -m build --outdir dist .
-	$(BIN)/python -m build --outdir dist clients/python
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/python -m build --no-isolation --outdir dist clients/python
 	$(BIN)/twine check --strict dist/*.whl dist/*.tar.gz
 	cd clients/typescript && npm run build && npm pack --pack-destination ../../dist
 

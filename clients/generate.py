@@ -4,7 +4,7 @@
     python clients/generate.py --out DIR     # generate into DIR/python and DIR/typescript
 
 clients/python is made whole by openapi-python-client (config and templates in
-clients/generator/python); clients/typescript/src/schema.d.ts by openapi-typescript (from
+clients/generator/python); clients/typescript/src/schema.ts by openapi-typescript (from
 clients/typescript/node_modules: `npm ci` there first). The files in HAND_WRITTEN are not
 generated and are kept as they are; tests/unit/test_clients.py fails when the committed
 clients differ from what this script makes of the current document.
@@ -26,7 +26,7 @@ CLIENTS = REPO / "clients"
 DOCUMENT = REPO / "docs" / "openapi.json"
 GENERATOR = CLIENTS / "generator" / "python"
 TS = CLIENTS / "typescript"
-TS_SCHEMA = Path("src") / "schema.d.ts"
+TS_SCHEMA = Path("src") / "schema.ts"
 
 # Paths under clients/python that people write; everything else there is generated.
 HAND_WRITTEN = {Path("hookline_client") / "auth.py"}
@@ -52,7 +52,7 @@ def generate_python(out: Path) -> None:
 
 
 def generate_typescript(out: Path) -> None:
-    """openapi-typescript's types for the document, as `out`/src/schema.d.ts."""
+    """openapi-typescript's types for the document, as `out`/src/schema.ts."""
     binary = TS / "node_modules" / ".bin" / "openapi-typescript"
     if not binary.exists():
         raise SystemExit(f"{binary} is missing: run `npm ci` in {TS}")

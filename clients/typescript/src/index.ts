@@ -1,6 +1,6 @@
 /**
  * The Hookline management API from TypeScript: `paths` and `components` are generated from
- * docs/openapi.json by openapi-typescript (src/schema.d.ts, `make clients`: never edit it);
+ * docs/openapi.json by openapi-typescript (src/schema.ts, `make clients`: never edit it);
  * calls go through openapi-fetch, typed by those paths. This file is the hand-written part:
  * how a client authenticates.
  *
