@@ -35,7 +35,8 @@ def emf_documents(out: str) -> list[dict[str, Any]]:
 
 
 def values_by_kind(documents: list[dict[str, Any]]) -> dict[tuple[str, str], int]:
-    """{(kind, metric): how many values} over the documents that carry delivery metrics."""
+    """{(kind, metric): how many} over the documents that carry delivery metrics: a count's
+    sum, a latency's number of values."""
     counts: dict[tuple[str, str], int] = {}
     for doc in documents:
         [directive] = doc["_aws"]["CloudWatchMetrics"]
@@ -46,7 +47,9 @@ def values_by_kind(documents: list[dict[str, Any]]) -> dict[tuple[str, str], int
         assert [sorted(d) for d in directive["Dimensions"]] == [["kind", "service"]], doc
         for name in names:
             values = doc[name] if isinstance(doc[name], list) else [doc[name]]
-            counts[(doc["kind"], name)] = counts.get((doc["kind"], name), 0) + len(values)
+            # counts are summed per batch (decision 0065); latencies are one value per attempt
+            n = len(values) if name == "DeliveryLatencyMs" else int(sum(values))
+            counts[(doc["kind"], name)] = counts.get((doc["kind"], name), 0) + n
     return counts
 
 

@@ -9,7 +9,7 @@ Hookline` the total, with `GROUP BY kind` the split."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
@@ -41,18 +41,23 @@ class DeliveryMetrics:
         self._by_kind[kind].append(handled)
 
     def flush(self) -> None:
-        """Print one EMF document per kind seen, and forget them."""
+        """Print one EMF document per kind seen, and forget them. Counts are summed per batch
+        (one value each) and latencies kept one value per attempt: a value list of 1.0s per
+        message was a third of the deliver function's log bytes (decision 0065)."""
         for kind, handled in sorted(self._by_kind.items()):
             emf = EphemeralMetrics(namespace=NAMESPACE, service=SERVICE)
             emf.add_dimension(name="kind", value=kind)
+            counts: Counter[str] = Counter()
             for one in handled:
-                emf.add_metric(name=OUTCOME_METRICS[one.result], unit=MetricUnit.Count, value=1)
+                counts[OUTCOME_METRICS[one.result]] += 1
                 if one.attempt is not None:
-                    emf.add_metric(name="DeliveryAttempts", unit=MetricUnit.Count, value=1)
+                    counts["DeliveryAttempts"] += 1
                     emf.add_metric(
                         name="DeliveryLatencyMs",
                         unit=MetricUnit.Milliseconds,
                         value=one.attempt.duration_ms,
                     )
+            for name, count in counts.items():
+                emf.add_metric(name=name, unit=MetricUnit.Count, value=count)
             emf.flush_metrics()
         self._by_kind.clear()
