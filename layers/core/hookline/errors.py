@@ -81,3 +81,9 @@ class ArchiveUnavailable(HooklineError):
 
 class DeliveryStillOpen(Conflict):
     """A delivery of rows about to be removed is unfinished: nothing of them is removed."""
+
+
+class EndpointAuthFailed(HooklineError):
+    """An endpoint's own authentication could not be set up for an attempt: its OAuth2 token
+    endpoint failed or answered garbage, or its TLS material did not load. The attempt fails
+    with this message as its reason (never the client secret or the key)."""

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from hookline.catchup import CatchupContext, run_catchup
 from hookline.db import Database
+from hookline.endpoint_auth.expiry import announce_expiring_certificates
 from hookline.fanout import FanoutOptions, run_fanout
 from hookline.ids import new_id
 from hookline.queues import DeliveryQueues
@@ -188,6 +189,9 @@ class Reconciler:
         if self.sweep_replays is not None:
             repairs.update(self.sweep_replays())
 
+        repairs["certificates_expiring"] = announce_expiring_certificates(
+            self.db, report.started_at
+        )
         fanout = run_fanout(self.db, self.queues, self.options.fanout, keep_going=keep_going)
         repairs["enqueued"] = fanout.enqueued
         report.findings["fanned_out_on_time"] = fanout.events
