@@ -426,3 +426,31 @@ def test_a_portal_edit_without_its_csrf_token_is_refused(
     assert refused.status == 403 and "expired" in text(refused)
     assert not endpoint_service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["description"]
     assert [e["action"] for e in audit(db, "endpoint")] == ["create"]
+
+
+def test_the_endpoint_page_shows_its_auth_and_an_ed25519_rotation_shows_the_public_key(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    # Given an Ed25519 endpoint with an OAuth2 client and a client certificate (decision 0067)
+    from tests.support.endpoint_auth import TestCA
+
+    ca = TestCA()
+    issued = ca.issue("hookline-client", server=False)
+    tenant = operator.add_tenant(db, pipeline.config, name="bank", group="standard")["id"]
+    endpoint = operator.add_endpoint(
+        db, get_settings(), tenant_id=tenant, url=sink.url("/bank"), signing="ed25519",
+        auth={"type": "oauth2_client_credentials", "token_url": sink.url("/token"),
+              "client_id": "hookline", "client_secret": "console-never-shows"},
+        tls={"client_certificate": issued.certificate, "client_key": issued.key},
+    )  # fmt: skip
+    # When the operator opens it, then rotates its signing key
+    shown = text(console.get(f"/console/endpoints/{endpoint['id']}"))
+    rotated = text(console.post(f"/console/endpoints/{endpoint['id']}/rotate", {}))
+    # Then the page names the scheme, the public key, the OAuth2 client and the certificate's
+    # expiry, never the secret or the key; the rotation shows the new public key, not "None"
+    assert 'id="signing">Ed25519 (v1a)<' in shown
+    assert endpoint["public_keys"][0] in shown
+    assert "client hookline at" in shown and "CN=hookline-client, expires 20" in shown
+    assert "console-never-shows" not in shown and "PRIVATE KEY" not in shown
+    key = re.search(r'<code id="public-key">(whpk_[^<]+)</code>', rotated)
+    assert key and key.group(1) != endpoint["public_keys"][0] and "None" not in rotated
