@@ -87,3 +87,18 @@ class EndpointAuthFailed(HooklineError):
     """An endpoint's own authentication could not be set up for an attempt: its OAuth2 token
     endpoint failed or answered garbage, or its TLS material did not load. The attempt fails
     with this message as its reason (never the client secret or the key)."""
+
+
+# A contained failure's reason is shown in the API, the console and an attempt's record:
+# short, and never a whole payload.
+REASON_CHARS = 300
+
+
+def failure_reason(where: str, err: BaseException) -> str:
+    """The reason recorded for a failure contained to one event or delivery (decision 0059):
+    `where` it failed, the exception's class and the first line of its message, bounded, with
+    any NUL removed (Postgres text cannot hold one). Never a trace."""
+    lines = str(err).replace("\x00", "").splitlines()
+    message = lines[0] if lines else ""
+    text = f"{where}: {type(err).__name__}" + (f": {message}" if message else "")
+    return text[:REASON_CHARS]
