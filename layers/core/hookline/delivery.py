@@ -230,11 +230,15 @@ class Deliverer:
         total = self.options.timeout_seconds
         try:
             headers = self._headers(job, secrets, timestamp, payload, content_type)
-            timeout = httpx.Timeout(total, connect=self.options.connect_timeout_seconds)
             client = self.endpoint_auth.client(job.endpoint_id, credentials)
             rejected: str | None = None
             while True:  # twice at most: a 401 to an OAuth2 token fetches a new one, once
                 sent = self.endpoint_auth.authorize(job.endpoint_id, credentials, headers, rejected)
+                # A token fetch and a repeat after a 401 share the attempt's time (its lease).
+                left = max(began + total - time.monotonic(), 0.001)
+                timeout = httpx.Timeout(
+                    left, connect=min(left, self.options.connect_timeout_seconds)
+                )
                 with client.stream(
                     "POST", job.url, content=payload, headers=sent, timeout=timeout
                 ) as response:
