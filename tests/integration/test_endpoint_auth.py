@@ -10,9 +10,9 @@ import pytest
 
 import hookline
 from hookline.config import HooklineConfig
-from hookline.endpoint_auth.expiry import announce_expiring_certificates
 from hookline.management import endpoint_service
 from hookline.management.endpoint_models import Endpoint
+from hookline.runtime import build_reconciler
 from hookline.settings import get_settings
 from tests.support import operator
 from tests.support.endpoint_auth import CLIENT_ID, CLIENT_SECRET, TestCA, serve_mtls, token_server
@@ -185,11 +185,12 @@ def test_a_certificate_near_its_expiry_is_announced_once_as_an_operational_event
             db, settings, tenant_id=tenant, url=sink.url("/x"),
             tls={"client_certificate": cert.certificate, "client_key": cert.key},
         )  # fmt: skip
-    # When the reconciler's check runs, twice
+    # When the reconciler runs, twice
+    reconciler = build_reconciler(settings, db)
+    runs = [reconciler.run(trigger="test"), reconciler.run(trigger="test")]
     now = datetime.now(UTC)
-    counts = [announce_expiring_certificates(db, now), announce_expiring_certificates(db, now)]
     # Then one `endpoint.certificate_expiring` event was published, for the 10-day one only
-    assert counts == [1, 0]
+    assert [r.repairs["certificates_expiring"] for r in runs] == [1, 0]
     with db.connection() as conn:
         events = conn.execute(
             "SELECT convert_from(payload, 'UTF8')::jsonb AS p FROM events WHERE type = %s",
@@ -199,3 +200,6 @@ def test_a_certificate_near_its_expiry_is_announced_once_as_an_operational_event
     assert events[0]["p"]["certificate_subject"] == "CN=soon"
     assert events[0]["p"]["days_left"] in (9, 10)
     assert datetime.fromisoformat(events[0]["p"]["certificate_expires_at"]) - now < timedelta(11)
+    # And the first run's fan-out sent it to the tenant's endpoints, like any operational event
+    pipeline.run_until(lambda: len(sink.requests("/x")) == 2)
+    assert {r.body.count(b"CN=soon") for r in sink.requests("/x")} == {1}
