@@ -57,11 +57,13 @@ def test_a_body_that_cannot_be_built_is_a_failed_attempt_and_the_batch_delivers(
     # When the pipeline delivers them (one SQS batch)
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1, "failed": 1})
     # Then B's event reached B, and A's delivery failed with one recorded attempt naming why
+    # (the deep payload is absent from the event's document: decision 0060)
     assert len(sink.requests("/b")) == 1
     assert sink.requests("/a") == []
     failed = pipeline.delivery(event_id=deep)
     [attempt] = pipeline.attempts(failed["id"])
-    assert attempt["error_class"].startswith("body: ")
+    assert attempt["error_class"].startswith("transform: $.payload (<a>) is not in the event")
+    assert "deeper than 64 levels" in attempt["error_class"]
     assert failed["attempt_count"] == 1 and failed["last_error"] == attempt["error_class"]
 
 
@@ -93,20 +95,22 @@ def test_a_step_that_raises_is_an_error_of_the_report_and_the_others_still_run(
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
 
 
-def test_a_late_deep_event_is_quarantined_and_the_reconciler_repairs_the_rest(
+def test_a_late_costly_event_is_quarantined_and_the_reconciler_repairs_the_rest(
     pipeline: Pipeline, db: Database, sink: Sink
 ) -> None:
-    # Given tenant A's deep event and tenant B's event, both late for fan-out, and a content
-    # filter on each tenant's endpoint
+    # Given tenant A's event over its filter budget (200 prefixes over 5,000 strings:
+    # decision 0060) and tenant B's event, both late for fan-out, and a content filter on
+    # each tenant's endpoint
     config = HooklineConfig()
     a = operator.add_tenant(db, config, name="prober", group="standard")["id"]
     b = operator.add_tenant(db, config, name="bystander", group="standard")["id"]
     anything = {"payload": {"amount": [{"exists": True}]}}
+    prefixes = {"payload": {"x": [{"prefix": f"p{i}"} for i in range(200)]}}
     operator.add_endpoint(db, get_settings(), tenant_id=a, url=sink.url("/a"),
-                          content_filter=anything)  # fmt: skip
+                          content_filter=prefixes)  # fmt: skip
     operator.add_endpoint(db, get_settings(), tenant_id=b, url=sink.url("/b"),
                           content_filter=anything)  # fmt: skip
-    deep = store_deep(db, a)
+    costly = publish(db, a, {"x": ["y"] * 5000})
     publish(db, b, {"amount": 1})
     with db.connection() as conn:
         conn.execute("UPDATE outbox SET created_at = now() - interval '1 hour'")
@@ -119,7 +123,7 @@ def test_a_late_deep_event_is_quarantined_and_the_reconciler_repairs_the_rest(
     assert "errors" not in report.findings
     with db.connection() as conn:
         [row] = conn.execute("SELECT event_id, stage FROM fanout_quarantine").fetchall()
-    assert (row["event_id"], row["stage"]) == (deep, "fanout")
+    assert (row["event_id"], row["stage"]) == (costly, "fanout")
     # And B's event is delivered
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
     assert len(sink.requests("/b")) == 1

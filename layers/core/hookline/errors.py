@@ -37,6 +37,11 @@ class SignInRequired(SessionInvalid):
     Cognito: the browser is sent to sign in."""
 
 
+class KeyRequired(SignInRequired):
+    """A console request on the dev stack without its operator key (the one `/v1` takes):
+    the browser is sent to the key's sign-in page (decision 0061)."""
+
+
 class Unauthorized(HooklineError):
     """A management request without an authenticated identity (403)."""
 
@@ -87,6 +92,13 @@ class EndpointAuthFailed(HooklineError):
     """An endpoint's own authentication could not be set up for an attempt: its OAuth2 token
     endpoint failed or answered garbage, or its TLS material did not load. The attempt fails
     with this message as its reason (never the client secret or the key)."""
+
+
+class EvaluationBudgetExceeded(BadRequest):
+    """Evaluating what a tenant configured (a content filter, an input transformer) on one
+    event went over its budget of steps or rendered bytes (docs/decisions/0060). It fails
+    closed: the event is not delivered through it, and the reason is recorded; a caller
+    who asked (preview) gets 400."""
 
 
 # A contained failure's reason is shown in the API, the console and an attempt's record:
