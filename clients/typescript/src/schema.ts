@@ -484,11 +484,29 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The tenant's portal links: used, revoked, expired or open (never their tokens) */
+        get: operations["listLinks"];
         put?: never;
         /** A short-lived link that opens the tenant's portal */
         post: operations["createPortalLink"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tenants/{tenant_id}/portal-links/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a portal link; the session it opened ends */
+        delete: operations["revokeLink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1144,7 +1162,7 @@ export interface components {
         };
         /**
          * PortalLink
-         * @description A portal link: open it within `expires_at`.
+         * @description A portal link: open it once, within `expires_at`; `id` revokes it.
          */
         PortalLink: {
             /**
@@ -1152,6 +1170,8 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+            /** Id */
+            id: string;
             /** Url */
             url: string;
         };
@@ -1162,7 +1182,7 @@ export interface components {
         PortalLinkCreate: {
             /**
              * Base Url
-             * @description where the portal is served (default: this API's own address)
+             * @description where the portal is served: this API's own address (the default) or one the operator lists in HOOKLINE_PORTAL_BASE_URLS
              */
             base_url?: string | null;
             /**
@@ -1171,6 +1191,56 @@ export interface components {
              * @default 3600
              */
             ttl_seconds?: number;
+        };
+        /**
+         * PortalLinkPage
+         * @description A page of portal links, newest first.
+         */
+        PortalLinkPage: {
+            /** Items */
+            items: components["schemas"]["PortalLinkState"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /**
+         * PortalLinkRevoked
+         * @description A revoked link, and how many sessions it opened that ended.
+         */
+        PortalLinkRevoked: {
+            /** Id */
+            id: string;
+            /** Revoked */
+            revoked: boolean;
+            /** Sessions Ended */
+            sessions_ended: number;
+        };
+        /**
+         * PortalLinkState
+         * @description A portal link as recorded (its token is never kept).
+         */
+        PortalLinkState: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /** Id */
+            id: string;
+            /** Live Sessions */
+            live_sessions: number;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Tenant Id */
+            tenant_id: string;
+            /** Used At */
+            used_at: string | null;
         };
         /**
          * Problem
@@ -5056,6 +5126,87 @@ export interface operations {
             };
         };
     };
+    listLinks: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a page */
+                cursor?: string | null;
+                /** @description page size */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLinkPage"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createPortalLink: {
         parameters: {
             query?: never;
@@ -5109,6 +5260,83 @@ export interface operations {
             };
             /** @description Conflict (an Idempotency-Key reused or in progress) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_id: string;
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLinkRevoked"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -53,6 +53,9 @@ from .list_deliveries_state_type_0 import ListDeliveriesStateType0
 from .list_replays_state_type_0 import ListReplaysStateType0
 from .portal_link import PortalLink
 from .portal_link_create import PortalLinkCreate
+from .portal_link_page import PortalLinkPage
+from .portal_link_revoked import PortalLinkRevoked
+from .portal_link_state import PortalLinkState
 from .problem import Problem
 from .problem_errors_type_0_item import ProblemErrorsType0Item
 from .published import Published
@@ -150,6 +153,9 @@ __all__ = (
     "ListReplaysStateType0",
     "PortalLink",
     "PortalLinkCreate",
+    "PortalLinkPage",
+    "PortalLinkRevoked",
+    "PortalLinkState",
     "Problem",
     "ProblemErrorsType0Item",
     "Published",
