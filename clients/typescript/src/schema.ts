@@ -484,11 +484,29 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The tenant's portal links: used, revoked, expired or open (never their tokens) */
+        get: operations["listLinks"];
         put?: never;
         /** A short-lived link that opens the tenant's portal */
         post: operations["createPortalLink"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tenants/{tenant_id}/portal-links/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a portal link; the session it opened ends */
+        delete: operations["revokeLink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -530,6 +548,20 @@ export interface components {
             items: components["schemas"]["Attempt"][];
             /** Next Cursor */
             next_cursor?: string | null;
+        };
+        /**
+         * ClientTls
+         * @description Mutual TLS (decision 0067): a client certificate and its key (PEM), a private CA bundle
+         *     (PEM) the endpoint's server certificate must chain to, or both. The key is sealed at rest
+         *     and never shown again.
+         */
+        ClientTls: {
+            /** Ca Bundle */
+            ca_bundle?: string | null;
+            /** Client Certificate */
+            client_certificate?: string | null;
+            /** Client Key */
+            client_key?: string | null;
         };
         /**
          * Delivery
@@ -590,6 +622,7 @@ export interface components {
          * @description An endpoint (never with its secrets).
          */
         Endpoint: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -635,14 +668,26 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -659,6 +704,7 @@ export interface components {
          *     }
          */
         EndpointCreate: {
+            auth?: components["schemas"]["OAuth2ClientCredentials"] | null;
             /**
              * Content Filter
              * @description An EventBridge event pattern over {type, tenant_id, source_id, payload}; events it does not match get no delivery (docs/decisions/0044).
@@ -711,10 +757,18 @@ export interface components {
             retry_on_4xx?: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @description Standard Webhooks `v1` HMAC signatures under a `whsec_` secret (returned once), or `v1a` Ed25519 signatures under a key pair whose public key is returned.
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Target */
             target?: string | null;
             /** Tenant Id */
             tenant_id?: string | null;
+            tls?: components["schemas"]["ClientTls"] | null;
             /** Url */
             url?: string | null;
         };
@@ -724,6 +778,7 @@ export interface components {
          *     with its Idempotency-Key answers null and `secret_note`).
          */
         EndpointCreated: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -769,21 +824,36 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
-            /** Secret */
+            /**
+             * Secret
+             * @description The `whsec_` secret; null for Ed25519 signing (verify with `public_keys`; the private key is never shown)
+             */
             secret: string | null;
             /**
              * Secret Note
              * @description Set (and `secret` null) when this is a kept answer replayed for its Idempotency-Key: the secret was shown once, in the first answer (docs/decisions/0028).
              */
             secret_note?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -793,6 +863,7 @@ export interface components {
          *     readable.
          */
         EndpointDeleted: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -843,14 +914,26 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -913,22 +996,31 @@ export interface components {
         };
         /**
          * EndpointRotated
-         * @description The new signing secret, shown this once; earlier ones sign until
-         *     `previous_secrets_expire_at`.
+         * @description The new signing secret, shown this once (or, for Ed25519 signing, the new public key);
+         *     earlier ones sign until `previous_secrets_expire_at`.
          */
         EndpointRotated: {
             /** Id */
             id: string;
             /** Previous Secrets Expire At */
             previous_secrets_expire_at: string | null;
+            /** Public Key */
+            public_key?: string | null;
             /** Secret */
-            secret: string;
+            secret: string | null;
         };
         /**
          * EndpointUpdate
          * @description The fields to change; absent fields keep their value.
          */
         EndpointUpdate: {
+            /** @description Replaces the whole OAuth2 client, its secret included. */
+            auth?: components["schemas"]["OAuth2ClientCredentials"] | null;
+            /**
+             * Clear Auth
+             * @default false
+             */
+            clear_auth?: boolean;
             /**
              * Clear Content Filter
              * @default false
@@ -944,6 +1036,11 @@ export interface components {
              * @default false
              */
             clear_rate_limit?: boolean;
+            /**
+             * Clear Tls
+             * @default false
+             */
+            clear_tls?: boolean;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -972,6 +1069,8 @@ export interface components {
             retry_on_4xx?: boolean | null;
             /** Role Arn */
             role_arn?: string | null;
+            /** @description Replaces the whole TLS material, its key included. */
+            tls?: components["schemas"]["ClientTls"] | null;
             /** Url */
             url?: string | null;
         };
@@ -1143,8 +1242,49 @@ export interface components {
             } | null;
         };
         /**
+         * OAuth2ClientCredentials
+         * @description OAuth2 client credentials (decision 0067): a token from `token_url` (fetched through
+         *     the SSRF guard, the client authenticating with HTTP Basic) is sent as `Authorization:
+         *     Bearer`. The client secret is sealed at rest and never shown again.
+         */
+        OAuth2ClientCredentials: {
+            /** Audience */
+            audience?: string | null;
+            /** Client Id */
+            client_id: string;
+            /** Client Secret */
+            client_secret: string;
+            /** Scope */
+            scope?: string | null;
+            /** Token Url */
+            token_url: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "oauth2_client_credentials";
+        };
+        /**
+         * OAuth2Shown
+         * @description An endpoint's OAuth2 client as the API shows it: never the client secret.
+         */
+        OAuth2Shown: {
+            /** Audience */
+            audience?: string | null;
+            /** Client Id */
+            client_id: string;
+            /** Has Client Secret */
+            has_client_secret: boolean;
+            /** Scope */
+            scope?: string | null;
+            /** Token Url */
+            token_url: string;
+            /** Type */
+            type: string;
+        };
+        /**
          * PortalLink
-         * @description A portal link: open it within `expires_at`.
+         * @description A portal link: open it once, within `expires_at`; `id` revokes it.
          */
         PortalLink: {
             /**
@@ -1152,6 +1292,8 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+            /** Id */
+            id: string;
             /** Url */
             url: string;
         };
@@ -1162,7 +1304,7 @@ export interface components {
         PortalLinkCreate: {
             /**
              * Base Url
-             * @description where the portal is served (default: this API's own address)
+             * @description where the portal is served: this API's own address (the default) or one the operator lists in HOOKLINE_PORTAL_BASE_URLS
              */
             base_url?: string | null;
             /**
@@ -1171,6 +1313,56 @@ export interface components {
              * @default 3600
              */
             ttl_seconds?: number;
+        };
+        /**
+         * PortalLinkPage
+         * @description A page of portal links, newest first.
+         */
+        PortalLinkPage: {
+            /** Items */
+            items: components["schemas"]["PortalLinkState"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /**
+         * PortalLinkRevoked
+         * @description A revoked link, and how many sessions it opened that ended.
+         */
+        PortalLinkRevoked: {
+            /** Id */
+            id: string;
+            /** Revoked */
+            revoked: boolean;
+            /** Sessions Ended */
+            sessions_ended: number;
+        };
+        /**
+         * PortalLinkState
+         * @description A portal link as recorded (its token is never kept).
+         */
+        PortalLinkState: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /** Id */
+            id: string;
+            /** Live Sessions */
+            live_sessions: number;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Tenant Id */
+            tenant_id: string;
+            /** Used At */
+            used_at: string | null;
         };
         /**
          * Problem
@@ -1766,6 +1958,23 @@ export interface components {
             delivery_id: string;
             /** Event Id */
             event_id: string;
+        };
+        /**
+         * TlsShown
+         * @description An endpoint's TLS material as the API shows it: never the key.
+         */
+        TlsShown: {
+            /**
+             * Certificate Expires At
+             * @description The client certificate's expiry; `endpoint.certificate_expiring` is published 14 days before.
+             */
+            certificate_expires_at?: string | null;
+            /** Certificate Subject */
+            certificate_subject?: string | null;
+            /** Has Ca Bundle */
+            has_ca_bundle: boolean;
+            /** Has Client Certificate */
+            has_client_certificate: boolean;
         };
     };
     responses: never;
@@ -5056,6 +5265,87 @@ export interface operations {
             };
         };
     };
+    listLinks: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a page */
+                cursor?: string | null;
+                /** @description page size */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLinkPage"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createPortalLink: {
         parameters: {
             query?: never;
@@ -5109,6 +5399,83 @@ export interface operations {
             };
             /** @description Conflict (an Idempotency-Key reused or in progress) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_id: string;
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLinkRevoked"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

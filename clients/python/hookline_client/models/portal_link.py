@@ -12,19 +12,23 @@ T = TypeVar("T", bound="PortalLink")
 
 @_attrs_define
 class PortalLink:
-    """A portal link: open it within `expires_at`.
+    """A portal link: open it once, within `expires_at`; `id` revokes it.
 
     Attributes:
         expires_at (datetime.datetime):
+        id (str):
         url (str):
     """
 
     expires_at: datetime.datetime
+    id: str
     url: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         expires_at = self.expires_at.isoformat()
+
+        id = self.id
 
         url = self.url
 
@@ -33,6 +37,7 @@ class PortalLink:
         field_dict.update(
             {
                 "expires_at": expires_at,
+                "id": id,
                 "url": url,
             }
         )
@@ -44,10 +49,13 @@ class PortalLink:
         d = dict(src_dict)
         expires_at = datetime.datetime.fromisoformat(d.pop("expires_at"))
 
+        id = d.pop("id")
+
         url = d.pop("url")
 
         portal_link = cls(
             expires_at=expires_at,
+            id=id,
             url=url,
         )
 

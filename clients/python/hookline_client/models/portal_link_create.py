@@ -15,7 +15,8 @@ class PortalLinkCreate:
     """A link to one tenant's portal (docs/decisions/0042).
 
     Attributes:
-        base_url (None | str | Unset): where the portal is served (default: this API's own address)
+        base_url (None | str | Unset): where the portal is served: this API's own address (the default) or one the
+            operator lists in HOOKLINE_PORTAL_BASE_URLS
         ttl_seconds (int | Unset): how long it opens Default: 3600.
     """
 

@@ -6,6 +6,8 @@
 -- in the backend, where the proxy sees no session state: a call is an ordinary statement.
 -- The bodies are the named statements of sql/deliveries.sql and sql/delivery_batches.sql
 -- (fan_out_and_claim, claim_deliveries_to_send, record_deliveries_delivered), which call them.
+-- hookline_claim_batch returns the endpoint auth columns that migration 0023 adds (a PL/pgSQL
+-- body is resolved when first called, so the order of the two migrations does not matter).
 
 CREATE FUNCTION hookline_fan_out_round(p_limit integer, p_deadline interval, p_lease interval,
                                        p_due_limit integer)
@@ -84,7 +86,8 @@ RETURNS TABLE (id text, attempt_count integer, deadline_at timestamptz, created_
                tenant_id text, event_id text, tenant_group text, enqueue_seq integer,
                claimed_until timestamptz, endpoint_id text, url text, headers jsonb,
                retry_on_4xx boolean, enabled boolean, deleted boolean, input_transformer jsonb,
-               kind text, role_arn text, destination jsonb, external_id text, sendable boolean,
+               kind text, role_arn text, destination jsonb, auth jsonb, auth_secret text,
+               tls jsonb, tls_key text, external_id text, sendable boolean,
                event_type text, payload bytea, content_type text, source_id text,
                secrets text[], wait_seconds double precision)
 LANGUAGE plpgsql AS $$
@@ -108,7 +111,7 @@ WITH opts AS MATERIALIZED (
               d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
               p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
               p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
-              p.kind, p.role_arn, p.destination,
+              p.kind, p.role_arn, p.destination, p.auth, p.auth_secret, p.tls, p.tls_key,
               (SELECT t.external_id FROM tenants t WHERE t.id = d.tenant_id) AS external_id,
               p.enabled AND p_now < d.deadline_at AS sendable,
               e.type AS event_type, e.payload, e.content_type, e.source_id
