@@ -34,11 +34,11 @@ def sqs_event(bodies: list[str]) -> dict[str, Any]:
 
 
 def queued_messages(pipeline: Any, db: Any, sink: Any, count: int) -> list[str]:
-    """`count` events of a new tenant fanned out to one endpoint (its cap `count`): their
-    queue messages."""
+    """`count` events of a new tenant fanned out to one endpoint whose cap is far above
+    `count` (this file is about statements and copies, not caps): their queue messages."""
     tenant = operator.add_tenant(db, HooklineConfig(), name="batch", group="standard")["id"]
     operator.add_endpoint(
-        db, get_settings(), tenant_id=tenant, url=sink.url("/batch"), max_concurrency=count
+        db, get_settings(), tenant_id=tenant, url=sink.url("/batch"), max_concurrency=100
     )
     with db.connection() as conn, conn.transaction():
         for n in range(count):
@@ -70,7 +70,7 @@ def test_a_batch_costs_one_claim_and_one_record_statement(
     statements = [text for _, text in statement_log()[before:]]
     # Then each delivery was sent once and is delivered, the copy skipped, nothing deferred
     assert answer == {"batchItemFailures": []}
-    assert len(sink.requests("/batch")) == 10
+    assert len(sink.requests("/batch")) == 10, pipeline.states()
     assert pipeline.states() == {"delivered": 10}
     # And the database saw one claim and one record statement for the whole batch
     claims = [s for s in statements if "hookline_claim_batch" in s]

@@ -78,6 +78,33 @@ def test_the_ledger_refuses_updates(database_url, db, tenant):
         conn.execute("UPDATE events SET type = 'b'")
 
 
+def _fan_out_round_inline() -> str:
+    """hookline_fan_out_round's body (migration 0022) as one statement of before 0011: its
+    parameters as placeholders, a random delivery id and the old (event, endpoint) constraint,
+    no content filters (0014)."""
+    from pathlib import Path
+
+    text = (
+        Path(__file__).resolve().parents[2]
+        / "layers/core/hookline/migrations/0022_hot_path_functions.sql"
+    ).read_text()
+    body = text.split("RETURN QUERY", 1)[1].split(";\nEND $$;", 1)[0]
+    for name in ("limit", "deadline", "lease", "due_limit"):
+        body = body.replace(f"p_{name}", f"%({name})s")
+    return (
+        body.replace("hookline_delivery_id(e.id, p.id)", "hookline_id('dlv')")
+        .replace(
+            "ON CONFLICT (id) DO NOTHING",
+            "ON CONFLICT ON CONSTRAINT deliveries_event_endpoint DO NOTHING",
+        )
+        .replace("AND p.content_filter IS NOT NULL", "AND false")
+    )
+
+
+def _not_yet(*_args: object, **_kwargs: object) -> None:
+    raise RuntimeError("the batch statements' functions come with migration 0022")
+
+
 def _statements_before_partitioning() -> dict[str, str]:
     """The named queries as they were before migration 0011 (from git history): the pipeline
     that filled a database of that version."""
@@ -159,6 +186,9 @@ def test_a_database_full_of_pipeline_data_converts_to_partitions_without_losing_
     from tests.support.pipeline import Pipeline
 
     old_statements = _statements_before_partitioning()
+    # The hot path's functions (migration 0022) came after partitioning: the fan-out round runs
+    # as its inline body, and each deliver batch falls back to the per-message claim and record
+    old_statements["fan_out_and_claim"] = _fan_out_round_inline()
     # Statements added since, in the form they would have had before partitioning: a random
     # delivery id, and the (event, endpoint) constraint the migration replaced
     for name, text in queries().items():
@@ -179,6 +209,8 @@ def test_a_database_full_of_pipeline_data_converts_to_partitions_without_losing_
         delivery_repo.statement_for.cache_clear()  # statements cached by an earlier test
         # Content filters came after partitioning (0014): that pass has nothing to do here
         monkeypatch.setattr("hookline.fanout.repo.fan_out_batch", lambda conn, **_: (0, 0))
+        monkeypatch.setattr("hookline.delivery_batch.claim_batch_to_send", _not_yet)
+        monkeypatch.setattr("hookline.delivery_batch.record_batch_delivered", _not_yet)
         t = operator.add_tenant(db, HooklineConfig(), name="old", group="standard")["id"]
         operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/a"))
         operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/b"))
