@@ -34,10 +34,15 @@ REPAIR_METRICS = {
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """One reconcile sweep; returns its report."""
-    report = get_reconciler().run(
-        trigger=str(event.get("trigger", "schedule"))[:32],
-        keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
-    )
+    try:
+        report = get_reconciler().run(
+            trigger=str(event.get("trigger", "schedule"))[:32],
+            keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
+        )
+    finally:
+        # Every run counts, failed or not (the Errors alarm tells those): its absence pages
+        # when runs stop, and partition upkeep with them (infra/components/alarms.py).
+        metrics.add_metric(name="ReconcileHeartbeat", unit=MetricUnit.Count, value=1)
     publish_metrics(report)
     logger.info("reconcile run", extra={"report": report.as_dict()})
     return report.as_dict()
@@ -59,6 +64,11 @@ def publish_metrics(report: ReconcileReport) -> None:
         value=findings["late_outbox_remaining"],
     )
     metrics.add_metric(name="Unreconciled", unit=MetricUnit.Count, value=report.unreconciled)
+    # Partitions ahead, archive and retention: their errors alarm before storage runs out.
+    retention = findings.get("retention") or {}
+    metrics.add_metric(
+        name="RetentionErrors", unit=MetricUnit.Count, value=len(retention.get("errors", []))
+    )
     for group, depth in findings["dlq_depth"].items():
         _dimensioned("DlqDepth", depth, "TenantGroup", group)
     for state, count in findings["deliveries_by_state"].items():

@@ -22,6 +22,7 @@ from constructs import Construct
 from hookline.config import HooklineConfig
 from infra.components.ingress import PAGE_ROOTS, PAGES_AUTH_REASON, PERIOD, FrontMetrics
 from infra.components.logging import retention
+from infra.components.queues import resource_prefix
 from infra.nag import suppress
 
 STAGE = "live"
@@ -165,9 +166,11 @@ class Api(Construct):
         web_acl = wafv2.CfnWebACL(
             self,
             "WebAcl",
+            # Named per stack: its BlockedRequests metric is this stack's alone.
+            name=f"{resource_prefix(self)}-api",
             scope="REGIONAL",
             default_action=wafv2.CfnWebACL.DefaultActionProperty(allow={}),
-            visibility_config=_visibility("hookline-api"),
+            visibility_config=_visibility(f"{resource_prefix(self)}-api"),
             rules=[
                 wafv2.CfnWebACL.RuleProperty(
                     name="inbound-rate-per-ip-and-source",
@@ -295,6 +298,9 @@ class Api(Construct):
             api.metric_count(period=PERIOD),
             api.metric_client_error(period=PERIOD),
             api.metric_server_error(period=PERIOD, statistic="Sum"),
+            access_logs=self.access_logs,
+            inbound_filters=({"Match": "$.resource", "In": ["/in/{source_id}"]},),
+            web_acl_name=self.web_acl.name if self.web_acl is not None else None,
         )
 
 

@@ -99,7 +99,7 @@ class SessionKey(Construct):
                 password_length=64, exclude_punctuation=True
             ),
             removal_policy=(
-                RemovalPolicy.RETAIN
+                RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
                 if config.infrastructure.deletion_protection
                 else RemovalPolicy.DESTROY
             ),
@@ -166,9 +166,11 @@ class OperatorSignIn(Construct):
                     "authenticator app."
                 ),
             ),
-            deletion_protection=config.infrastructure.deletion_protection,
+            # Never at create: a failed first deploy must be able to delete the pool; a stack
+            # delete keeps it (RetainExceptOnCreate, decision 0063).
+            deletion_protection=False,
             removal_policy=(
-                RemovalPolicy.RETAIN
+                RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
                 if config.infrastructure.deletion_protection
                 else RemovalPolicy.DESTROY
             ),

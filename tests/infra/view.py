@@ -49,7 +49,10 @@ class StackView:
         assert self._lint is not None
         out, _ = self._lint.communicate(timeout=300)
         matches: list[dict[str, Any]] = json.loads(out) if out.strip() else []
-        return matches
+        # W3691 reads a major-only EngineVersion ("16") as a retired minor: cfn-lint lists
+        # full versions only, while RDS takes the major and picks its current minor, which is
+        # the point of pinning the major (decision 0062).
+        return [m for m in matches if m["Rule"]["Id"] != "W3691"]
 
     @property
     def resources(self) -> Resources:
