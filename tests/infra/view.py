@@ -13,7 +13,7 @@ from typing import Any
 from aws_cdk import App
 from aws_cdk.assertions import Template
 
-from hookline.config import HooklineConfig
+from hookline.config import HooklineConfig, supported_regions
 from infra.app import build_app
 from infra.stack import HooklineStack
 
@@ -31,13 +31,16 @@ class StackView:
     raw: dict[str, Any] = field(default_factory=dict)
     _lint: subprocess.Popen[str] | None = None
 
-    def start_lint(self) -> None:
-        """Start cfn-lint on the template in the background (it takes seconds; tests overlap)."""
+    def start_lint(self, *, every_region: bool = False) -> None:
+        """Start cfn-lint on the template in the background (it takes seconds; tests overlap).
+        With `every_region`, one run checks it against every supported region's schemas (a
+        resource type or instance class missing in one is an error there)."""
         path = Path(tempfile.mkdtemp(prefix="hookline-cfn-lint-")) / "template.json"
         path.write_text(json.dumps(self.raw))
         script = "import sys; from cfnlint.runner import main; sys.exit(main())"
+        regions = ["--regions", *supported_regions(self.config)] if every_region else []
         self._lint = subprocess.Popen(
-            [sys.executable, "-c", script, "--format", "json", str(path)],
+            [sys.executable, "-c", script, "--format", "json", *regions, "--", str(path)],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -66,9 +66,16 @@ def check_lambda(lambda_: Any, config: HooklineConfig, stack: str) -> Check:
     unreserved = int(limits["UnreservedConcurrentExecutions"])
     own = _own_reservations(lambda_, stack)
     available = unreserved + own - LAMBDA_MIN_UNRESERVED
-    ok = available >= needed
+    # Nothing reserved: Lambda's unreserved minimum does not apply.
+    ok = needed == 0 or available >= needed
     advice = (
-        "fits"
+        (
+            "fits"
+            if needed
+            else f"nothing reserved: the tenant groups share the account's {total} without a "
+            "guaranteed share (set infrastructure.reserve_concurrency back to true once the "
+            "quota is raised)"
+        )
         if ok
         else f"the account's Lambda concurrency is {total} with {total - unreserved - own} "
         f"reserved by others; the stack reserves {needed} and Lambda keeps "
