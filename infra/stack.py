@@ -170,7 +170,8 @@ class HooklineStack(Stack):
             "ManagementApiArn",
             value=api.management_arn,
             description="Grant execute-api:Invoke on this (plus /<method>/v1/*), or with "
-            "function URLs lambda:InvokeFunctionUrl on this function, to API callers",
+            "function URLs lambda:InvokeFunctionUrl and lambda:InvokeFunction on this "
+            "function, to API callers",
         )
         CfnOutput(
             self,

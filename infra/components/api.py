@@ -143,13 +143,19 @@ class Api(Construct):
                     )
                 )
         self.web_acl = (
-            self._web_acl(infra.waf_rate_limit_per_5min, infra.waf_inbound_rate_limit_per_5min)
+            self._web_acl(
+                infra.waf_rate_limit_per_5min,
+                infra.waf_inbound_rate_limit_per_5min,
+                infra.waf_inbound_ip_rate_limit_per_5min,
+            )
             if waf
             else None
         )
         self._nag(waf)
 
-    def _web_acl(self, rate_limit: int, inbound_limit: int) -> wafv2.CfnWebACL:
+    def _web_acl(
+        self, rate_limit: int, inbound_limit: int, inbound_ip_limit: int
+    ) -> wafv2.CfnWebACL:
         """A regional web ACL on the stage with two rate-based rules: inbound webhooks per
         source address *and source path* (a large provider sends from few addresses, to one
         path per source), at a higher limit; everything else per source address."""
@@ -196,6 +202,21 @@ class Api(Construct):
                         )
                     ),
                     visibility_config=_visibility("hookline-inbound-rate"),
+                ),
+                # The rule above is keyed by path too: cycling made-up source ids would slip
+                # past it. One address across every source gets a ceiling of its own.
+                wafv2.CfnWebACL.RuleProperty(
+                    name="inbound-rate-per-ip",
+                    priority=2,
+                    action=wafv2.CfnWebACL.RuleActionProperty(block={}),
+                    statement=wafv2.CfnWebACL.StatementProperty(
+                        rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
+                            limit=inbound_ip_limit,
+                            aggregate_key_type="IP",
+                            scope_down_statement=inbound,
+                        )
+                    ),
+                    visibility_config=_visibility(f"{resource_prefix(self)}-inbound-rate-per-ip"),
                 ),
                 wafv2.CfnWebACL.RuleProperty(
                     name="rate-per-ip",

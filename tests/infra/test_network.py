@@ -62,3 +62,9 @@ def test_the_elastic_ips_outlive_the_stack_and_a_nat_count_change(aws: StackView
     for logical_id, eip in aws.of_type("AWS::EC2::EIP").items():
         assert eip["DeletionPolicy"] == "RetainExceptOnCreate", logical_id
         assert eip["UpdateReplacePolicy"] == "Retain", logical_id
+
+
+def test_archive_traffic_skips_the_nat_gateways(aws: StackView) -> None:
+    (endpoint,) = aws.of_type("AWS::EC2::VPCEndpoint").values()
+    assert endpoint["Properties"]["VpcEndpointType"] == "Gateway"
+    assert "s3" in str(endpoint["Properties"]["ServiceName"])

@@ -111,6 +111,8 @@ class Infrastructure:
     # /in/: per source IP *and* source path — a large provider sends from a few addresses,
     # to one path per source; 100,000 per 5 minutes is ~330 requests/s per address and source.
     waf_inbound_rate_limit_per_5min: int = 100_000
+    # /in/ per source IP across every source (made-up source ids cycle past the rule above).
+    waf_inbound_ip_rate_limit_per_5min: int = 500_000
     api_throttle_rate_per_second: int = 1_000
     api_throttle_burst: int = 2_000
     receiver_memory_mb: int = 256
