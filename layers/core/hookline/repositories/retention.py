@@ -167,12 +167,18 @@ def tenant_exists(conn: Connection, tenant_id: str) -> bool:
 def erase_tenant_rows(conn: Connection, tenant_id: str) -> dict[str, int]:
     """Delete a tenant's ledger rows and secrets; counts per kind."""
     counts = {}
-    for kind in ("attempts", "deliveries", "outbox", "events", "keys", "endpoint_secrets",
-                 "source_secrets", "endpoints"):  # fmt: skip
+    for kind in ("attempts", "deliveries", "quarantine", "outbox", "events", "keys",
+                 "endpoint_secrets", "source_secrets", "endpoints"):  # fmt: skip
         counts[kind] = conn.execute(
             query(f"erase_tenant_{kind}"), {"tenant_id": tenant_id}
         ).rowcount
     return counts
+
+
+def tenant_source_ids(conn: Connection, tenant_id: str) -> set[str]:
+    """The ids of every source of the tenant, deleted ones included."""
+    rows = conn.execute(query("tenant_source_ids"), {"tenant_id": tenant_id}).fetchall()
+    return {str(r["id"]) for r in rows}
 
 
 def events_outside_days(conn: Connection) -> int:

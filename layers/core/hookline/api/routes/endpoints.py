@@ -36,7 +36,11 @@ def router(edge: Edge) -> Router:
             who,
             lambda: m.EndpointCreated(
                 **endpoint_service.create_endpoint(
-                    get_database(), get_settings(), who, body.model_dump()
+                    get_database(),
+                    get_settings(),
+                    who,
+                    body.model_dump(),
+                    given=body.model_fields_set,
                 )
             ),
         )
@@ -173,7 +177,11 @@ def router(edge: Edge) -> Router:
         endpoint_id: IdPath, body: Annotated[m.EndpointPreview, Body()]
     ) -> m.EndpointPreviewed:
         answer = preview_endpoint(
-            get_database(), edge.caller(), endpoint_id, body.model_dump(exclude_unset=True)
+            get_database(),
+            edge.caller(),
+            endpoint_id,
+            body.model_dump(exclude_unset=True),
+            get_settings().catalogue_limits,
         )
         return m.EndpointPreviewed(**answer)
 
