@@ -65,6 +65,10 @@ class ConsoleFunction(Construct):
                     "HOOKLINE_FANOUT_FUNCTION": services.fanout.function_name,
                     "HOOKLINE_REPLAY_FUNCTION": services.replay.function_name,
                 },
+                # Its public function URL has no other throttle (decision 0063).
+                reserved_concurrency=(
+                    infra.console_reserved_concurrency if infra.ingress == "function_url" else None
+                ),
             ),
         )
         self.function = built.function

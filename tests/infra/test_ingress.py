@@ -69,6 +69,9 @@ def test_function_urls_open_the_receiver_and_sign_the_api(front: StackView) -> N
     # The receiver's reserved concurrency is its throttle
     infra = front.config.infrastructure
     assert fn["Properties"]["ReservedConcurrentExecutions"] == infra.receiver_reserved_concurrency
+    # and the console's public URL has a throttle of its own
+    pages = front.resources[console]["Properties"]
+    assert pages["ReservedConcurrentExecutions"] == infra.console_reserved_concurrency
     assert "HOOKLINE_FANOUT_FUNCTION" in env_of(fn)
 
 

@@ -49,12 +49,16 @@ class Check:
 def reserved_concurrency(config: HooklineConfig) -> int:
     """Reserved concurrency the stack sets: each deliver function its group's cap, fan-out
     its reservation, reconcile and migrate one each, and behind function URLs the receiver
-    its throttle (infra/components); none with `reserve_concurrency: false`."""
+    and the console their throttles (infra/components); none with `reserve_concurrency:
+    false`."""
     infra = config.infrastructure
     if not infra.reserve_concurrency:
         return 0
     deliver = sum(g.max_concurrency for g in config.tenant_groups)
-    receiver = infra.receiver_reserved_concurrency if infra.ingress == "function_url" else 0
+    urls = infra.ingress == "function_url"
+    receiver = (
+        infra.receiver_reserved_concurrency + infra.console_reserved_concurrency if urls else 0
+    )
     return deliver + infra.fanout_reserved_concurrency + 2 + receiver
 
 

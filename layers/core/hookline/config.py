@@ -106,6 +106,7 @@ class Infrastructure:
     ingress: str = "rest"  # one of INGRESSES
     # With `function_url` the receiver's reserved concurrency is its only throttle.
     receiver_reserved_concurrency: int = 50
+    console_reserved_concurrency: int = 10  # likewise the console's public function URL
     waf_enabled: bool = True  # the REST API's web ACL (the other fronts take no WAF)
     waf_rate_limit_per_5min: int = 10_000  # per source IP, for everything but /in/
     # /in/: per source IP *and* source path — a large provider sends from a few addresses,
