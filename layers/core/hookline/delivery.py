@@ -360,8 +360,12 @@ class Deliverer:
             conn,
             tenant_id=job.tenant_id,
             type="endpoint.disabled",
-            payload={"endpoint_id": job.endpoint_id, "url": disabled["url"], "reason": reason,
-                     "disabled_at": self.clock().isoformat()},
+            payload={"endpoint_id": job.endpoint_id, "tenant_id": job.tenant_id,
+                     "url": disabled["url"], "reason": reason,
+                     "disabled_at": self.clock().isoformat(),
+                     "how_to_reenable": f"POST /v1/endpoints/{job.endpoint_id}/enable, or "
+                                        "Enable on the endpoint's page in the portal or "
+                                        "console"},
             settings=self.settings,
             idempotency_key=f"endpoint.disabled:{job.endpoint_id}:{job.id}",
         )  # fmt: skip
