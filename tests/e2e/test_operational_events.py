@@ -2,8 +2,8 @@
 failing produces exactly one endpoint.failing at the endpoint subscribed to operational
 events (verified with the Standard Webhooks library), then endpoint.recovered when it answers
 2xx again, one e-mail in moto's SES and one chat message per state change; deliveries whose
-deadline passed (retries ran out) produce delivery.dead. The monitor runs as a step of reconcile (`hookline
-reconcile --once`, what the schedule runs)."""
+deadline passed (retries ran out) produce delivery.dead. The monitor runs as a step of
+reconcile (`hookline reconcile --once`, what the schedule runs)."""
 
 from __future__ import annotations
 
