@@ -92,6 +92,7 @@ def test_the_portal_delivery_page_shows_what_was_sent_and_what_came_back(
     # and each attempt's status, response and request headers: the signature the subscriber
     # received, the custom header's name but never its value, never the signing secret
     assert "500" in body and "200" in body
+    assert '<th scope="row">x-answer</th><td><code>yes</code>' in body
     assert escape(second.headers["webhook-signature"]) in body
     assert escape(first.headers["webhook-signature"]) in body
     assert "x-api-key" in body.lower() and "s3cr3t-key-value" not in body

@@ -12,7 +12,6 @@ from typing import Any
 
 from hookline.db import Database
 from hookline.errors import BadRequest, NotFound
-from hookline.management import delivery_service
 from hookline.management.access import Caller
 from hookline.patterns import event_document
 from hookline.repositories import delivery_log as repo
@@ -22,6 +21,7 @@ from hookline.transformers import TransformFailed, render
 STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
 USER_AGENT = "Hookline-Webhooks/0.1"  # as hookline.delivery sends it
 MAX_SHOWN_BYTES = 256 * 1024
+MAX_ATTEMPTS_SHOWN = 200
 MASK = "•••"
 
 
@@ -73,6 +73,7 @@ def delivery_as_sent(db: Database, caller: Caller, delivery_id: str) -> dict[str
         row = repo.delivery_as_sent(conn, caller.tenant, delivery_id)
         if row is None:
             raise NotFound(f"no delivery {delivery_id}")
+        attempts = repo.attempts(conn, delivery_id, MAX_ATTEMPTS_SHOWN)
         try:
             secrets = repo.signing_secrets(conn, row["endpoint_id"])
         except Exception:  # a secret that cannot be opened here: the page says so
@@ -89,8 +90,7 @@ def delivery_as_sent(db: Database, caller: Caller, delivery_id: str) -> dict[str
             transformed = shown_body(sent)[0]
         except TransformFailed as err:
             transform_error = str(err)
-    attempts = delivery_service.list_attempts(db, caller, delivery_id, cursor=None, limit=200)
-    for attempt in attempts["items"]:
+    for attempt in attempts:
         attempt["request_headers"] = request_headers(row, attempt, sent, content_type, secrets)
     payload_text, is_json = shown_body(payload)
     return {
@@ -100,7 +100,7 @@ def delivery_as_sent(db: Database, caller: Caller, delivery_id: str) -> dict[str
         "transformed": transformed,
         "transform_error": transform_error,
         "content_type": content_type,
-        "attempts": attempts["items"],
+        "attempts": attempts,
         "signatures_recomputed": bool(secrets),
     }
 

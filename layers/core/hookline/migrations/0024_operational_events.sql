@@ -41,3 +41,9 @@ CREATE TABLE operational_positions (
 -- summarised by vacuum — and lets the scan skip every older block range.
 CREATE INDEX attempts_attempted_at_brin ON attempts USING brin (attempted_at)
     WITH (autosummarize = on);
+
+-- What an endpoint answered besides its status and body: its response headers, bounded by the
+-- deliverer (at most 32, names 64 and values 256 characters; Set-Cookie values withheld), for
+-- the console's and the portal's delivery page. Written by the statements that already record
+-- the attempt: no statement more per delivery.
+ALTER TABLE attempts ADD COLUMN response_headers jsonb;

@@ -41,6 +41,14 @@ def delivery_as_sent(
     return None if row is None else dict(row)
 
 
+def attempts(conn: Connection, delivery_id: str, limit: int) -> list[dict[str, Any]]:
+    """A delivery's attempts, oldest first, with their response headers."""
+    rows = conn.execute(
+        query("delivery_attempts_shown"), {"id": delivery_id, "limit": limit}
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
 def signing_secrets(conn: Connection, endpoint_id: str) -> list[str]:
     """The endpoint's active signing secrets, to recompute a signature (never shown)."""
     return endpoint_repo.active_secrets(conn, endpoint_id)

@@ -35,3 +35,10 @@ JOIN events e ON e.id = d.event_id
 JOIN endpoints p ON p.id = d.endpoint_id
 JOIN tenants t ON t.id = d.tenant_id
 WHERE d.id = %(id)s AND (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
+
+-- delivery_attempts_shown --
+-- A delivery's attempts, oldest first, with the response headers kept (the caller has already
+-- found the delivery in its scope).
+SELECT id, attempted_at, duration_ms, status_code, response_excerpt, error_class,
+       response_headers
+FROM attempts WHERE delivery_id = %(id)s ORDER BY attempted_at, id LIMIT %(limit)s
