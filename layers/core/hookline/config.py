@@ -97,6 +97,14 @@ class Infrastructure:
     alarm_oldest_message_age_seconds: int = 900
     alarm_fanout_lag_seconds: int = 300
     alarm_receiver_5xx_per_5min: int = 5
+    # Operational events' messages (docs/decisions/0068), set on the reconcile function: the
+    # verified SES identity they come from (none: no e-mail), the operator tenant that gets a
+    # copy of every tenant's operational events, the operator's addresses (comma-separated)
+    # and chat webhook. The reconcile role may send as `notify_from` only.
+    notify_from: str | None = None
+    operator_tenant: str | None = None
+    operator_emails: str = ""
+    operator_chat_url: str | None = None
 
 
 MFA_CHOICES = ("required", "optional")
