@@ -51,17 +51,20 @@ def publish_metrics(report: ReconcileReport) -> None:
     metrics.add_metric(
         name="ReconcileNeverAttempted",
         unit=MetricUnit.Count,
-        value=findings["never_attempted"]["count"],
+        value=findings.get("never_attempted", {}).get("count", 0),
     )
     metrics.add_metric(
         name="ReconcileLateOutboxRemaining",
         unit=MetricUnit.Count,
-        value=findings["late_outbox_remaining"],
+        value=findings.get("late_outbox_remaining", 0),
+    )
+    metrics.add_metric(
+        name="FanoutQuarantined", unit=MetricUnit.Count, value=findings.get("fanout_quarantined", 0)
     )
     metrics.add_metric(name="Unreconciled", unit=MetricUnit.Count, value=report.unreconciled)
-    for group, depth in findings["dlq_depth"].items():
+    for group, depth in findings.get("dlq_depth", {}).items():
         _dimensioned("DlqDepth", depth, "TenantGroup", group)
-    for state, count in findings["deliveries_by_state"].items():
+    for state, count in findings.get("deliveries_by_state", {}).items():
         _dimensioned("DeliveriesInState", count, "State", state)
 
 

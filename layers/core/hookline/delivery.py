@@ -15,7 +15,7 @@ import httpx
 
 from hookline.db import Connection, Database
 from hookline.destinations import HTTPS
-from hookline.errors import UnsafeURL
+from hookline.errors import UnsafeURL, failure_reason
 from hookline.ingest import publish, storable_text
 from hookline.observability import logger
 from hookline.patterns import event_document
@@ -199,9 +199,24 @@ class Deliverer:
             payload, content_type = outgoing_body(job)
         except TransformFailed as err:
             return AttemptResult(started_at, 0, None, None, f"transform: {err}", None, final=True)
+        except Exception as err:
+            # Any other failure to build this body (a payload too deep for its document, a
+            # transformer that raises) fails this delivery with its reason: a recorded
+            # attempt, never a delivery left `delivering` or a crashed batch (decision 0059).
+            reason = failure_reason("body", err)
+            logger.warning("delivery body failed", extra={"delivery": job.id, "error": reason})
+            return AttemptResult(started_at, 0, None, None, reason, None, final=True)
         if job.kind != HTTPS:  # a target in the customer's AWS account (decision 0046)
-            return self._send_to_aws(job, payload, content_type, sign(
-                job.id, timestamp, payload, secrets), started_at, began)  # fmt: skip
+            try:
+                return self._send_to_aws(job, payload, content_type, sign(
+                    job.id, timestamp, payload, secrets), started_at, began)  # fmt: skip
+            except Exception as err:  # as an HTTPS attempt's: recorded, retried by the policy
+                duration_ms = int((time.monotonic() - began) * 1000)
+                reason = failure_reason("destination", err)
+                logger.warning(
+                    "delivery attempt failed", extra={"delivery": job.id, "error": reason}
+                )
+                return AttemptResult(started_at, duration_ms, None, None, reason, None)
         status: int | None = None
         excerpt: str | None = None
         error: str | None = None

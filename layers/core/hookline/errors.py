@@ -81,3 +81,25 @@ class ArchiveUnavailable(HooklineError):
 
 class DeliveryStillOpen(Conflict):
     """A delivery of rows about to be removed is unfinished: nothing of them is removed."""
+
+
+class EvaluationBudgetExceeded(BadRequest):
+    """Evaluating what a tenant configured (a content filter, an input transformer) on one
+    event went over its budget of steps or rendered bytes (docs/decisions/0060). It fails
+    closed: the event is not delivered through it, and the reason is recorded; a caller
+    who asked (preview) gets 400."""
+
+
+# A contained failure's reason is shown in the API, the console and an attempt's record:
+# short, and never a whole payload.
+REASON_CHARS = 300
+
+
+def failure_reason(where: str, err: BaseException) -> str:
+    """The reason recorded for a failure contained to one event or delivery (decision 0059):
+    `where` it failed, the exception's class and the first line of its message, bounded, with
+    any NUL removed (Postgres text cannot hold one). Never a trace."""
+    lines = str(err).replace("\x00", "").splitlines()
+    message = lines[0] if lines else ""
+    text = f"{where}: {type(err).__name__}" + (f": {message}" if message else "")
+    return text[:REASON_CHARS]

@@ -23,9 +23,12 @@ A run, in order:
 6. the ordinary fan-out and enqueue, which sends everything repaired;
 6b. day partitions ahead, archive and retention, when wired (`hookline.retention`);
 7. checks: deliveries per state, deliveries never attempted, DLQ depth per tenant group,
-   what is still late or expired;
+   what is still late or expired, fan-out pairs in quarantine;
 8. a report row, whose `unreconciled` is what is still wrong: DLQ messages, findings not
    repaired, catch-up failures and errors.
+
+Each step runs on its own (decision 0059): a step that raises is an error of the run, named
+with its step, and the steps after it run regardless.
 """
 
 from __future__ import annotations
@@ -37,10 +40,13 @@ from typing import Any, TypeVar
 
 from hookline.catchup import CatchupContext, run_catchup
 from hookline.db import Database
-from hookline.fanout import FanoutOptions, run_fanout
+from hookline.errors import failure_reason
+from hookline.fanout import FanoutOptions, FanoutReport, run_fanout
 from hookline.ids import new_id
+from hookline.observability import logger
 from hookline.queues import DeliveryQueues
 from hookline.repositories import deliveries as delivery_repo
+from hookline.repositories import quarantine as quarantine_repo
 from hookline.repositories import reconcile as repo
 
 # Read per DLQ: what waits there, and what someone is looking at right now.
@@ -157,69 +163,96 @@ class Reconciler:
         repairs = report.repairs
         errors: list[str] = []
         incomplete: list[str] = []
+        # Each step runs on its own (decision 0059): one step's exception is this run's
+        # error, named with its step, and the steps after it still run.
+        step = _Steps(errors)
+        none_repaired: tuple[list[repo.Repaired], bool] = ([], False)
 
-        late, late_deliveries, complete = self._fan_out_late(keep_going)
+        late, late_deliveries, complete = step(
+            "late_outbox", lambda: self._fan_out_late(keep_going), (0, 0, False)
+        )
         repairs["late_outbox_fanned_out"] = late
         repairs["late_outbox_deliveries_created"] = late_deliveries
         if not complete:
             incomplete.append("late_outbox")
 
-        dead, complete = self._drain(
-            lambda conn: repo.kill_past_deadline(conn, limit=self.options.batch_size), keep_going
+        dead, complete = step(
+            "deadline",
+            lambda: self._drain(
+                lambda conn: repo.kill_past_deadline(conn, limit=self.options.batch_size),
+                keep_going,
+            ),
+            none_repaired,
         )
         repairs["deadline_dead"] = len(dead)
         if not complete:
             incomplete.append("deadline")
 
-        requeued, complete = self._drain(
-            lambda conn: repo.requeue_expired_leases(conn, limit=self.options.batch_size),
-            keep_going,
+        requeued, complete = step(
+            "expired_leases",
+            lambda: self._drain(
+                lambda conn: repo.requeue_expired_leases(conn, limit=self.options.batch_size),
+                keep_going,
+            ),
+            none_repaired,
         )
         repairs["lost_messages_requeued"] = sum(1 for r in requeued if r.was == "queued")
         repairs["crashed_deliveries_requeued"] = sum(1 for r in requeued if r.was == "delivering")
         if not complete:
             incomplete.append("expired_leases")
 
-        walk = self._create_missing(keep_going)
-        missing = walk.created
+        walk = step("missing_deliveries", lambda: self._create_missing(keep_going), None)
+        missing = walk.created if walk is not None else []
         repairs["missing_deliveries_created"] = len(missing)
-        report.findings["missing_deliveries_walk"] = walk.as_dict()
-        if walk.stopped_by is not None:
-            incomplete.append("missing_deliveries")
+        if walk is not None:
+            report.findings["missing_deliveries_walk"] = walk.as_dict()
+            if walk.stopped_by is not None:
+                incomplete.append("missing_deliveries")
 
-        catchup_unreconciled = self._catch_up(report, keep_going)
-        if self.sweep_replays is not None:
-            repairs.update(self.sweep_replays())
+        catchup_unreconciled = step("catchup", lambda: self._catch_up(report, keep_going), 0)
+        sweep_replays = self.sweep_replays
+        if sweep_replays is not None:
+            swept: dict[str, int] = step("replays", lambda: dict(sweep_replays()), {})
+            repairs.update(swept)
 
-        if self.operational is not None:  # endpoint.failing/recovered, delivery.dead (0068)
-            report.findings["operational"] = self.operational(report.started_at)
-        fanout = run_fanout(self.db, self.queues, self.options.fanout, keep_going=keep_going)
+        operational = self.operational  # endpoint.failing/recovered, delivery.dead (0068)
+        if operational is not None:
+            announced: dict[str, Any] = step(
+                "operational", lambda: operational(report.started_at), {}
+            )
+            report.findings["operational"] = announced
+        fanout = step(
+            "fanout",
+            lambda: run_fanout(self.db, self.queues, self.options.fanout, keep_going=keep_going),
+            FanoutReport(),
+        )
         repairs["enqueued"] = fanout.enqueued
         report.findings["fanned_out_on_time"] = fanout.events
         report.findings["send_failures"] = fanout.send_failures
 
-        if self.retention is not None:
+        retention = self.retention
+        if retention is not None:
             # Partitions ahead, archive and retention (hookline.retention): its own errors
             # (an archive that failed keeps its rows) are this run's errors.
-            retained = self.retention(report.started_at)
+            retained: dict[str, Any] = step("retention", lambda: retention(report.started_at), {})
             report.findings["retention"] = retained
             errors += [f"retention: {e}" for e in retained.get("errors", [])]
 
         repaired_ids = [r.id for r in requeued] + missing
-        still_wrong = self._check(report, repaired_ids, errors)
+        still_wrong = step("checks", lambda: self._check(report, repaired_ids, errors), 0)
         if incomplete:
             report.findings["incomplete"] = incomplete
         if errors:
             report.findings["errors"] = errors
         # A walk stopped at its own page bound resumes next run, as catch-up's max_pages does:
         # reported, not wrong. One whose position fell out of the window left events unchecked.
-        by_design = 1 if walk.stopped_by == "max_pages" else 0
+        by_design = 1 if walk is not None and walk.stopped_by == "max_pages" else 0
         report.unreconciled = (
             still_wrong
             + catchup_unreconciled
             + len(incomplete)
             - by_design
-            + (1 if walk.lapsed else 0)
+            + (1 if walk is not None and walk.lapsed else 0)
             + len(errors)
         )
         report.finished_at = self.clock()
@@ -348,12 +381,16 @@ class Reconciler:
             findings["oldest_pending_outbox_seconds"] = round(
                 delivery_repo.oldest_pending_outbox_age(conn), 3
             )
+            held = quarantine_repo.size(conn)
         findings["never_attempted"] = {"count": count, "sample": sample}
         findings["late_outbox_remaining"] = late
         findings["expired_leases_remaining"] = expired
+        # Pairs whose matching raised wait for an operator's retry (decision 0059): wrong
+        # until then.
+        findings["fanout_quarantined"] = held.pairs
         depths = self.dlq_depths(errors)
         findings["dlq_depth"] = depths
-        return sum(depths.values()) + count + late + expired
+        return sum(depths.values()) + count + late + expired + held.pairs
 
     def dlq_depths(self, errors: list[str]) -> dict[str, int]:
         """Messages in each tenant group's DLQ; a group that cannot be read is an error."""
@@ -369,3 +406,20 @@ class Reconciler:
                 continue
             depths[group] = sum(int(attributes.get(name, 0)) for name in DLQ_ATTRIBUTES)
         return depths
+
+
+class _Steps:
+    """Runs each reconcile step on its own: an exception (any) becomes the run's error named
+    with its step (a short reason, never a trace) and the step's fallback, so the steps after
+    it still run (decision 0059)."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = errors
+
+    def __call__(self, name: str, run: Callable[[], T], fallback: T) -> T:
+        try:
+            return run()
+        except Exception as err:  # any exception: this step's, never the run's
+            logger.exception("reconcile step failed", extra={"step": name})
+            self.errors.append(failure_reason(name, err))
+            return fallback

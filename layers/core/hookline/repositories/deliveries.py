@@ -11,8 +11,10 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
-from hookline.errors import NotFound
+from hookline.errors import NotFound, failure_reason
 from hookline.patterns import event_document, matches
+from hookline.repositories import quarantine
+from hookline.repositories.quarantine import Undecided
 from hookline.sqlfiles import query
 
 
@@ -72,56 +74,90 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
     """Fan out up to `limit` outbox rows in one transaction; returns (events, deliveries
     created). An endpoint with a content filter gets a delivery only for the events its
     pattern matches: the statement returns those events, `hookline.patterns` decides, and
-    the matches are inserted before the commit."""
+    the matches are inserted before the commit. A pair whose matching raises is quarantined
+    in the same transaction (decision 0059): the other events' fan-out commits regardless."""
     with conn.transaction():
         rows = conn.execute(
             query("fan_out_batch"), {"limit": limit, "deadline": deadline}
         ).fetchall()
         events, created = int(rows[0]["events"]), int(rows[0]["deliveries"])
-        matched = content_matches(rows) if rows[0]["event_id"] is not None else []
-        if matched:
+        if rows[0]["event_id"] is None:
+            return events, created
+        matching = content_matches(rows)
+        quarantine.record(conn, matching.undecided, stage="fanout")
+        if matching.matched:
             params = {
                 "deadline": deadline,
-                "event_ids": [m[0] for m in matched],
-                "endpoint_ids": [m[1] for m in matched],
-                "tenant_ids": [m[2] for m in matched],
-                "groups": [m[3] for m in matched],
+                "event_ids": [m[0] for m in matching.matched],
+                "endpoint_ids": [m[1] for m in matching.matched],
+                "tenant_ids": [m[2] for m in matching.matched],
+                "groups": [m[3] for m in matching.matched],
             }
             created += conn.execute(query("insert_matched_deliveries"), params).rowcount
     return events, created
 
 
-def content_matches(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+@dataclass(frozen=True)
+class Matching:
+    """What matching decided: the (event, endpoint, tenant, group) pairs that matched, and
+    those whose matching raised (to quarantine, decision 0059)."""
+
+    matched: list[tuple[str, str, str, str]]
+    undecided: list[Undecided]
+
+
+def content_matches(rows: Sequence[dict[str, Any]]) -> Matching:
     """The rule fan-out and re-fan-out share (decisions 0044, 0056): an endpoint with a
     content filter gets a delivery of an event exactly when its pattern matches the event's
     document (`event_document`). `rows` are one per event (`event_id`, `tenant_id`,
     `source_id`, `type`, `payload`, the type-matching filtered `endpoint_ids` and their
-    `tenant_groups`) with `{endpoint id: pattern}` in `content_filters` on one row or more;
-    returns the matching (event, endpoint, tenant, group)."""
+    `tenant_groups`) with `{endpoint id: pattern}` in `content_filters` on one row or more.
+    Whatever raises while deciding one pair (any exception: the document of a payload too
+    deep to build, a pattern that fails) makes that pair undecided, never the batch's
+    failure (decision 0059)."""
     filters: dict[str, Any] = {}
     for row in rows:
         filters.update(row["content_filters"] or {})
-    matched = []
+    matched: list[tuple[str, str, str, str]] = []
+    undecided: list[Undecided] = []
     for row in rows:
         if row["event_id"] is None or not row["endpoint_ids"]:
             continue
-        document = event_document(
-            row["type"], row["tenant_id"], row["source_id"], bytes(row["payload"])
-        )
-        for endpoint_id, group in zip(row["endpoint_ids"], row["tenant_groups"], strict=True):
-            if matches(filters[endpoint_id], document):
-                matched.append((row["event_id"], endpoint_id, row["tenant_id"], group))
-    return matched
+        event_id, tenant_id = row["event_id"], row["tenant_id"]
+        pairs = list(zip(row["endpoint_ids"], row["tenant_groups"], strict=True))
+        try:
+            document = event_document(
+                row["type"], tenant_id, row["source_id"], bytes(row["payload"])
+            )
+        except Exception as err:  # any exception: this event's, not the batch's
+            reason = failure_reason("event document", err)
+            undecided += [Undecided(event_id, e, tenant_id, g, reason) for e, g in pairs]
+            continue
+        for endpoint_id, group in pairs:
+            try:
+                hit = matches(filters[endpoint_id], document)
+            except Exception as err:  # any exception: this pair's
+                reason = failure_reason("content filter", err)
+                undecided.append(Undecided(event_id, endpoint_id, tenant_id, group, reason))
+                continue
+            if hit:
+                matched.append((event_id, endpoint_id, tenant_id, group))
+    return Matching(matched, undecided)
 
 
-def content_match_arrays(rows: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+def content_match_arrays(
+    conn: Connection, rows: Sequence[dict[str, Any]], *, stage: str | None
+) -> dict[str, list[str]]:
     """`content_matches` as the two arrays (`matched_events`, `matched_endpoints`) the
     statements that re-create deliveries take: replay's re-fan-out and the reconciler's
-    repair (decision 0056)."""
-    matched = content_matches(rows)
+    repair (decision 0056). The undecided pairs are quarantined on `conn` as found by
+    `stage` (decision 0059); None (a count, a dry run) records nothing."""
+    matching = content_matches(rows)
+    if stage is not None:
+        quarantine.record(conn, matching.undecided, stage=stage)
     return {
-        "matched_events": [m[0] for m in matched],
-        "matched_endpoints": [m[1] for m in matched],
+        "matched_events": [m[0] for m in matching.matched],
+        "matched_endpoints": [m[1] for m in matching.matched],
     }
 
 

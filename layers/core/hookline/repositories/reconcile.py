@@ -89,7 +89,11 @@ def create_missing_deliveries(
     events = [r["event_id"] for r in rows if r["event_id"] is not None]
     created: list[str] = []
     if events:
-        params = {"event_ids": events, "deadline": deadline, **content_match_arrays(rows)}
+        params = {
+            "event_ids": events,
+            "deadline": deadline,
+            **content_match_arrays(conn, rows, stage="reconcile"),
+        }
         created = [r["id"] for r in conn.execute(query("create_missing_deliveries"), params)]
     return MissingPage(created, rows[0]["last"], bool(rows[0]["more"]))
 

@@ -163,15 +163,16 @@ def events_for_endpoint(
 
 
 def _filtered_matches(
-    conn: Connection, event_ids: Sequence[str], endpoint_id: str | None
+    conn: Connection, event_ids: Sequence[str], endpoint_id: str | None, *, record: bool
 ) -> dict[str, list[str]]:
     """The (event, endpoint) pairs of content-filtered endpoints whose pattern matches, as the
-    two arrays the refanout statements take."""
+    two arrays the refanout statements take; with `record`, the pairs whose matching raised
+    are quarantined (decision 0059), never the chunk's failure."""
     rows = conn.execute(
         query("refanout_filtered_events"),
         {"event_ids": list(event_ids), "endpoint_id": endpoint_id},
     ).fetchall()
-    return content_match_arrays(rows)
+    return content_match_arrays(conn, rows, stage="replay" if record else None)
 
 
 def count_missing(
@@ -182,7 +183,7 @@ def count_missing(
     params = {
         "event_ids": list(event_ids),
         "endpoint_id": endpoint_id,
-        **_filtered_matches(conn, event_ids, endpoint_id),
+        **_filtered_matches(conn, event_ids, endpoint_id, record=False),
     }
     row = conn.execute(query("refanout_count_missing"), params).fetchone()
     assert row is not None
@@ -206,7 +207,7 @@ def create_missing(
             "endpoint_id": endpoint_id,
             "deadline": deadline,
             "hold": hold,
-            **_filtered_matches(conn, event_ids, endpoint_id),
+            **_filtered_matches(conn, event_ids, endpoint_id, record=True),
         },
     ).fetchone()
     assert row is not None

@@ -167,8 +167,8 @@ def tenant_exists(conn: Connection, tenant_id: str) -> bool:
 def erase_tenant_rows(conn: Connection, tenant_id: str) -> dict[str, int]:
     """Delete a tenant's ledger rows and secrets; counts per kind."""
     counts = {}
-    for kind in ("attempts", "deliveries", "outbox", "events", "keys", "endpoint_secrets",
-                 "source_secrets", "endpoints"):  # fmt: skip
+    for kind in ("attempts", "deliveries", "quarantine", "outbox", "events", "keys",
+                 "endpoint_secrets", "source_secrets", "endpoints"):  # fmt: skip
         counts[kind] = conn.execute(
             query(f"erase_tenant_{kind}"), {"tenant_id": tenant_id}
         ).rowcount

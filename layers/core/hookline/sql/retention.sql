@@ -31,6 +31,10 @@ WITH day_deliveries AS (
 ), unfinished AS (
     SELECT DISTINCT event_id FROM day_deliveries
     WHERE state IN ('pending', 'queued', 'delivering')
+    UNION
+    -- a quarantined fan-out pair is undecided, so unfinished (decision 0059)
+    SELECT q.event_id FROM fanout_quarantine q
+    WHERE q.event_id >= %(lo)s AND q.event_id < %(hi)s
 )
 SELECT e.tenant_id, count(*) AS events,
        count(*) FILTER (WHERE e.id IN (SELECT event_id FROM unfinished)) AS unfinished,
@@ -78,6 +82,7 @@ LEFT JOIN outcomes x ON x.event_id = e.id
 WHERE e.id >= %(lo)s AND e.id < %(hi)s
   AND (%(tenants)s::text[] IS NULL OR e.tenant_id = ANY(%(tenants)s))
   AND NOT coalesce(x.unfinished, false)
+  AND NOT EXISTS (SELECT 1 FROM fanout_quarantine q WHERE q.event_id = e.id)
 ORDER BY e.tenant_id, e.id
 
 -- delete_attempts --
@@ -156,6 +161,9 @@ WHERE a.delivery_id = d.id AND d.tenant_id = %(tenant_id)s
 
 -- erase_tenant_deliveries --
 DELETE FROM deliveries WHERE tenant_id = %(tenant_id)s
+
+-- erase_tenant_quarantine --
+DELETE FROM fanout_quarantine WHERE tenant_id = %(tenant_id)s
 
 -- erase_tenant_outbox --
 DELETE FROM outbox WHERE tenant_id = %(tenant_id)s
