@@ -14,7 +14,7 @@ import pytest
 
 from tests.browser.conftest import Watched
 from tests.browser.test_console import delivered, publish
-from tests.browser.test_portal import link
+from tests.browser.test_portal import link, open_portal
 from tests.e2e.conftest import Stack, wait_until
 from tests.support.sinks import Sink
 
@@ -34,7 +34,7 @@ def test_a_customer_sees_what_was_sent_and_what_the_endpoint_answered(
     event = publish(stack, tenant, {"order": "A-1001", "amount": 4200, "note": HOSTILE})
     row = wait_until(lambda: delivered(stack, event), timeout=30)
     p = page.page
-    p.goto(link(stack, tenant))
+    open_portal(p, link(stack, tenant))
     # When they filter the delivery log by the event type and open the delivery
     p.goto("/portal/deliveries")
     p.get_by_label("Event type").fill("order.paid")
