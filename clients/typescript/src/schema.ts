@@ -602,6 +602,20 @@ export interface components {
             next_cursor?: string | null;
         };
         /**
+         * ClientTls
+         * @description Mutual TLS (decision 0067): a client certificate and its key (PEM), a private CA bundle
+         *     (PEM) the endpoint's server certificate must chain to, or both. The key is sealed at rest
+         *     and never shown again.
+         */
+        ClientTls: {
+            /** Ca Bundle */
+            ca_bundle?: string | null;
+            /** Client Certificate */
+            client_certificate?: string | null;
+            /** Client Key */
+            client_key?: string | null;
+        };
+        /**
          * Delivery
          * @description One event x one endpoint.
          */
@@ -660,6 +674,7 @@ export interface components {
          * @description An endpoint (never with its secrets).
          */
         Endpoint: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -705,14 +720,26 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -729,6 +756,7 @@ export interface components {
          *     }
          */
         EndpointCreate: {
+            auth?: components["schemas"]["OAuth2ClientCredentials"] | null;
             /**
              * Content Filter
              * @description An EventBridge event pattern over {type, tenant_id, source_id, payload}; events it does not match get no delivery (docs/decisions/0044).
@@ -781,10 +809,18 @@ export interface components {
             retry_on_4xx?: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @description Standard Webhooks `v1` HMAC signatures under a `whsec_` secret (returned once), or `v1a` Ed25519 signatures under a key pair whose public key is returned.
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Target */
             target?: string | null;
             /** Tenant Id */
             tenant_id?: string | null;
+            tls?: components["schemas"]["ClientTls"] | null;
             /** Url */
             url?: string | null;
         };
@@ -794,6 +830,7 @@ export interface components {
          *     with its Idempotency-Key answers null and `secret_note`).
          */
         EndpointCreated: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -839,21 +876,36 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
-            /** Secret */
+            /**
+             * Secret
+             * @description The `whsec_` secret; null for Ed25519 signing (verify with `public_keys`; the private key is never shown)
+             */
             secret: string | null;
             /**
              * Secret Note
              * @description Set (and `secret` null) when this is a kept answer replayed for its Idempotency-Key: the secret was shown once, in the first answer (docs/decisions/0028).
              */
             secret_note?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -863,6 +915,7 @@ export interface components {
          *     readable.
          */
         EndpointDeleted: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -913,14 +966,26 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -1005,16 +1070,18 @@ export interface components {
         };
         /**
          * EndpointRotated
-         * @description The new signing secret, shown this once; earlier ones sign until
-         *     `previous_secrets_expire_at`.
+         * @description The new signing secret, shown this once (or, for Ed25519 signing, the new public key);
+         *     earlier ones sign until `previous_secrets_expire_at`.
          */
         EndpointRotated: {
             /** Id */
             id: string;
             /** Previous Secrets Expire At */
             previous_secrets_expire_at: string | null;
+            /** Public Key */
+            public_key?: string | null;
             /** Secret */
-            secret: string;
+            secret: string | null;
         };
         /**
          * EndpointThresholds
@@ -1035,6 +1102,13 @@ export interface components {
          * @description The fields to change; absent fields keep their value.
          */
         EndpointUpdate: {
+            /** @description Replaces the whole OAuth2 client, its secret included. */
+            auth?: components["schemas"]["OAuth2ClientCredentials"] | null;
+            /**
+             * Clear Auth
+             * @default false
+             */
+            clear_auth?: boolean;
             /**
              * Clear Content Filter
              * @default false
@@ -1050,6 +1124,11 @@ export interface components {
              * @default false
              */
             clear_rate_limit?: boolean;
+            /**
+             * Clear Tls
+             * @default false
+             */
+            clear_tls?: boolean;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -1078,6 +1157,8 @@ export interface components {
             retry_on_4xx?: boolean | null;
             /** Role Arn */
             role_arn?: string | null;
+            /** @description Replaces the whole TLS material, its key included. */
+            tls?: components["schemas"]["ClientTls"] | null;
             /** Url */
             url?: string | null;
         };
@@ -1292,6 +1373,47 @@ export interface components {
             chat_url?: string | null;
             /** Emails */
             emails?: string[];
+        };
+        /**
+         * OAuth2ClientCredentials
+         * @description OAuth2 client credentials (decision 0067): a token from `token_url` (fetched through
+         *     the SSRF guard, the client authenticating with HTTP Basic) is sent as `Authorization:
+         *     Bearer`. The client secret is sealed at rest and never shown again.
+         */
+        OAuth2ClientCredentials: {
+            /** Audience */
+            audience?: string | null;
+            /** Client Id */
+            client_id: string;
+            /** Client Secret */
+            client_secret: string;
+            /** Scope */
+            scope?: string | null;
+            /** Token Url */
+            token_url: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "oauth2_client_credentials";
+        };
+        /**
+         * OAuth2Shown
+         * @description An endpoint's OAuth2 client as the API shows it: never the client secret.
+         */
+        OAuth2Shown: {
+            /** Audience */
+            audience?: string | null;
+            /** Client Id */
+            client_id: string;
+            /** Has Client Secret */
+            has_client_secret: boolean;
+            /** Scope */
+            scope?: string | null;
+            /** Token Url */
+            token_url: string;
+            /** Type */
+            type: string;
         };
         /**
          * PortalLink
@@ -1994,6 +2116,23 @@ export interface components {
             failing_error_rate?: number | null;
             /** Failing Window Seconds */
             failing_window_seconds?: number | null;
+        };
+        /**
+         * TlsShown
+         * @description An endpoint's TLS material as the API shows it: never the key.
+         */
+        TlsShown: {
+            /**
+             * Certificate Expires At
+             * @description The client certificate's expiry; `endpoint.certificate_expiring` is published 14 days before.
+             */
+            certificate_expires_at?: string | null;
+            /** Certificate Subject */
+            certificate_subject?: string | null;
+            /** Has Ca Bundle */
+            has_ca_bundle: boolean;
+            /** Has Client Certificate */
+            has_client_certificate: boolean;
         };
     };
     responses: never;

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from hookline.delivery import Deliverer, DeliveryOptions
     from hookline.destinations.senders import AwsSenders
+    from hookline.endpoint_auth import EndpointAuth
     from hookline.operational.monitor import OperationalMonitor
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
@@ -103,6 +104,19 @@ def _http(settings: Settings) -> httpx.Client:
     )
 
 
+def endpoint_auth(settings: Settings) -> EndpointAuth:
+    """The process's OAuth2 tokens and mutual-TLS clients per endpoint (decision 0067)."""
+    with _lock:
+        return _endpoint_auth(settings)
+
+
+@lru_cache(maxsize=4)
+def _endpoint_auth(settings: Settings) -> EndpointAuth:
+    from hookline.endpoint_auth import endpoint_auth_for
+
+    return endpoint_auth_for(_http(settings), settings, delivery_options(settings))
+
+
 def aws_senders(settings: Settings) -> AwsSenders:
     """The process's senders to AWS destinations, with their cache of assumed roles'
     credentials (decision 0046)."""
@@ -135,6 +149,7 @@ def get_deliverer() -> Deliverer:
         delivery_options(settings),
         settings=settings,
         destinations=aws_senders(settings),
+        endpoint_auth=endpoint_auth(settings),
     )
 
 
@@ -144,6 +159,7 @@ def reset_runtime() -> None:
         _queues.cache_clear()
         _http.cache_clear()
         _senders.cache_clear()
+        _endpoint_auth.cache_clear()
         _provider_http.cache_clear()
 
 

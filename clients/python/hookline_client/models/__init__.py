@@ -2,6 +2,7 @@
 
 from .attempt import Attempt
 from .attempt_page import AttemptPage
+from .client_tls import ClientTls
 from .delivery import Delivery
 from .delivery_page import DeliveryPage
 from .endpoint import Endpoint
@@ -12,16 +13,19 @@ from .endpoint_create_destination import EndpointCreateDestination
 from .endpoint_create_headers import EndpointCreateHeaders
 from .endpoint_create_input_transformer_type_0 import EndpointCreateInputTransformerType0
 from .endpoint_create_kind import EndpointCreateKind
+from .endpoint_create_signing import EndpointCreateSigning
 from .endpoint_created import EndpointCreated
 from .endpoint_created_content_filter_type_0 import EndpointCreatedContentFilterType0
 from .endpoint_created_destination import EndpointCreatedDestination
 from .endpoint_created_headers import EndpointCreatedHeaders
 from .endpoint_created_input_transformer_type_0 import EndpointCreatedInputTransformerType0
+from .endpoint_created_signing import EndpointCreatedSigning
 from .endpoint_deleted import EndpointDeleted
 from .endpoint_deleted_content_filter_type_0 import EndpointDeletedContentFilterType0
 from .endpoint_deleted_destination import EndpointDeletedDestination
 from .endpoint_deleted_headers import EndpointDeletedHeaders
 from .endpoint_deleted_input_transformer_type_0 import EndpointDeletedInputTransformerType0
+from .endpoint_deleted_signing import EndpointDeletedSigning
 from .endpoint_destination import EndpointDestination
 from .endpoint_disable import EndpointDisable
 from .endpoint_headers import EndpointHeaders
@@ -33,6 +37,7 @@ from .endpoint_preview_content_filter_type_0 import EndpointPreviewContentFilter
 from .endpoint_preview_input_transformer_type_0 import EndpointPreviewInputTransformerType0
 from .endpoint_previewed import EndpointPreviewed
 from .endpoint_rotated import EndpointRotated
+from .endpoint_signing import EndpointSigning
 from .endpoint_thresholds import EndpointThresholds
 from .endpoint_update import EndpointUpdate
 from .endpoint_update_content_filter_type_0 import EndpointUpdateContentFilterType0
@@ -56,6 +61,8 @@ from .health_period import HealthPeriod
 from .list_deliveries_state_type_0 import ListDeliveriesStateType0
 from .list_replays_state_type_0 import ListReplaysStateType0
 from .notifications import Notifications
+from .o_auth_2_client_credentials import OAuth2ClientCredentials
+from .o_auth_2_shown import OAuth2Shown
 from .portal_link import PortalLink
 from .portal_link_create import PortalLinkCreate
 from .portal_link_page import PortalLinkPage
@@ -105,10 +112,12 @@ from .test_event_request import TestEventRequest
 from .test_event_request_payload_type_0 import TestEventRequestPayloadType0
 from .test_event_sent import TestEventSent
 from .thresholds import Thresholds
+from .tls_shown import TlsShown
 
 __all__ = (
     "Attempt",
     "AttemptPage",
+    "ClientTls",
     "Delivery",
     "DeliveryPage",
     "Endpoint",
@@ -121,14 +130,17 @@ __all__ = (
     "EndpointCreateDestination",
     "EndpointCreatedHeaders",
     "EndpointCreatedInputTransformerType0",
+    "EndpointCreatedSigning",
     "EndpointCreateHeaders",
     "EndpointCreateInputTransformerType0",
     "EndpointCreateKind",
+    "EndpointCreateSigning",
     "EndpointDeleted",
     "EndpointDeletedContentFilterType0",
     "EndpointDeletedDestination",
     "EndpointDeletedHeaders",
     "EndpointDeletedInputTransformerType0",
+    "EndpointDeletedSigning",
     "EndpointDestination",
     "EndpointDisable",
     "EndpointHeaders",
@@ -140,6 +152,7 @@ __all__ = (
     "EndpointPreviewed",
     "EndpointPreviewInputTransformerType0",
     "EndpointRotated",
+    "EndpointSigning",
     "EndpointThresholds",
     "EndpointUpdate",
     "EndpointUpdateContentFilterType0",
@@ -163,6 +176,8 @@ __all__ = (
     "ListDeliveriesStateType0",
     "ListReplaysStateType0",
     "Notifications",
+    "OAuth2ClientCredentials",
+    "OAuth2Shown",
     "PortalLink",
     "PortalLinkCreate",
     "PortalLinkPage",
@@ -212,4 +227,5 @@ __all__ = (
     "TestEventRequestPayloadType0",
     "TestEventSent",
     "Thresholds",
+    "TlsShown",
 )

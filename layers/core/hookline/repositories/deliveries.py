@@ -55,6 +55,11 @@ class Job:
     role_arn: str | None = None
     external_id: str | None = None
     destination: dict[str, Any] | None = None
+    # Decision 0067: OAuth2 client and mutual TLS material, the secret parts sealed.
+    auth: dict[str, Any] | None = None
+    auth_secret: str | None = None
+    tls: dict[str, Any] | None = None
+    tls_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -243,6 +248,10 @@ def _job(r: dict[str, Any]) -> Job:
         role_arn=r.get("role_arn"),
         external_id=r.get("external_id"),
         destination=r.get("destination"),
+        auth=r.get("auth"),
+        auth_secret=r.get("auth_secret"),
+        tls=r.get("tls"),
+        tls_key=r.get("tls_key"),
     )
 
 
