@@ -30,6 +30,7 @@ from infra.components.layer import CoreLayer
 from infra.components.migrations import Migrations
 from infra.components.monitoring import Monitored, Monitoring
 from infra.components.network import Network
+from infra.components.notifications import OperationalNotifications
 from infra.components.queues import GroupQueues
 from infra.components.schedules import Schedules
 
@@ -111,6 +112,7 @@ class HooklineStack(Stack):
         Schedules(
             self, "Schedules", config=config, fanout=services.fanout, reconcile=services.reconcile
         )
+        OperationalNotifications(self, "Notifications", config=config, reconcile=services.reconcile)
         if rds is not None:
             migrations.run_after(rds.instance)
         migrations.run_before(services, deliver, api, console)

@@ -143,6 +143,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{endpoint_id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Health: state, success rate, p50/p99 latency, last success (hour, day) */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/endpoints/{endpoint_id}/health/thresholds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set when the endpoint counts as failing (null: the default) */
+        put: operations["putThresholds"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{endpoint_id}/preview": {
         parameters: {
             query?: never;
@@ -472,6 +506,24 @@ export interface paths {
         post?: never;
         /** Erase a tenant's events, deliveries, secrets and archive (operators; erase=true) */
         delete: operations["eraseTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tenants/{tenant_id}/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who is told when the tenant's endpoints fail (e-mail, chat) */
+        get: operations["getNotifications"];
+        /** Opt in to e-mail and chat messages when the tenant's endpoints fail */
+        put: operations["putNotifications"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -949,6 +1001,28 @@ export interface components {
             reason?: string;
         };
         /**
+         * EndpointHealth
+         * @description An endpoint's state and its last hour and day.
+         */
+        EndpointHealth: {
+            /** Disabled Reason */
+            disabled_reason: string | null;
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Hourly */
+            hourly: components["schemas"]["HealthHour"][];
+            last_day: components["schemas"]["HealthPeriod"];
+            last_hour: components["schemas"]["HealthPeriod"];
+            /**
+             * State
+             * @description healthy, failing or disabled
+             */
+            state: string;
+            /** State Since */
+            state_since: string | null;
+            thresholds: components["schemas"]["Thresholds"];
+        };
+        /**
          * EndpointPage
          * @description Endpoints, newest first.
          */
@@ -1008,6 +1082,20 @@ export interface components {
             public_key?: string | null;
             /** Secret */
             secret: string | null;
+        };
+        /**
+         * EndpointThresholds
+         * @description An endpoint's thresholds in force.
+         */
+        EndpointThresholds: {
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Failing After Attempts */
+            failing_after_attempts?: number | null;
+            /** Failing Error Rate */
+            failing_error_rate?: number | null;
+            /** Failing Window Seconds */
+            failing_window_seconds?: number | null;
         };
         /**
          * EndpointUpdate
@@ -1240,6 +1328,51 @@ export interface components {
             schema?: {
                 [key: string]: unknown;
             } | null;
+        };
+        /**
+         * HealthHour
+         * @description Attempts and successes in one hour.
+         */
+        HealthHour: {
+            /** Attempts */
+            attempts: number;
+            /** Hour */
+            hour: string;
+            /** Successes */
+            successes: number;
+        };
+        /**
+         * HealthPeriod
+         * @description An endpoint's attempts over one period.
+         */
+        HealthPeriod: {
+            /** Attempts */
+            attempts: number;
+            /** Consecutive Failures */
+            consecutive_failures: number;
+            /** Last Success At */
+            last_success_at: string | null;
+            /** P50 Ms */
+            p50_ms: number | null;
+            /** P99 Ms */
+            p99_ms: number | null;
+            /**
+             * Success Rate
+             * @description successes / attempts; null without any
+             */
+            success_rate: number | null;
+            /** Successes */
+            successes: number;
+        };
+        /**
+         * Notifications
+         * @description A tenant's opt-in: e-mail addresses and a Slack-compatible incoming webhook URL.
+         */
+        Notifications: {
+            /** Chat Url */
+            chat_url?: string | null;
+            /** Emails */
+            emails?: string[];
         };
         /**
          * OAuth2ClientCredentials
@@ -1925,6 +2058,18 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * TenantNotifications
+         * @description A tenant's notification targets.
+         */
+        TenantNotifications: {
+            /** Chat Url */
+            chat_url?: string | null;
+            /** Emails */
+            emails?: string[];
+            /** Tenant Id */
+            tenant_id: string;
+        };
+        /**
          * TenantPage
          * @description Tenants, newest first.
          */
@@ -1958,6 +2103,19 @@ export interface components {
             delivery_id: string;
             /** Event Id */
             event_id: string;
+        };
+        /**
+         * Thresholds
+         * @description When an endpoint counts as failing: N consecutive failed attempts, or an error rate
+         *     over a window (with enough attempts in it).
+         */
+        Thresholds: {
+            /** Failing After Attempts */
+            failing_after_attempts?: number | null;
+            /** Failing Error Rate */
+            failing_error_rate?: number | null;
+            /** Failing Window Seconds */
+            failing_window_seconds?: number | null;
         };
         /**
          * TlsShown
@@ -2803,6 +2961,162 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointHealth"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putThresholds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Thresholds"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointThresholds"];
                 };
             };
             /** @description Bad request */
@@ -5207,6 +5521,162 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TenantErased"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantNotifications"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Notifications"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantNotifications"];
                 };
             };
             /** @description Bad request */

@@ -151,6 +151,14 @@ class Infrastructure:
     alarm_db_cpu_percent: int = 80
     alarm_db_connections: int = 150  # instance connections (t4g.small allows ~190)
     alarm_proxy_client_connections: int = 500
+    # Operational events' messages (docs/decisions/0068), set on the reconcile function: the
+    # verified SES identity they come from (none: no e-mail), the operator tenant that gets a
+    # copy of every tenant's operational events, the operator's addresses (comma-separated)
+    # and chat webhook. The reconcile role may send as `notify_from` only.
+    notify_from: str | None = None
+    operator_tenant: str | None = None
+    operator_emails: str = ""
+    operator_chat_url: str | None = None
 
 
 MFA_CHOICES = ("required", "optional")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from hookline.delivery import Deliverer, DeliveryOptions
     from hookline.destinations.senders import AwsSenders
     from hookline.endpoint_auth import EndpointAuth
+    from hookline.operational.monitor import OperationalMonitor
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
     from hookline.restore_requests import RestoreOptions
@@ -257,6 +258,20 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
             **fail_stale_restores(db),
         },
         retention=retention,
+        operational=operational_monitor(settings, db).run,
+    )
+
+
+def operational_monitor(settings: Settings, db: Database) -> OperationalMonitor:
+    """The operational monitor on `db`, with SES and the SSRF-guarded client for its
+    notifications (decision 0068)."""
+    from hookline.operational.monitor import OperationalMonitor
+    from hookline.operational.notify import Notifier
+
+    options = settings.operational
+    ses = client("ses", settings) if options.notify_from else None
+    return OperationalMonitor(
+        db, settings, Notifier(ses, http_client(settings), options.notify_from)
     )
 
 

@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
+from psycopg.types.json import Jsonb
+
 from hookline.db import Connection
 from hookline.errors import NotFound, failure_reason
 from hookline.patterns import event_document, matches
@@ -325,6 +327,7 @@ class AttemptRecord:
     status: int | None
     excerpt: str | None
     error: str | None
+    headers: dict[str, str] | None = None  # the response's, bounded by the deliverer
 
     def params(self, job: Job) -> dict[str, Any]:
         return {
@@ -334,6 +337,7 @@ class AttemptRecord:
             "status": self.status,
             "excerpt": self.excerpt,
             "error": self.error,
+            "headers": Jsonb(self.headers) if self.headers else None,
         }
 
 

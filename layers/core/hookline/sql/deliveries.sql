@@ -192,8 +192,9 @@ WHERE id = %(id)s AND state = 'delivering'
 
 -- insert_attempt --
 INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt,
-                      error_class)
-VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s)
+                      error_class, response_headers)
+VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s,
+        %(headers)s)
 
 -- release_endpoint_slot --
 -- Only while this worker's claim stands: a run that took the delivery over holds the slot now.
@@ -243,8 +244,9 @@ WHERE d.id = %(id)s AND d.state = 'delivering'
 -- when there is none). Returns the generation, or NULL when the claim no longer stood.
 WITH attempt AS (
     INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code,
-                          response_excerpt, error_class)
-    VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s)
+                          response_excerpt, error_class, response_headers)
+    VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s,
+            %(headers)s)
 ), finished AS (
     UPDATE deliveries
     SET state = 'delivered', attempt_count = attempt_count + 1, lease_expires_at = NULL,
