@@ -114,9 +114,14 @@ class Deliverer:
         settings: Settings,
         clock: Callable[[], datetime] = utcnow,
         destinations: AwsSenders | None = None,
+        public_http: httpx.Client | None = None,
     ) -> None:
-        """`settings` go to the operational events it publishes (`endpoint.disabled`)."""
+        """`settings` go to the operational events it publishes (`endpoint.disabled`).
+        `public_http` connects to public addresses only, for the endpoints that must not
+        reach a private one whatever the deployment allows (decision 0059); None: `http`
+        already refuses them."""
         self.destinations = destinations
+        self.public_http = public_http if public_http is not None else http
         self.settings = settings
         self.db = db
         self.queues = queues
@@ -224,7 +229,8 @@ class Deliverer:
         try:
             headers = self._headers(job, secrets, timestamp, payload, content_type)
             timeout = httpx.Timeout(total, connect=self.options.connect_timeout_seconds)
-            with self.http.stream(
+            client = self.public_http if job.public_only else self.http
+            with client.stream(
                 "POST", job.url, content=payload, headers=headers, timeout=timeout
             ) as response:
                 status = response.status_code

@@ -102,6 +102,26 @@ def _http(settings: Settings) -> httpx.Client:
     )
 
 
+def public_http_client(settings: Settings) -> httpx.Client:
+    """The client for endpoints that must reach public addresses only whatever the
+    deployment allows (decision 0059): `http_client` itself where it refuses private ones."""
+    if not settings.allow_private_targets:
+        return http_client(settings)
+    with _lock:
+        return _public_http(settings)
+
+
+@lru_cache(maxsize=4)
+def _public_http(settings: Settings) -> httpx.Client:
+    from hookline.ssrf import guarded_client
+
+    return guarded_client(
+        allow_private=False,
+        allow_http=settings.allow_http_targets,
+        timeout=settings.config.deliver_timeout_seconds,
+    )
+
+
 def aws_senders(settings: Settings) -> AwsSenders:
     """The process's senders to AWS destinations, with their cache of assumed roles'
     credentials (decision 0046)."""
@@ -132,6 +152,7 @@ def get_deliverer() -> Deliverer:
         delivery_options(settings),
         settings=settings,
         destinations=aws_senders(settings),
+        public_http=public_http_client(settings),
     )
 
 
@@ -140,6 +161,7 @@ def reset_runtime() -> None:
     with _lock:
         _queues.cache_clear()
         _http.cache_clear()
+        _public_http.cache_clear()
         _senders.cache_clear()
         _provider_http.cache_clear()
 

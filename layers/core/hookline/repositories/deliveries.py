@@ -53,6 +53,7 @@ class Job:
     role_arn: str | None = None
     external_id: str | None = None
     destination: dict[str, Any] | None = None
+    public_only: bool = False  # public addresses only, at connect time too (decision 0059)
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,7 @@ def _job(r: dict[str, Any]) -> Job:
         role_arn=r.get("role_arn"),
         external_id=r.get("external_id"),
         destination=r.get("destination"),
+        public_only=bool(r.get("public_only")),
     )
 
 
