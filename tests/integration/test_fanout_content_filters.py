@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 
 import hookline
+from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import BadRequest
 from hookline.management import endpoint_service
 from hookline.repositories.deliveries import fan_out_batch
+from hookline.repositories.ledger import NewEvent, store_event
 from hookline.repositories.reconcile import create_missing_deliveries
 from hookline.settings import Settings
 from tests.support import operator
@@ -111,3 +113,32 @@ def test_a_bad_filter_is_refused_at_save_and_an_update_can_set_or_clear_it(
         db, settings, OPERATOR, endpoint["id"], {"clear_content_filter": True}
     )
     assert cleared["content_filter"] is None
+
+
+def test_a_deep_body_does_not_stop_the_fan_out_of_anyone(
+    db: Database, settings: Settings, tenant: dict[str, str]
+) -> None:
+    # Given tenant A's filtered endpoint, and a 6 KB body 3,000 levels deep stored as the
+    # receiver stores a non-JSON-checked body (before: RecursionError, the batch rolled back)
+    filtered = add(db, settings, tenant, content_filter={"payload": [{"exists": False}]})
+    other = operator.add_tenant(db, HooklineConfig(), name="other", group="standard")
+    plain = add(db, settings, other)
+    with db.connection() as conn, conn.transaction():
+        deep = store_event(
+            conn,
+            NewEvent(tenant["id"], "publish", "raw.deep", "k-deep", b"[" * 3000 + b"]" * 3000),
+        ).id
+        later = hookline.publish(conn, tenant_id=other["id"], type="x", payload={}).id
+    # When the fan-out runs
+    with db.connection() as conn:
+        events, created = fan_out_batch(conn, limit=100, deadline=timedelta(hours=1))
+    # Then the deep body is an absent payload (as a non-JSON one) and both events fan out
+    assert delivered_pairs(db) == {(deep, filtered), (later, plain)}
+    assert (events, created) == (2, 2)
+
+
+def test_a_forty_star_wildcard_is_refused_when_the_endpoint_is_saved(
+    db: Database, settings: Settings, tenant: dict[str, str]
+) -> None:
+    with pytest.raises(BadRequest, match=r"filter at payload.s: its wildcards hold 40 '\*'"):
+        add(db, settings, tenant, content_filter={"payload": {"s": [{"wildcard": "a*" * 40}]}})

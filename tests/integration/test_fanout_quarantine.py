@@ -1,5 +1,5 @@
 """One event never stalls another in the fan-out (decision 0059): whatever raises while
-matching one event — a payload too deep to build a document of, a pattern that fails — is
+matching one event — a filter over its budget (decision 0060), a pattern that fails — is
 quarantined against that (event, endpoint) pair with its reason; every other event, of every
 tenant, fans out in the same run; an operator decides the pair again once the cause is fixed."""
 
@@ -94,30 +94,46 @@ def two_tenants(db: Database, settings: Settings) -> dict[str, str]:
     }  # fmt: skip
 
 
-def test_a_deep_payload_is_quarantined_and_every_other_event_fans_out(
+def costly(db: Database, settings: Settings, t: dict[str, str]) -> str:
+    """Make A's filtered endpoint a pattern of 200 prefixes (valid at save) and publish an
+    event of 5,000 strings under it: 2 million steps, over the event's budget (decision
+    0060), so matching it raises EvaluationBudgetExceeded."""
+    endpoint_service.update_endpoint(
+        db, settings, OPERATOR, t["a_filtered"],
+        {"content_filter": {"payload": {"x": [{"prefix": f"p{i}"} for i in range(200)]}}},
+    )  # fmt: skip
+    return publish(db, t["a"], "order.created", {"x": ["y"] * 5000})
+
+
+def test_a_deep_or_too_costly_payload_never_stops_the_fan_out(
     db: Database, settings: Settings
 ) -> None:
-    # Given tenant A's deep event stored first, then ordinary events of A and of tenant B
+    # Given tenant A's deep event stored first, A's event over its filter budget, then
+    # ordinary events of A and of tenant B
     t = two_tenants(db, settings)
     deep = store_deep(db, t["a"], t["source"])
     a_next = publish(db, t["a"], "order.created", {"x": 1})
+    bomb = costly(db, settings, t)
     b_big = publish(db, t["b"], "invoice.paid", {"amount": 500})
     # When one fan-out batch takes them all
     with db.connection() as conn:
         events, created = fan_out_batch(conn, limit=100, deadline=HOUR)
     # Then the batch committed: A's next event and B's event reached their endpoints, and the
-    # deep event still reached A's endpoint without a filter
-    assert events == 3
+    # deep and costly events still reached A's endpoint without a filter; the deep payload is
+    # absent from its document (decision 0060), so the filter decided it: no match
+    assert events == 4
     assert pairs(db) == {
-        (a_next, t["a_filtered"]), (a_next, t["a_plain"]), (b_big, t["b_filtered"]),
-        (deep, t["a_plain"]),
+        (a_next, t["a_plain"]), (b_big, t["b_filtered"]), (deep, t["a_plain"]),
+        (bomb, t["a_plain"]),
     }  # fmt: skip
     assert created == 4
-    # And the deep event's filtered pair is quarantined with its reason, not lost
+    # And the costly event's filtered pair is quarantined with its reason, not lost
     held = quarantined(db)
-    assert set(held) == {(deep, t["a_filtered"])}
-    assert held[deep, t["a_filtered"]]["reason"].startswith("event document: ")
-    assert held[deep, t["a_filtered"]]["stage"] == "fanout"
+    assert set(held) == {(bomb, t["a_filtered"])}
+    assert held[bomb, t["a_filtered"]]["reason"].startswith(
+        "content filter: EvaluationBudgetExceeded: content filters took more than 100000 steps"
+    )
+    assert held[bomb, t["a_filtered"]]["stage"] == "fanout"
     # And nothing is claimed again: the next run finds an empty outbox
     with db.connection() as conn:
         assert fan_out_batch(conn, limit=100, deadline=HOUR) == (0, 0)
@@ -163,22 +179,22 @@ def test_any_exception_from_a_pattern_is_that_pairs_and_retry_decides_it_once_fi
 def test_the_reconcilers_repair_quarantines_instead_of_failing(
     db: Database, settings: Settings
 ) -> None:
-    # Given the deep event fanned out before its filtered endpoint existed... as the repair
-    # sees it: fanned out, lacking its delivery to a filtered endpoint that predates it
+    # Given A's event over its filter budget fanned out... as the repair sees it: fanned
+    # out, lacking its delivery to a filtered endpoint that predates it
     t = two_tenants(db, settings)
-    deep = store_deep(db, t["a"], t["source"])
+    bomb = costly(db, settings, t)
     with db.connection() as conn:
-        conn.execute("UPDATE outbox SET fanned_out_at = now() WHERE event_id = %s", (deep,))
+        conn.execute("UPDATE outbox SET fanned_out_at = now() WHERE event_id = %s", (bomb,))
     ok = publish(db, t["b"], "invoice.paid", {"amount": 500})
     with db.connection() as conn:
         conn.execute("UPDATE outbox SET fanned_out_at = now() WHERE event_id = %s", (ok,))
     # When the reconciler's repair walks the window
     with db.connection() as conn:
         create_missing_deliveries(conn, window=HOUR, deadline=HOUR, limit=100)
-    # Then the other tenant's missing delivery is created and the deep pair quarantined
+    # Then the other tenant's missing delivery is created and the costly pair quarantined
     assert (ok, t["b_filtered"]) in pairs(db)
     held = quarantined(db)
-    assert held[deep, t["a_filtered"]]["stage"] == "reconcile"
+    assert held[bomb, t["a_filtered"]]["stage"] == "reconcile"
 
 
 def test_the_api_and_cli_show_quarantined_pairs_in_scope_and_retry_them(

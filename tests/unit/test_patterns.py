@@ -205,6 +205,8 @@ def test_no_pattern_matches_everything_and_a_non_json_payload_is_absent() -> Non
         ({"$or": [{"type": ["x"]}]}, "$or: $or needs an array of at least two"),
         ({"$or": [{"type": ["x"]}, {"oops": ["y"]}]}, "$or[1].oops: unknown field"),
         ({"payload": {"a": [float("nan")]}}, "finite"),
+        ({"payload": {"a": [{"equals-ignore-case": "x\ud800"}]}}, "without lone surrogates"),
+        ({"payload": {"a": [{"wildcard": "he\\***o"}]}}, "consecutive"),
     ],
 )
 def test_a_bad_pattern_is_refused_naming_the_part(pattern: Any, complaint: str) -> None:
@@ -220,3 +222,59 @@ def test_the_cli_gives_json_text_and_bad_json_is_refused() -> None:
         parse_pattern("{type: a}")
     with pytest.raises(BadRequest, match="longer than"):
         parse_pattern({"payload": {"a": ["x" * 5000]}})
+
+
+# Held-out conformance with EventBridge's reference engine (aws/event-ruler): payloads are
+# given as JSON text, as the fan-out reads them, so numbers keep their text.
+KELVIN = "\u212a"
+CONFORMANCE = [
+    # numbers: equal when both are exactly a double and equal, or when their texts are equal
+    ({"payload": {"id": [1234567890123456789]}}, '{"id": 1234567890123456789}', True),
+    ({"payload": {"id": [1234567890123456789]}}, '{"id": 1234567890123456788}', False),
+    ({"payload": {"id": [1234567890123456789]}}, '{"id": [1, 1234567890123456790]}', False),
+    ({"payload": {"id": [9007199254740993]}}, '{"id": 9007199254740992}', False),
+    ({"payload": {"id": [9007199254740993]}}, '{"id": 9007199254740993.0}', False),
+    ({"payload": {"n": [5]}}, '{"n": 5.0}', True),
+    ({"payload": {"n": [0.1]}}, '{"n": 0.10}', True),
+    ({"payload": {"n": [0.3]}}, '{"n": 0.30000000000000001}', False),
+    ({"payload": {"n": [{"anything-but": [1234567890123456789]}]}}, '{"n": 1234567890123456788}', True),  # noqa: E501
+    ({"payload": {"n": [{"numeric": [">", 0]}]}}, '{"n": 1234567890123456789}', False),
+    ({"payload": {"n": [{"numeric": ["=", 0.1]}]}}, '{"n": 0.1000}', True),
+    # an escaped star before a real star: "he*" then anything then "o"
+    ({"payload": {"s": [{"wildcard": "he\\**o"}]}}, '{"s": "he*llo"}', True),
+    ({"payload": {"s": [{"wildcard": "he\\**o"}]}}, '{"s": "hello"}', False),
+    ({"payload": {"s": [{"wildcard": "*\\\\*"}]}}, '{"s": "a\\\\b"}', True),
+    ({"payload": {"s": [{"wildcard": "ab*ba"}]}}, '{"s": "aba"}', False),
+    ({"payload": {"s": [{"wildcard": "ab*ba"}]}}, '{"s": "abba"}', True),
+    ({"payload": {"s": [{"wildcard": "*a*b*a*"}]}}, '{"s": "xxaxxbxxa"}', True),
+    # exists: false under an empty array: the array holds no field at all
+    ({"payload": {"a": {"b": [{"exists": False}]}}}, '{"a": []}', True),
+    ({"payload": {"a": {"b": [{"exists": True}]}}}, '{"a": []}', False),
+    ({"payload": {"a": {"b": [{"exists": False}]}}}, '{"a": [[]]}', True),
+    ({"payload": {"a": {"b": ["x"]}}}, '{"a": []}', False),
+    # ignore-case: each pattern character matches its own lower and upper case, nothing else
+    ({"payload": {"u": [{"equals-ignore-case": "k"}]}}, f'{{"u": "{KELVIN}"}}', False),
+    ({"payload": {"u": [{"equals-ignore-case": "k"}]}}, '{"u": "K"}', True),
+    ({"payload": {"u": [{"equals-ignore-case": KELVIN}]}}, '{"u": "k"}', True),
+    ({"payload": {"u": [{"equals-ignore-case": KELVIN}]}}, '{"u": "K"}', False),
+    ({"payload": {"u": [{"equals-ignore-case": "straße"}]}}, '{"u": "STRASSE"}', True),
+    ({"payload": {"u": [{"equals-ignore-case": "strasse"}]}}, '{"u": "straße"}', False),
+    ({"payload": {"u": [{"prefix": {"equals-ignore-case": "ok"}}]}}, f'{{"u": "o{KELVIN}ay"}}', False),  # noqa: E501
+    ({"payload": {"u": [{"prefix": {"equals-ignore-case": "ok"}}]}}, '{"u": "OKay"}', True),
+    ({"payload": {"u": [{"suffix": {"equals-ignore-case": "k"}}]}}, f'{{"u": "mar{KELVIN}"}}', False),  # noqa: E501
+    ({"payload": {"u": [{"suffix": {"equals-ignore-case": "ÉK"}}]}}, '{"u": "café\u00e9k"}', True),
+    ({"payload": {"u": [{"anything-but": {"equals-ignore-case": "k"}}]}}, f'{{"u": "{KELVIN}"}}', True),  # noqa: E501
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("pattern", "payload", "expected"), CONFORMANCE)
+def test_an_event_matches_exactly_where_eventbridge_matches_it(
+    pattern: dict[str, Any], payload: str, expected: bool
+) -> None:
+    # Given a pattern EventBridge accepts, When an event with this JSON text arrives, Then
+    assert matches(validate_pattern(pattern), doc(payload.encode())) is expected
+
+
+def test_a_numeric_bound_that_is_not_exactly_a_double_is_refused_as_eventbridge_does() -> None:
+    with pytest.raises(BadRequest, match="not exactly a double"):
+        validate_pattern({"payload": {"n": [{"numeric": [">", 9007199254740993]}]}})

@@ -83,6 +83,13 @@ class DeliveryStillOpen(Conflict):
     """A delivery of rows about to be removed is unfinished: nothing of them is removed."""
 
 
+class EvaluationBudgetExceeded(BadRequest):
+    """Evaluating what a tenant configured (a content filter, an input transformer) on one
+    event went over its budget of steps or rendered bytes (docs/decisions/0060). It fails
+    closed: the event is not delivered through it, and the reason is recorded; a caller
+    who asked (preview) gets 400."""
+
+
 # A contained failure's reason is shown in the API, the console and an attempt's record:
 # short, and never a whole payload.
 REASON_CHARS = 300

@@ -17,23 +17,43 @@ As in EventBridge, an array in the event matches when any element does (arrays o
 are flattened); comparison operators only see leaf values, so an object where a leaf is
 expected neither matches nor "exists"; a missing field matches only ``{"exists": false}``
 (``anything-but`` needs a value). A nested pattern over an array of objects must match
-within one element. `validate_pattern` refuses what EventBridge would refuse, naming the
-part; `matches` is the evaluation the fan-out runs.
+within one element; an empty array holds no field, so `{"exists": false}` under it
+matches. Numbers compare as EventBridge compares them (exactly: by their double when they
+are one, else by their JSON text), and ignore-case operators fold the pattern per character.
+`validate_pattern` refuses what EventBridge would refuse, naming the part, and what would
+cost more than our limits (decision 0060); `matches` is the evaluation the fan-out runs, in
+time linear in the event and within a per-event budget (`hookline.pattern_matching`).
 """
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
 import json
 import math
-import re
-from collections.abc import Iterator
-from functools import lru_cache
+from dataclasses import replace
 from typing import Any
 
+from hookline.catalogue_limits import DEFAULT_LIMITS, LimitExceeded, screen_json_text
 from hookline.errors import BadRequest
+from hookline.pattern_matching import (
+    Budget,
+    compiled,
+    exact_double,
+    json_float,
+    match_node,
+    wildcard_parts,
+)
 
 MAX_PATTERN_CHARS = 4096  # of the pattern's JSON, as EventBridge's rule limit
+# Stars in the wildcards of one field together. EventBridge refuses a rule whose wildcards
+# make its matcher "too complex" without publishing the measure; it refused 8 stars on one
+# field (4 values of `*:stack/<name>/*`) where 6 passed, so 6 is the most we accept.
+MAX_FIELD_WILDCARDS = 6
+MAX_PATTERN_DEPTH = 32  # nested objects of a pattern, `$or` alternatives included
+# A payload nesting deeper than what a publish may (64 levels), or with an integer of more
+# than 100 digits, is not read: it is absent from the document (decision 0060).
+_DOCUMENT_LIMITS = replace(DEFAULT_LIMITS, body_max_depth=DEFAULT_LIMITS.payload_max_depth)
 EVENT_FIELDS = ("type", "tenant_id", "source_id", "payload")
 _OR = "$or"
 _LOWER = (">", ">=")
@@ -47,20 +67,53 @@ class _Invalid(Exception):
         self.path, self.reason = path, reason
 
 
+class EventDocument(dict[str, Any]):
+    """The document of one event, with what evaluating it may still spend (`budget`, shared
+    by every filter tried on it), its payload's size in bytes, and why its payload is absent
+    when it could not be read (`unreadable`)."""
+
+    budget: Budget
+    payload_bytes: int
+    unreadable: str | None
+
+
 def event_document(
     event_type: str, tenant_id: str, source_id: str | None, payload: bytes | str | Any
-) -> dict[str, Any]:
+) -> EventDocument:
     """The document a pattern (and a transformer) sees for one event. A payload that is not
-    JSON is absent from it, so only `{"exists": false}` matches on it."""
-    doc: dict[str, Any] = {"type": event_type, "tenant_id": tenant_id, "source_id": source_id}
+    JSON, or nests deeper than a publish may (`payload_max_depth`), or holds an integer of
+    more than `max_integer_digits` digits, is absent from it, so only `{"exists": false}`
+    matches on it; `unreadable` says why. Never raises: the check is linear in the bytes
+    and runs before the parser, which would otherwise recurse once per level."""
+    doc = EventDocument(type=event_type, tenant_id=tenant_id, source_id=source_id)
+    doc.budget = Budget()
+    doc.unreadable = None
     if isinstance(payload, (bytes, str)):
+        doc.payload_bytes = len(payload)
         try:
-            doc["payload"] = json.loads(payload)
+            text = payload if isinstance(payload, str) else _decoded(payload)
+            screen_json_text(text, _DOCUMENT_LIMITS)
+            doc["payload"] = json.loads(text, parse_float=json_float)
+        except LimitExceeded as err:
+            doc.unreadable = (
+                f"the payload nests deeper than {_DOCUMENT_LIMITS.body_max_depth} levels "
+                "(limit payload_max_depth), so it is not read"
+                if err.limit == "body_max_depth"
+                else f"the payload holds a number of more than "
+                f"{_DOCUMENT_LIMITS.max_integer_digits} digits, so it is not read"
+            )
         except ValueError:
-            return doc
+            doc.unreadable = "the payload is not JSON"
     else:
+        doc.payload_bytes = len(json.dumps(payload, ensure_ascii=False).encode())
         doc["payload"] = payload
     return doc
+
+
+def _decoded(payload: bytes) -> str:
+    # As json.loads decodes bytes (UTF-8, or UTF-16/32 by their first bytes).
+    encoding = json.detect_encoding(payload)
+    return codecs.decode(payload, encoding, "surrogatepass")
 
 
 def parse_pattern(value: Any) -> dict[str, Any]:
@@ -78,6 +131,7 @@ def validate_pattern(pattern: Any) -> dict[str, Any]:
     `BadRequest` naming the field of the pattern that is wrong and why."""
     if not isinstance(pattern, dict):
         raise BadRequest("filter: must be a JSON object")
+    _check_depth(pattern)
     if len(json.dumps(pattern, ensure_ascii=False)) > MAX_PATTERN_CHARS:
         raise BadRequest(f"filter: longer than {MAX_PATTERN_CHARS} characters")
     try:
@@ -88,11 +142,30 @@ def validate_pattern(pattern: Any) -> dict[str, Any]:
 
 
 def matches(pattern: dict[str, Any] | None, document: dict[str, Any]) -> bool:
-    """Whether an event (its `event_document`) matches `pattern`; no pattern matches all."""
-    return pattern is None or _match_object(pattern, document)
+    """Whether an event (its `event_document`) matches `pattern`; no pattern matches all.
+    Draws from the document's budget; raises EvaluationBudgetExceeded past it."""
+    if pattern is None:
+        return True
+    budget = document.budget if isinstance(document, EventDocument) else Budget()
+    return match_node(compiled(pattern), document, budget)
 
 
 # -- validation -------------------------------------------------------------------------------
+
+
+def _check_depth(pattern: dict[str, Any]) -> None:
+    # Before anything recursive: a 4 KB pattern can nest ~1,000 objects.
+    stack: list[tuple[Any, int]] = [(pattern, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_PATTERN_DEPTH:
+            raise BadRequest(f"filter: nests deeper than {MAX_PATTERN_DEPTH} objects")
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend(
+            (child, depth + isinstance(child, dict))
+            for child in children
+            if isinstance(child, (dict, list))
+        )
 
 
 def _join(path: str, key: str) -> str:
@@ -121,6 +194,13 @@ def _check_object(pattern: dict[str, Any], path: str, *, top: bool = False) -> N
                 raise _Invalid(where, "an empty array matches nothing; give at least one value")
             for i, matcher in enumerate(value):
                 _check_matcher(matcher, f"{where}[{i}]")
+            stars = sum(_stars(matcher) for matcher in value)
+            if stars > MAX_FIELD_WILDCARDS:
+                raise _Invalid(
+                    where,
+                    f"its wildcards hold {stars} '*' together; at most {MAX_FIELD_WILDCARDS} "
+                    "(EventBridge refuses such rules as too complex)",
+                )
         else:
             raise _Invalid(where, "must be an array of values or matchers, or an object")
 
@@ -159,6 +239,10 @@ def _check_matcher(matcher: Any, path: str) -> None:
 def _check_string(arg: Any, path: str, op: str) -> None:
     if not isinstance(arg, str):
         raise _Invalid(path, f"{op} takes a string")
+    try:
+        arg.encode()
+    except UnicodeEncodeError as err:
+        raise _Invalid(path, f"{op} takes text without lone surrogates") from err
 
 
 def _check_text_or_ignore_case(arg: Any, path: str, op: str) -> None:
@@ -170,15 +254,29 @@ def _check_text_or_ignore_case(arg: Any, path: str, op: str) -> None:
 
 
 def _check_wildcard(arg: str, path: str) -> None:
-    if "**" in arg:
-        raise _Invalid(path, "wildcard may not have consecutive '*'")
+    # As Event Ruler's WildcardParser: an escaped star (`\\*`) is a character, so `he\\**o`
+    # is valid; an unescaped star right before another star is not.
     i = 0
     while i < len(arg):
         if arg[i] == "\\":
             if i + 1 >= len(arg) or arg[i + 1] not in "*\\":
                 raise _Invalid(path, "in a wildcard, '\\' escapes only '*' or '\\'")
             i += 1
+        elif arg[i] == "*" and arg[i + 1 : i + 2] == "*":
+            raise _Invalid(path, "wildcard may not have consecutive '*'")
         i += 1
+
+
+def _stars(matcher: Any) -> int:
+    if not isinstance(matcher, dict) or len(matcher) != 1:
+        return 0
+    ((op, arg),) = matcher.items()
+    if op == "anything-but" and isinstance(arg, dict) and "wildcard" in arg:
+        arg, op = arg["wildcard"], "wildcard"
+    if op != "wildcard":
+        return 0
+    values = arg if isinstance(arg, list) else [arg]
+    return sum(len(wildcard_parts(v)) - 1 for v in values if isinstance(v, str))
 
 
 def _check_anything_but(arg: Any, path: str) -> None:
@@ -223,6 +321,7 @@ def _check_numeric(arg: Any, path: str) -> None:
         if not _is_number(bound):
             raise _Invalid(path, f"numeric bound {bound!r} is not a number")
         _check_number(bound, path)
+        _check_bound(bound, path)
     if len(arg) == 4:
         if arg[0] not in _LOWER or arg[2] not in _UPPER:
             raise _Invalid(path, "a numeric range is a lower bound (>, >=) then an upper (<, <=)")
@@ -237,7 +336,11 @@ def _check_number(value: Any, path: str) -> None:
         raise _Invalid(path, "numbers must be finite")
 
 
-# -- evaluation -------------------------------------------------------------------------------
+def _check_bound(value: Any, path: str) -> None:
+    # EventBridge compares numeric bounds as doubles and refuses one that is not exactly a
+    # double (Event Ruler's ComparableNumber), such as 2**53 + 1.
+    if exact_double(value) is None:
+        raise _Invalid(path, f"numeric bound {value!r} is not exactly a double; round it")
 
 
 def _is_number(value: Any) -> bool:
@@ -249,154 +352,3 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def _is_scalar(value: Any) -> bool:
     return type(value) in _SCALARS
-
-
-def _match_object(pattern: dict[str, Any], value: Any) -> bool:
-    if isinstance(value, list):  # an array of objects: one element must match it all
-        return any(_match_object(pattern, element) for element in _flatten(value))
-    fields = value if isinstance(value, dict) else {}
-    for key, sub in pattern.items():
-        if key == _OR:
-            if not any(_match_object(alternative, value) for alternative in sub):
-                return False
-        elif isinstance(sub, dict):
-            if not _match_object(sub, fields.get(key)):
-                return False
-        elif not _match_leaf(sub, fields.get(key, _MISSING)):
-            return False
-    return True
-
-
-class _Missing:
-    pass
-
-
-_MISSING = _Missing()
-
-
-def _flatten(value: list[Any]) -> Iterator[Any]:
-    for element in value:
-        if isinstance(element, list):
-            yield from _flatten(element)
-        else:
-            yield element
-
-
-def _leaves(value: Any) -> Iterator[Any]:
-    # Lazily, so a match on a long array stops at the first element that matches.
-    if isinstance(value, list):
-        for element in _flatten(value):
-            if _is_scalar(element):
-                yield element
-    elif value is not _MISSING and _is_scalar(value):
-        yield value
-
-
-def _match_leaf(matchers: list[Any], value: Any) -> bool:
-    for matcher in matchers:
-        if isinstance(matcher, dict) and "exists" in matcher:
-            present = next(_leaves(value), _MISSING) is not _MISSING
-            if present == matcher["exists"]:
-                return True
-            continue
-        if any(_match_one(matcher, leaf) for leaf in _leaves(value)):
-            return True
-    return False
-
-
-def _same(expected: Any, actual: Any) -> bool:
-    if _is_number(expected):
-        return _is_number(actual) and float(expected) == float(actual)
-    if isinstance(expected, bool) or expected is None:
-        return actual is expected
-    return isinstance(actual, str) and actual == expected
-
-
-def _match_one(matcher: Any, leaf: Any) -> bool:
-    if not isinstance(matcher, dict):
-        return _same(matcher, leaf)
-    ((op, arg),) = matcher.items()
-    if op == "numeric":
-        return _is_number(leaf) and _in_range(arg, float(leaf))
-    if op == "cidr":
-        return isinstance(leaf, str) and _in_network(arg, leaf)
-    if op == "anything-but":
-        return _anything_but(arg, leaf)
-    if not isinstance(leaf, str):
-        return False
-    if op == "prefix":
-        return _affix(arg, leaf, str.startswith)
-    if op == "suffix":
-        return _affix(arg, leaf, str.endswith)
-    if op == "equals-ignore-case":
-        return bool(leaf.lower() == str(arg).lower())
-    return op == "wildcard" and _wildcard(arg).fullmatch(leaf) is not None
-
-
-def _affix(arg: Any, leaf: str, test: Any) -> bool:
-    if isinstance(arg, dict):
-        return bool(test(leaf.lower(), arg["equals-ignore-case"].lower()))
-    return bool(test(leaf, arg))
-
-
-def _anything_but(arg: Any, leaf: Any) -> bool:
-    if isinstance(arg, list):
-        return not any(_same(v, leaf) for v in arg)
-    if not isinstance(arg, dict):
-        return not _same(arg, leaf)
-    ((op, inner),) = arg.items()
-    if not isinstance(leaf, str):
-        # EventBridge: string operators exclude strings only; other values pass.
-        return True
-    values = inner if isinstance(inner, list) else [inner]
-    if op == "prefix":
-        return not leaf.startswith(inner)
-    if op == "suffix":
-        return not leaf.endswith(inner)
-    if op == "equals-ignore-case":
-        return all(leaf.lower() != v.lower() for v in values)
-    return all(_wildcard(v).fullmatch(leaf) is None for v in values)
-
-
-def _in_range(arg: list[Any], number: float) -> bool:
-    for i in range(0, len(arg), 2):
-        op, bound = arg[i], float(arg[i + 1])
-        ok = {
-            "=": number == bound,
-            "<": number < bound,
-            "<=": number <= bound,
-            ">": number > bound,
-            ">=": number >= bound,
-        }[op]
-        if not ok:
-            return False
-    return True
-
-
-@lru_cache(maxsize=1024)
-def _network(cidr: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
-    return ipaddress.ip_network(cidr, strict=False)
-
-
-def _in_network(cidr: str, leaf: str) -> bool:
-    try:
-        address = ipaddress.ip_address(leaf)
-    except ValueError:
-        return False
-    network = _network(cidr)
-    return address.version == network.version and address in network
-
-
-@lru_cache(maxsize=1024)
-def _wildcard(pattern: str) -> re.Pattern[str]:
-    parts: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\" and i + 1 < len(pattern):
-            parts.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        parts.append(".*" if char == "*" else re.escape(char))
-        i += 1
-    return re.compile("".join(parts), re.DOTALL)

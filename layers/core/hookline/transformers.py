@@ -15,6 +15,12 @@ The template is rendered as EventBridge renders it:
 `<aws.events.event.json>` is the whole document (as JSON; outside strings only). A path that
 is not in the event, or a result that is not the JSON its template promises, makes
 `render` raise `TransformFailed` with the reason: the delivery fails with it.
+
+Bounded (decision 0060): a template holds at most `MAX_PLACEHOLDERS` placeholders, and the
+rendered body is counted while it is built, each value's text made once: past
+`max_rendered_bytes` (the caller's limit, such as a destination kind's; by default
+`RENDER_MULTIPLE` times the payload, at least `MIN_RENDER_BYTES`) it stops with
+`TransformFailed`, so a template cannot turn a 30 KB event into megabytes.
 """
 
 from __future__ import annotations
@@ -28,6 +34,12 @@ from hookline.errors import BadRequest
 
 MAX_TEMPLATE_CHARS = 8192
 MAX_PATHS = 100
+# EventBridge's own limits are the two above; with 8,192 characters, `<a>` fits 2,730
+# times. A template names each of its (at most 100) values a few times at most.
+MAX_PLACEHOLDERS = 300
+RENDER_MULTIPLE = 4
+MIN_RENDER_BYTES = 64 * 1024
+MAX_RENDER_BYTES = 6 * 1024 * 1024  # the largest destination message (a Lambda request)
 WHOLE_EVENT = "aws.events.event.json"
 _NAME = re.compile(r"^[A-Za-z0-9_\-]+$")
 _PLACEHOLDER = re.compile(r"<([A-Za-z0-9_.\-]+)>")
@@ -79,7 +91,13 @@ def validate_transformer(value: Any) -> dict[str, Any]:
             raise BadRequest(f"{where}: {err}") from err
     if not isinstance(template, str) or not 0 < len(template) <= MAX_TEMPLATE_CHARS:
         raise BadRequest(f"transform.InputTemplate: a string of 1 to {MAX_TEMPLATE_CHARS} chars")
-    for piece in _pieces(template):
+    pieces = _pieces(template)
+    placeholders = sum(isinstance(piece, _Slot) for piece in pieces)
+    if placeholders > MAX_PLACEHOLDERS:
+        raise BadRequest(
+            f"transform.InputTemplate: {placeholders} placeholders; at most {MAX_PLACEHOLDERS}"
+        )
+    for piece in pieces:
         if isinstance(piece, _Slot):
             if piece.name != WHOLE_EVENT and piece.name not in paths:
                 raise BadRequest(
@@ -100,19 +118,31 @@ def validate_transformer(value: Any) -> dict[str, Any]:
     return value
 
 
-def render(transformer: dict[str, Any], document: dict[str, Any]) -> Rendered:
+def render(
+    transformer: dict[str, Any], document: dict[str, Any], max_rendered_bytes: int | None = None
+) -> Rendered:
     """The body `transformer` makes of an event (its `event_document`); raises
-    `TransformFailed` when it cannot."""
+    `TransformFailed` when it cannot, or when the body would pass `max_rendered_bytes`
+    (default: `default_render_limit` of the payload)."""
     values: dict[str, Any] = {WHOLE_EVENT: document}
+    unreadable = getattr(document, "unreadable", None)
     for name, path in transformer.get("InputPathsMap", {}).items():
         found, value = _lookup(document, _steps(path))
         if not found:
-            raise TransformFailed(f"{path} (<{name}>) is not in the event")
+            why = f": {unreadable}" if unreadable and path.startswith("$.payload") else ""
+            raise TransformFailed(f"{path} (<{name}>) is not in the event{why}")
         values[name] = value
     template = transformer["InputTemplate"]
-    text = _render(template, values)
+    if max_rendered_bytes is None:
+        max_rendered_bytes = default_render_limit(getattr(document, "payload_bytes", 0))
+    text = _render(template, values, max_rendered_bytes)
     content_type = "text/plain; charset=utf-8" if _mode(template) == "text" else "application/json"
     return Rendered(text.encode("utf-8"), content_type)
+
+
+def default_render_limit(payload_bytes: int) -> int:
+    """How many bytes a transformer may make of a payload of `payload_bytes`."""
+    return min(max(RENDER_MULTIPLE * payload_bytes, MIN_RENDER_BYTES), MAX_RENDER_BYTES)
 
 
 def lookup_path(document: dict[str, Any], path: str) -> Any:
@@ -213,22 +243,36 @@ def _pieces(template: str) -> list[str | _Slot]:
     return pieces
 
 
+def _value_text(piece: _Slot, values: dict[str, Any], mode: str) -> str:
+    if piece.in_string:
+        return json.dumps(_text_of(values[piece.name]), ensure_ascii=False)[1:-1]
+    if mode == "text":
+        return _text_of(values[piece.name])
+    return json.dumps(values[piece.name], ensure_ascii=False)
+
+
 def _text_of(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _render(template: str, values: dict[str, Any]) -> str:
+def _render(template: str, values: dict[str, Any], max_bytes: int = MAX_RENDER_BYTES) -> str:
     mode = _mode(template)
     out: list[str] = []
+    made: dict[tuple[str, bool], str] = {}  # each value's text, made once
+    size = 0
     for piece in _pieces(template):
         if isinstance(piece, str):
-            out.append(piece)
-        elif piece.in_string:
-            out.append(json.dumps(_text_of(values[piece.name]), ensure_ascii=False)[1:-1])
-        elif mode == "text":
-            out.append(_text_of(values[piece.name]))
+            part = piece
         else:
-            out.append(json.dumps(values[piece.name], ensure_ascii=False))
+            key = (piece.name, piece.in_string)
+            part = made.get(key) or made.setdefault(key, _value_text(piece, values, mode))
+        size += len(part.encode("utf-8", "surrogatepass")) if not part.isascii() else len(part)
+        if size > max_bytes:
+            raise TransformFailed(
+                f"the rendered body would exceed {max_bytes} bytes (the limit for this event); "
+                "nothing was sent"
+            )
+        out.append(part)
     text = "".join(out)
     if mode != "text":
         try:

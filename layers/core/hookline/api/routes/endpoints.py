@@ -173,7 +173,11 @@ def router(edge: Edge) -> Router:
         endpoint_id: IdPath, body: Annotated[m.EndpointPreview, Body()]
     ) -> m.EndpointPreviewed:
         answer = preview_endpoint(
-            get_database(), edge.caller(), endpoint_id, body.model_dump(exclude_unset=True)
+            get_database(),
+            edge.caller(),
+            endpoint_id,
+            body.model_dump(exclude_unset=True),
+            get_settings().catalogue_limits,
         )
         return m.EndpointPreviewed(**answer)
 
