@@ -16,6 +16,7 @@ from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.management import endpoint_service
 from hookline.repositories import quarantine
+from hookline.repositories import replay as replay_repo
 from hookline.repositories.deliveries import fan_out_batch
 from hookline.repositories.ledger import NewEvent, store_event
 from hookline.repositories.reconcile import create_missing_deliveries
@@ -233,3 +234,25 @@ def test_the_api_and_cli_show_quarantined_pairs_in_scope_and_retry_them(
     assert code == 0 and re.search(r"^delivered\s+1$", out, re.MULTILINE)
     assert (event, t["a_filtered"]) in pairs(db)
     assert mgmt.request("GET", "/v1/fanout-quarantine").json()["items"] == []
+
+
+def test_replays_refanout_quarantines_and_its_dry_run_records_nothing(
+    db: Database, settings: Settings
+) -> None:
+    # Given A's event over its filter budget and B's event, their deliveries lost
+    t = two_tenants(db, settings)
+    bomb = costly(db, settings, t)
+    ok = publish(db, t["b"], "invoice.paid", {"amount": 500})
+    with db.connection() as conn:
+        conn.execute("UPDATE outbox SET fanned_out_at = now()")
+    # When a replay counts what it would re-create (its dry run)
+    with db.connection() as conn:
+        replay_repo.count_missing(conn, [bomb, ok], None)
+    # Then nothing is quarantined by counting
+    assert quarantined(db) == {}
+    # When it re-fans them out
+    with db.connection() as conn:
+        replay_repo.create_missing(conn, [bomb, ok], None, deadline=HOUR, hold=timedelta(seconds=0))
+    # Then B's delivery and A's plain one are re-created and A's costly pair quarantined
+    assert {(ok, t["b_filtered"]), (bomb, t["a_plain"])} <= pairs(db)
+    assert quarantined(db)[bomb, t["a_filtered"]]["stage"] == "replay"
