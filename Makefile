@@ -6,14 +6,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: install test test-unit test-integration test-infra test-e2e test-browser lint typecheck bench bench-load bench-chaos bench-coldstart bench-pipeline clean
+.PHONY: install test test-unit test-integration test-infra test-e2e test-browser lint typecheck bench bench-load bench-chaos bench-coldstart bench-pipeline clean clients dist licences
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# The generated clients too: the Python one installed, the TypeScript one's generator and
+# compiler from its lock file (tests/e2e/test_clients.py, tests/integration/test_clients_*).
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml clients/typescript/package-lock.json
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,infra,cli]'
+	$(BIN)/pip install -q -e '.[dev,infra,cli]' -e ./clients/python
+	cd clients/typescript && npm ci --no-audit --no-fund
 	touch $@
 
 # The whole suite. pytest exits 5 when it collected nothing: that is a broken run here.
@@ -57,8 +60,27 @@ bench-openloop: install
 bench-chaos: install
 	$(BIN)/python bench/chaos.py --events 10000
 
+# The typed clients from docs/openapi.json (decision 0064): clients/python (openapi-python-client)
+# and clients/typescript/src/schema.ts (openapi-typescript). Regenerate docs/openapi.json first
+# when the routes change (tests/integration/test_api_openapi.py says how).
+clients: install
+	$(BIN)/python clients/generate.py
+
+# Wheels and sdists of the `hookline` package (producer library and CLI) and of the Python
+# client, the TypeScript client's npm tarball, all in dist/; twine checks what PyPI would.
+dist: install
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/python -m build --no-isolation --outdir dist clients/python
+	$(BIN)/twine check --strict dist/*.whl dist/*.tar.gz
+	cd clients/typescript && npm run build && npm pack --pack-destination ../../dist
+
+# Every installed dependency's licence against the allowlist (docs/licences.md).
+licences: install
+	$(PYTEST) -q tests/unit/test_licences.py
+
 clean:
-	rm -rf $(VENV) .hookline cdk.out
+	rm -rf $(VENV) .hookline cdk.out dist clients/typescript/node_modules clients/typescript/dist
 
 -include infra/Makefile.infra
 -include local.mk

@@ -20,6 +20,7 @@ from importlib import import_module
 from pkgutil import iter_modules
 from typing import Any
 
+from hookline import __version__
 from hookline.db import Database, resolve_conninfo
 from hookline.errors import BadRequest, DatabaseUnavailable, HooklineError
 from hookline.settings import Settings
@@ -157,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="hookline", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--version", action="version", version=f"hookline {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("migrate", parents=[common], help="apply database migrations").set_defaults(

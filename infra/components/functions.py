@@ -106,6 +106,8 @@ class HooklineFunction(Construct):
             "HOOKLINE_CONFIG": CONFIG_PATH_IN_LAYER,
             "HOOKLINE_QUEUE_URL_PREFIX": QUEUE_URL_PREFIX,
             "HOOKLINE_RESOURCE_PREFIX": resource_prefix(self),
+            # Endpoints may not name this account's resources (decision 0061).
+            "HOOKLINE_ACCOUNT_ID": Stack.of(self).account,
             **ctx.database.environment(direct=spec.direct_database),
             **({"HOOKLINE_KMS_KEY_ID": ctx.secrets_key.key_arn} if ctx.secrets_key else {}),
             **spec.environment,

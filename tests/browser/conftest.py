@@ -90,8 +90,11 @@ class Watched:
 
 @pytest.fixture
 def context(browser: Any, stack: Stack) -> Iterator[Any]:  # noqa: F811
-    """A fresh browser profile (no cookies) per test."""
-    made = browser.new_context(base_url=stack.url, viewport={"width": 1100, "height": 900})
+    """A fresh browser profile (no cookies) per test. It sends the stack's operator key, as
+    `/v1` callers do: the dev stack's console takes the same key (decision 0061)."""
+    made = browser.new_context(
+        base_url=stack.url, viewport={"width": 1100, "height": 900}, extra_http_headers=stack.auth
+    )
     made.set_default_timeout(15_000)
     try:
         yield made

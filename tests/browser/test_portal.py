@@ -21,10 +21,18 @@ PUBLIC = "http://93.184.215.14/hooks"  # a public address: saved, never reached 
 
 
 def link(stack: Stack, tenant: str) -> str:
-    """A portal link, made by the CLI as an operator would."""
-    made = stack.cli("portal", "link", "--tenant", tenant, "--ttl", "15m", "--base-url", stack.url)
-    assert set(made) == {"url", "expires_at"}
+    """A portal link, made by the CLI as an operator would (to the stack it talks to)."""
+    made = stack.cli("portal", "link", "--tenant", tenant, "--ttl", "15m")
+    assert set(made) == {"id", "url", "expires_at"}
+    assert made["url"].startswith(f"{stack.url}/portal/login?token=")
     return str(made["url"])
+
+
+def open_portal(p: Any, url: str) -> None:
+    """Open a portal link and confirm, as a customer does (the link works once)."""
+    p.goto(url)
+    p.get_by_role("button", name="Open the portal").click()
+    p.wait_for_url("**/portal")
 
 
 def test_an_endpoint_is_refused_for_a_private_url_then_added_and_sent_a_test_event(
@@ -33,7 +41,7 @@ def test_an_endpoint_is_refused_for_a_private_url_then_added_and_sent_a_test_eve
     # Given a tenant's customer who opened their portal link
     tenant = stack.tenant(name="Acme Portal")
     p = page.page
-    p.goto(link(stack, tenant))
+    open_portal(p, link(stack, tenant))
     p.get_by_role("heading", name="Your endpoints").wait_for()
     cookie = next(c for c in p.context.cookies() if c["name"] == "hl_portal")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
@@ -63,7 +71,7 @@ def test_a_rotated_secret_is_revealed_once(page: Watched, stack: Stack) -> None:
     tenant = stack.tenant(name="Rotator")
     endpoint = stack.endpoint(tenant, PUBLIC)
     p = page.page
-    p.goto(link(stack, tenant))
+    open_portal(p, link(stack, tenant))
     p.goto(f"/portal/endpoints/{endpoint['id']}")
     # When the secret is rotated, the new one is revealed
     p.get_by_role("button", name="Rotate the signing secret").click()
@@ -84,7 +92,7 @@ def test_an_endpoint_url_edit_is_refused_for_a_private_address_then_saved(
     tenant = stack.tenant(name="Editor")
     endpoint = stack.endpoint(tenant, PUBLIC)
     p = page.page
-    p.goto(link(stack, tenant))
+    open_portal(p, link(stack, tenant))
     p.goto(f"/portal/endpoints/{endpoint['id']}")
     p.get_by_role("link", name="Edit this endpoint").click()
     p.wait_for_url(f"**/portal/endpoints/{endpoint['id']}/edit")
@@ -122,7 +130,7 @@ def test_a_tenants_link_never_shows_another_tenants_data(page: Watched, stack: S
     )
     p = page.page
     # When A's customer opens A's link and walks the portal
-    p.goto(link(stack, a))
+    open_portal(p, link(stack, a))
     seen = ""
     for path in ("/portal", "/portal/deliveries", "/portal/event-types"):
         p.goto(path)
@@ -153,8 +161,8 @@ def test_a_tenants_link_never_shows_another_tenants_data(page: Watched, stack: S
 
 def expired_link(stack: Stack, tenant: str) -> str:
     made = portal_link(
-        stack.settings, tenant, base_url=stack.url, ttl=timedelta(minutes=5),
-        now=datetime.now(UTC) - timedelta(hours=1),
+        stack.settings, tenant, "pl_expired", base_url=stack.url,
+        expires_at=datetime.now(UTC) - timedelta(minutes=55),
     )  # fmt: skip
     return made["url"]
 
@@ -196,7 +204,8 @@ def test_an_operator_brands_a_tenants_portal_and_says_who_may_frame_it(
     p.get_by_role("button", name="Save portal settings").click()
     p.get_by_role("status").filter(has_text="saved").wait_for()
     # Then the tenant's portal shows them, and only that site may frame it
-    answer = p.goto(link(stack, tenant))
+    open_portal(p, link(stack, tenant))
+    answer = p.goto("/portal")
     assert answer is not None
     assert p.locator("#portal-title").inner_text() == "Branded Webhooks"
     assert p.locator("header img.logo").get_attribute("src") == "https://cdn.example/logo.png"

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.browser.test_console import SECRET, delivered, publish
-from tests.browser.test_portal import PUBLIC, expired_link, link
+from tests.browser.test_portal import PUBLIC, expired_link, link, open_portal
 from tests.e2e.conftest import Stack, wait_until
 from tests.support.signers import standard_headers
 from tests.support.sinks import Sink
@@ -56,15 +56,19 @@ def test_take_screenshots_of_every_page(browser: Any, stack: Stack, sink: Sink) 
         page.wait_for_load_state("networkidle")
         page.screenshot(path=str(out / f"{name}.png"), full_page=True)
 
-    phone = browser.new_context(base_url=stack.url, viewport={"width": 390, "height": 800})
+    phone = browser.new_context(
+        base_url=stack.url, viewport={"width": 390, "height": 800}, extra_http_headers=stack.auth
+    )
     p = phone.new_page()
     p.goto("/console")
     shoot(p, "status-phone")
-    p.goto(link(stack, ids["tenant"]))
+    open_portal(p, link(stack, ids["tenant"]))
     shoot(p, "portal-endpoints-phone")
     phone.close()
 
-    wide = browser.new_context(base_url=stack.url, viewport={"width": 1100, "height": 800})
+    wide = browser.new_context(
+        base_url=stack.url, viewport={"width": 1100, "height": 800}, extra_http_headers=stack.auth
+    )
     p = wide.new_page()
     p.goto("/console")
     shoot(p, "status")
@@ -95,7 +99,7 @@ def test_take_screenshots_of_every_page(browser: Any, stack: Stack, sink: Sink) 
     p.get_by_role("button", name="Save portal settings").click()
     p.get_by_role("status").wait_for()
     shoot(p, "tenant")
-    p.goto(link(stack, ids["tenant"]))
+    open_portal(p, link(stack, ids["tenant"]))
     p.get_by_label("URL").fill("http://10.1.2.3/hooks")
     p.get_by_role("button", name="Add endpoint").click()
     p.locator("#url-error").wait_for()
@@ -119,7 +123,9 @@ def test_take_screenshots_of_every_page(browser: Any, stack: Stack, sink: Sink) 
     shoot(p, "portal-expired")
     wide.close()
 
-    phone = browser.new_context(base_url=stack.url, viewport={"width": 390, "height": 800})
+    phone = browser.new_context(
+        base_url=stack.url, viewport={"width": 390, "height": 800}, extra_http_headers=stack.auth
+    )
     p = phone.new_page()
     p.goto("/console/dlq")
     shoot(p, "dlq-phone")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from hookline.settings import get_settings
 from tests.support.management import as_tenant
 
 pytestmark = pytest.mark.integration
@@ -16,17 +17,19 @@ def tenant(mgmt, name: str) -> str:
     return created.json()["id"]
 
 
-def test_a_portal_link_opens_the_portal_of_that_tenant_only(mgmt, db):
-    # Given two tenants
+def test_a_portal_link_opens_the_portal_of_that_tenant_only(mgmt, db, monkeypatch):
+    # Given two tenants, and a portal address the operator lists
+    monkeypatch.setenv("HOOKLINE_PORTAL_BASE_URLS", "https://app.example")
+    get_settings.cache_clear()
     a, b = tenant(mgmt, "a"), tenant(mgmt, "b")
-    # When the operator's backend asks for a link to A's portal
+    # When the operator's backend asks for a link to A's portal there
     link = mgmt.post(
         f"/v1/tenants/{a}/portal-links", {"ttl_seconds": 600, "base_url": "https://app.example"}
     )
     # Then it is a portal URL on that base, expiring when asked
     assert link.status == 201, link.body
     assert link.json()["url"].startswith("https://app.example/portal")
-    assert link.json()["expires_at"]
+    assert link.json()["expires_at"] and link.json()["id"].startswith("pl_")
     # And a principal scoped to B cannot get one for A (A is not in its scope)
     refused = as_tenant(mgmt, db, b).post(f"/v1/tenants/{a}/portal-links", {})
     assert refused.status == 404, refused.body

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -354,3 +355,32 @@ def test_the_dev_front_takes_the_cli_with_the_printed_key_and_refuses_keyless_ca
     with db.connection() as conn:
         names = [r["name"] for r in conn.execute("SELECT name FROM tenants ORDER BY name")]
     assert names == ["by-cli", "by-page"]
+
+
+def test_the_dev_fronts_console_takes_the_key_v1_takes(dev_front) -> None:
+    # Given the dev stack's front, whose /v1 takes the operator key (decision 0030)
+    url, key = dev_front.state.url, dev_front.environ["HOOKLINE_API_KEY"]
+    # When a browser without the key opens the console, it is sent to sign in, and sees nothing
+    keyless = httpx.get(f"{url}/console/tenants")
+    assert keyless.status_code == 303
+    assert keyless.headers["Location"] == "/console/login?next=/console/tenants"
+    assert httpx.post(f"{url}/console/replays", data={"csrf_token": "x"}).status_code == 401
+    # And a wrong key is refused; the key as /v1 callers send it opens the console
+    wrong = httpx.get(f"{url}/console", headers={"Authorization": "Bearer guessed"})
+    assert wrong.status_code == 403
+    assert (
+        httpx.get(f"{url}/console", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+    )
+    # When a developer types the key into the sign-in page (a wrong one first)
+    with httpx.Client(base_url=url) as browser:
+        form = browser.get("/console/login", params={"next": "/console/tenants"})
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', form.text)
+        assert form.status_code == 200 and csrf
+        fields = {"csrf_token": csrf.group(1), "next": "/console/tenants"}
+        refused = browser.post("/console/login", data={**fields, "key": "guessed"})
+        assert refused.status_code == 403 and "hl_operator" not in browser.cookies
+        signed_in = browser.post("/console/login", data={**fields, "key": key})
+        # Then the console opens where they were going, for this browser
+        assert signed_in.status_code == 303
+        assert signed_in.headers["Location"] == "/console/tenants"
+        assert browser.get("/console/tenants").status_code == 200

@@ -50,7 +50,7 @@ def test_a_link_opens_only_its_tenant_and_is_audited(db, settings, tenants) -> N
     a, b = tenants
     # When an operator makes a link for A
     made = create_portal_link(
-        db, settings, OPERATOR_CALLER, a, base_url="https://hooks.example", ttl=timedelta(hours=1)
+        db, settings, OPERATOR_CALLER, a, own_url="https://hooks.example", ttl=timedelta(hours=1)
     )
     # Then it carries A's session, and the making is audited
     token = made["url"].split("token=", 1)[1]
@@ -60,11 +60,11 @@ def test_a_link_opens_only_its_tenant_and_is_audited(db, settings, tenants) -> N
     # And a caller scoped to A cannot make one for B (answered as unknown)
     with pytest.raises(NotFound):
         create_portal_link(
-            db, settings, Caller("key:a", a), b, base_url="https://x", ttl=timedelta(hours=1)
+            db, settings, Caller("key:a", a), b, own_url="https://x", ttl=timedelta(hours=1)
         )
     with pytest.raises(BadRequest, match="ttl"):
         create_portal_link(
-            db, settings, OPERATOR_CALLER, a, base_url="https://x", ttl=timedelta(days=2)
+            db, settings, OPERATOR_CALLER, a, own_url="https://x", ttl=timedelta(days=2)
         )
 
 

@@ -31,6 +31,8 @@ def banner(
         "Hookline is running on this machine — the Lambda handlers, invoked as AWS would.",
         f"  API (API Gateway REST)  {s.url}   POST /in/{{source_id}} → receiver · "
         "ANY /v1/{proxy+} → api (with $HOOKLINE_API_KEY from --print-env, not SigV4)",
+        f"  Console, portal         {s.url}/console (sign in with $HOOKLINE_API_KEY), "
+        "/portal (hookline portal link --tenant ID)",
         f"  Postgres                {redact(s.database_url)}  ({pg_kind})",
         f"  AWS (SQS + DLQs, S3)    {s.aws_endpoint_url}  ({aws}); ledger archive bucket "
         f"{s.shared_env.get('HOOKLINE_ARCHIVE_BUCKET', '(none)')}",

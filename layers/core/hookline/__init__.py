@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+# The one place the version is written (docs/decisions/0064): the wheel's metadata, the API's
+# `info.version`, `hookline --version` and the generated clients all read it from here. The
+# Lambda layer has no dist-info, so importlib.metadata could not find it there.
+__version__ = "1.0.0"
+
 
 def publish(
     conn: Any, *, tenant_id: str, type: str, payload: Any, idempotency_key: str | None = None

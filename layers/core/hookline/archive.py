@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -82,6 +83,17 @@ class S3Archive:
 def tenant_prefix(tenant_id: str) -> str:
     """Where a tenant's archive objects start."""
     return f"{PREFIX}/tenant={tenant_id}/"
+
+
+# An archive object's name as `object_key` writes it; anything else under a tenant's prefix
+# was not written by the archiver (an s3 destination names its objects by webhook-id).
+_OBJECT_NAME = re.compile(r"^date=\d{4}-\d{2}-\d{2}/[A-Za-z0-9_-]{1,64}\.jsonl\.gz$")
+
+
+def is_object_key(tenant_id: str, key: str) -> bool:
+    """Whether `key` is named as the archiver names the objects of `tenant_id`."""
+    prefix = tenant_prefix(tenant_id)
+    return key.startswith(prefix) and _OBJECT_NAME.match(key[len(prefix) :]) is not None
 
 
 def object_key(tenant_id: str, day: date, label: str) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from hookline import __version__
 from hookline.db import Connection, Database
 from hookline.destinations import HTTPS
 from hookline.errors import UnsafeURL, failure_reason
@@ -32,7 +33,7 @@ from hookline.transformers import TransformFailed, render
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
 
-USER_AGENT = "Hookline-Webhooks/0.1"
+USER_AGENT = f"Hookline-Webhooks/{__version__}"  # the one version (decision 0064)
 # Headers an endpoint's custom headers may not set: the signature and transport ones.
 RESERVED_HEADERS = frozenset(
     {"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "content-length",

@@ -37,6 +37,11 @@ class SignInRequired(SessionInvalid):
     Cognito: the browser is sent to sign in."""
 
 
+class KeyRequired(SignInRequired):
+    """A console request on the dev stack without its operator key (the one `/v1` takes):
+    the browser is sent to the key's sign-in page (decision 0061)."""
+
+
 class Unauthorized(HooklineError):
     """A management request without an authenticated identity (403)."""
 

@@ -131,12 +131,14 @@ def aws_senders(settings: Settings) -> AwsSenders:
 
 @lru_cache(maxsize=4)
 def _senders(settings: Settings) -> AwsSenders:
+    from hookline.destinations import OwnResources
     from hookline.destinations.credentials import RoleCredentialCache
     from hookline.destinations.senders import AwsSenders
 
     credentials = RoleCredentialCache(client("sts", settings))
     endpoint = settings.destination_endpoint_url or settings.aws_endpoint_url
-    return AwsSenders(credentials, endpoint_url=endpoint)
+    own = OwnResources(settings.account_id, settings.archive_bucket, settings.resource_prefix)
+    return AwsSenders(credentials, endpoint_url=endpoint, own=own)
 
 
 def get_deliverer() -> Deliverer:

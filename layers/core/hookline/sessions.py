@@ -1,12 +1,14 @@
 """Signed tokens: portal links, the portal's session cookie, and CSRF tokens.
 
 A token is `<purpose>.<tenant>.<expires unix>.<nonce>.<HMAC-SHA256>` (base64url MAC) under
-the portal session key. The key is `HOOKLINE_PORTAL_SESSION_KEY`, the Secrets Manager secret
-`HOOKLINE_PORTAL_SESSION_KEY_SECRET_ARN` (the stack's, on AWS), or, locally, one derived
-from the local master key file (the same file seals the secrets, so the CLI that makes a link
-and the dev stack that takes it agree). A CSRF token is the MAC of the request's session
-value (the portal cookie, or the console's own random cookie): a page rendered for one
-browser's session is useless in another's.
+the portal session key. A portal link's nonce is its `portal_links` row's id and a portal
+session's its `portal_sessions` row's (decision 0061): the MAC proves the token is ours, the
+row whether it is still live (unused, unrevoked). The key is `HOOKLINE_PORTAL_SESSION_KEY`,
+the Secrets Manager secret `HOOKLINE_PORTAL_SESSION_KEY_SECRET_ARN` (the stack's, on AWS),
+or, locally, one derived from the local master key file (the same file seals the secrets, so
+the CLI that makes a link and the dev stack that takes it agree). A CSRF token is the MAC of
+the request's session value (the portal cookie, or the console's own random cookie): a page
+rendered for one browser's session is useless in another's.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class TenantSession:
 
     tenant_id: str
     expires_at: datetime
+    nonce: str = ""
 
 
 def session_key(settings: Settings) -> bytes:
@@ -60,11 +63,15 @@ def _mac(key: bytes, text: str) -> str:
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
-def sign(key: bytes, purpose: str, tenant_id: str, expires_at: datetime) -> str:
-    """A token for `purpose` scoped to `tenant_id`, valid until `expires_at`."""
-    if "." in tenant_id:
-        raise ValueError("a tenant id has no dots")
-    body = f"{purpose}.{tenant_id}.{int(expires_at.timestamp())}.{secrets.token_urlsafe(12)}"
+def sign(
+    key: bytes, purpose: str, tenant_id: str, expires_at: datetime, nonce: str | None = None
+) -> str:
+    """A token for `purpose` scoped to `tenant_id`, valid until `expires_at`; `nonce` names
+    the row it stands for (default: random)."""
+    nonce = nonce or secrets.token_urlsafe(12)
+    if "." in tenant_id or "." in nonce:
+        raise ValueError("a tenant id or nonce has no dots")
+    body = f"{purpose}.{tenant_id}.{int(expires_at.timestamp())}.{nonce}"
     return f"{body}.{_mac(key, body)}"
 
 
@@ -82,7 +89,7 @@ def verify(key: bytes, purpose: str, token: str, now: datetime | None = None) ->
         raise SessionInvalid("this link is not a valid portal link") from err
     if expires_at <= (now or datetime.now(UTC)):
         raise SessionInvalid("this link has expired: ask for a new one")
-    return TenantSession(parts[1], expires_at)
+    return TenantSession(parts[1], expires_at, parts[3])
 
 
 def csrf_token(key: bytes, session_value: str) -> str:
@@ -97,22 +104,22 @@ def csrf_ok(key: bytes, session_value: str | None, token: str | None) -> bool:
     return hmac.compare_digest(csrf_token(key, session_value).encode(), token.encode())
 
 
-def portal_link(
-    settings: Settings,
-    tenant_id: str,
-    *,
-    base_url: str,
-    ttl: timedelta,
-    now: datetime | None = None,
-) -> dict[str, str]:
-    """A portal link for one tenant: its URL and when it stops working."""
+def link_expiry(ttl: timedelta, now: datetime | None = None) -> datetime:
+    """When a link made now with `ttl` stops working (whole seconds); BadRequest past 24h."""
     if ttl <= timedelta(0) or ttl > MAX_TTL:
         from hookline.errors import BadRequest
 
         raise BadRequest("ttl must be more than 0 and at most 24h")
-    expires_at = (now or datetime.now(UTC)) + ttl
-    token = sign(session_key(settings), LINK, tenant_id, expires_at)
+    return ((now or datetime.now(UTC)) + ttl).replace(microsecond=0)
+
+
+def portal_link(
+    settings: Settings, tenant_id: str, link_id: str, *, base_url: str, expires_at: datetime
+) -> dict[str, str]:
+    """The URL of the portal link `link_id` of one tenant, and when it stops working."""
+    token = sign(session_key(settings), LINK, tenant_id, expires_at, nonce=link_id)
     return {
+        "id": link_id,
         "url": f"{base_url.rstrip('/')}/portal/login?token={token}",
-        "expires_at": expires_at.replace(microsecond=0).isoformat(),
+        "expires_at": expires_at.isoformat(),
     }

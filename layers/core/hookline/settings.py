@@ -65,6 +65,13 @@ class Settings:
     queue_url_prefix: str | None = None  # base URL of the group queues
     # Physical names start with this (on AWS the stack's name, lowercased): queues, DLQs.
     resource_prefix: str = "hookline"
+    # The deployment's own AWS account (the stack sets it): no endpoint may target it or
+    # name a role in it (decision 0061). None on the dev stack, whose emulator's account is
+    # the customers' too: there the resource names are checked instead.
+    account_id: str | None = None
+    # Where portal links may point besides the deployment's own URL (decision 0061):
+    # https origins an operator lists, e.g. a custom domain in front of the console.
+    portal_base_urls: tuple[str, ...] = ()
     fanout_function_name: str | None = None  # nudged asynchronously after an accept
     # Runs replays created through the API (invoked asynchronously); none: a local thread.
     replay_function_name: str | None = None
@@ -130,6 +137,12 @@ class Settings:
             aws_region=e.get("AWS_REGION") or e.get("AWS_DEFAULT_REGION") or "us-east-1",
             queue_url_prefix=e.get("HOOKLINE_QUEUE_URL_PREFIX") or None,
             resource_prefix=e.get("HOOKLINE_RESOURCE_PREFIX") or "hookline",
+            account_id=e.get("HOOKLINE_ACCOUNT_ID") or None,
+            portal_base_urls=tuple(
+                u.strip().rstrip("/")
+                for u in e.get("HOOKLINE_PORTAL_BASE_URLS", "").split(",")
+                if u.strip()
+            ),
             fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
             replay_function_name=e.get("HOOKLINE_REPLAY_FUNCTION") or None,
             config_path=e.get("HOOKLINE_CONFIG") or None,

@@ -52,7 +52,7 @@ def endpoint_action(
         sent = endpoint_service.send_test_event(
             db, settings, caller, endpoint_id, type=TEST_EVENT_TYPE, payload=None
         )
-        return {"notice": f"test event {sent['event_id']} sent"}
+        return {"notice": "test-sent", "event_id": sent["event_id"]}
     raise BadRequest(f"no action {action}")
 
 

@@ -79,7 +79,7 @@ def submit(
         context = {"endpoint": current, "form": submitted, "errors": errors, "fields": fields}
         partial = web.header_of(app, "HX-Request") == "true"
         return render("_endpoint_form.html" if partial else "endpoint_edit.html", context, 400)
-    notice = "saved" if changes else "nothing changed"
+    notice = "saved" if changes else "unchanged"
     return _after_save(app, f"{base}/endpoints/{endpoint_id}?notice={notice}")
 
 

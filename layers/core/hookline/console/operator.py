@@ -2,8 +2,8 @@
 service call made as an operator, so scope and audit are the API's.
 
 Who is an operator: on AWS, a Cognito user in the operator group, signed in through the hosted
-UI (hookline.console.signin); locally (`HOOKLINE_LOCAL_MODE`), anyone on loopback, as
-the dev stack's API is.
+UI (hookline.console.signin); locally (`HOOKLINE_LOCAL_MODE`), a caller on loopback with
+the dev stack's operator key, as its API takes it (hookline.console.signin.local_operator).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from hookline.management import (
     tenant_service,
 )
 from hookline.management import event_types as catalogue
-from hookline.management.access import OPERATOR, Caller
+from hookline.management.access import Caller
 from hookline.repositories import console as console_repo
 from hookline.runtime import replay_starter
 from hookline.sessions import csrf_token, session_key
@@ -44,7 +44,7 @@ def operator(app: APIGatewayRestResolver) -> Caller:
         return who
     host = web.header_of(app, "Host").rsplit(":", 1)[0]
     if get_settings().local_mode and host in ("127.0.0.1", "localhost"):
-        return Caller("console:local", OPERATOR)
+        return signin.local_operator(app, get_settings())
     raise Unauthorized("sign in as an operator to use the console")
 
 
@@ -57,7 +57,10 @@ def render_page(
     """A console page, with the CSRF token of this browser (and its cookie when new)."""
     seed, new = web.console_csrf_seed(app, web.secure_cookies(app, get_settings().local_mode))
     token = csrf_token(session_key(get_settings()), seed)
-    signs_in = cognito.UserPool.from_settings(get_settings()) is not None
+    settings = get_settings()
+    signs_in = cognito.UserPool.from_settings(settings) is not None or bool(
+        settings.local_mode and settings.api_key
+    )
     full = {
         "csrf": token,
         "area": "console",
@@ -164,7 +167,7 @@ def register(app: APIGatewayRestResolver) -> None:
     def resend(delivery_id: str) -> Response[str]:
         def act(who: Caller, _: dict[str, str]) -> Response[str]:
             done = actions.resend(get_database(), get_settings(), who, delivery_id)
-            notice = "resent" if done["enqueued"] else "not resent (in flight)"
+            notice = "resent" if done["enqueued"] else "in-flight"
             return web.redirect(f"/console/deliveries/{delivery_id}?notice={notice}")
 
         return changing(act)
@@ -266,7 +269,7 @@ def register(app: APIGatewayRestResolver) -> None:
                 found = tenant_service.get_tenant(get_database(), who, tenant_id)
                 context = {"tenant": found, "portal": body, "error": str(err)}
                 return render("tenant.html", context, 400)
-            return web.redirect(f"/console/tenants/{tenant_id}?notice=portal settings saved")
+            return web.redirect(f"/console/tenants/{tenant_id}?notice=portal-saved")
 
         return changing(act)
 

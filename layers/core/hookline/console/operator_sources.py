@@ -74,8 +74,8 @@ def register(app: APIGatewayRestResolver) -> None:
             if action == "delete":
                 if submitted.get("confirm") != "yes":
                     raise BadRequest("tick the box to confirm the delete")
-                deleted = source_service.delete_source(db, who, source_id)
-                return web.redirect(f"/console/sources?notice=source {deleted['id']} deleted")
+                source_service.delete_source(db, who, source_id)
+                return web.redirect("/console/sources?notice=deleted")
             source_service.set_source_enabled(db, who, source_id, enabled=action == "enable")
             return web.redirect(f"/console/sources/{source_id}?notice={action}d")
 

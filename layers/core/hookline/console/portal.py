@@ -1,14 +1,19 @@
 """The tenant portal's routes (`/portal/*`): what a tenant's own customers see.
 
 A session starts from a portal link (`/portal/login?token=…`, made by `hookline portal link`
-or the API): its signed token, once verified, becomes the `hl_portal` cookie (HttpOnly,
-SameSite=Strict, Secure except on the dev stack's plain-http loopback), a session token scoped
-to that one tenant and expiring with the link. Every request acts as a caller scoped to that
-tenant, so another tenant's ids are answered as not found, as the API answers them.
+or the API). Opening the link shows which tenant's portal it opens and asks to confirm; the
+confirming POST carries a CSRF token bound to this browser (the `hl_portal_login` cookie), so
+no other site can sign a visitor into a session of its choosing (login CSRF), and a link
+preview fetching the URL uses nothing. The POST uses the link, once, and its session becomes
+the `hl_portal` cookie (HttpOnly, SameSite=Strict, Secure except on the dev stack's plain-http
+loopback), expiring with the link. Sessions are rows (decision 0061): sign-out, a revoked
+link and an erasure end them. Every request acts as a caller scoped to that tenant, so
+another tenant's ids are answered as not found, as the API answers them.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -21,19 +26,12 @@ from hookline.errors import BadRequest, SessionInvalid
 from hookline.management import delivery_service, endpoint_service, portal_links, tenant_service
 from hookline.management import event_types as catalogue
 from hookline.management.access import Caller
-from hookline.sessions import (
-    LINK,
-    SESSION,
-    TenantSession,
-    csrf_token,
-    session_key,
-    sign,
-    verify,
-)
+from hookline.sessions import TenantSession, csrf_token, session_key
 from hookline.settings import get_settings
 from hookline.ssrf import check_url
 
 COOKIE = "hl_portal"
+LOGIN_COOKIE = "hl_portal_login"  # this browser's value the login form's CSRF token is bound to
 
 
 def register(app: APIGatewayRestResolver) -> None:
@@ -43,7 +41,7 @@ def register(app: APIGatewayRestResolver) -> None:
         value = web.cookies_of(app).get(COOKIE)
         if not value:
             raise SessionInvalid("open the portal from a portal link")
-        return verify(session_key(get_settings()), SESSION, value), value
+        return portal_links.portal_session(get_database(), get_settings(), value), value
 
     def caller(found: TenantSession) -> Caller:
         return Caller(f"portal:{found.tenant_id}", found.tenant_id)
@@ -76,13 +74,54 @@ def register(app: APIGatewayRestResolver) -> None:
 
     @app.get("/portal/login")
     def login() -> Response[str]:
-        key = session_key(get_settings())
-        link = verify(key, LINK, web.query(app).get("token", ""))
-        value = sign(key, SESSION, link.tenant_id, link.expires_at)
-        max_age = int((link.expires_at - datetime.now(UTC)).total_seconds())
-        secure = web.secure_cookies(app, get_settings().local_mode)
+        settings = get_settings()
+        token = web.query(app).get("token", "")
+        link = portal_links.link_to_confirm(get_database(), settings, token)
+        who = Caller(f"portal-login:{link.tenant_id}", link.tenant_id)
+        tenant = tenant_service.get_tenant(get_database(), who, link.tenant_id)
+        secure = web.secure_cookies(app, settings.local_mode)
+        seed = web.cookies_of(app).get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
+        made = web.cookie(LOGIN_COOKIE, seed, path="/portal", secure=secure, max_age=900)
+        context = {
+            "opening": tenant, "token": token, "area": "portal", "base": "/portal",
+            "csrf": csrf_token(session_key(settings), seed), "portal": {},
+        }  # fmt: skip
+        return web.page("portal_login.html", context, cookies=[made])
+
+    @app.post("/portal/login")
+    def confirm_login() -> Response[str]:
+        settings = get_settings()
+        submitted = web.form(app)
+        seed = web.cookies_of(app).get(LOGIN_COOKIE)
+        if not web.check_csrf(session_key(settings), seed, submitted, app):
+            return web.page(
+                "refused.html",
+                {"message": "open the portal link again in this browser", "area": "portal"},
+                status=403,
+            )
+        value, opened = portal_links.open_portal_session(
+            get_database(), settings, submitted.get("token", "")
+        )
+        max_age = int((opened.expires_at - datetime.now(UTC)).total_seconds())
+        secure = web.secure_cookies(app, settings.local_mode)
         made = web.cookie(COOKIE, value, path="/portal", secure=secure, max_age=max_age)
-        return web.redirect("/portal", cookies=[made])
+        cleared = web.cookie(LOGIN_COOKIE, "", path="/portal", secure=secure, max_age=0)
+        return web.redirect("/portal", cookies=[made, cleared])
+
+    @app.post("/portal/signout")
+    def signout() -> Response[str]:
+        found, value = session()
+        if not web.check_csrf(session_key(get_settings()), value, web.form(app), app):
+            return web.page(
+                "refused.html",
+                {"message": "this form has expired: reload the page", "area": "portal"},
+                status=403,
+            )
+        portal_links.end_portal_session(get_database(), found)
+        secure = web.secure_cookies(app, get_settings().local_mode)
+        cleared = web.cookie(COOKIE, "", path="/portal", secure=secure, max_age=0)
+        context = {"message": "you are signed out of the portal", "area": "portal"}
+        return web.page("refused.html", context, cookies=[cleared])
 
     @app.get("/portal/theme.css")
     def theme() -> Response[str]:
@@ -171,8 +210,7 @@ def register(app: APIGatewayRestResolver) -> None:
             if "secret" in done:
                 shown = endpoint_service.get_endpoint(db, who, endpoint_id)
                 return render("secret.html", {"endpoint": shown, **done})
-            notice = done["notice"]
-            return web.redirect(f"/portal/endpoints/{endpoint_id}?notice={notice}")
+            return web.redirect(f"/portal/endpoints/{endpoint_id}?notice={done['notice']}")
 
         return changing(act)
 
@@ -203,7 +241,7 @@ def register(app: APIGatewayRestResolver) -> None:
     def resend(delivery_id: str) -> Response[str]:
         def act(who: Caller, _: dict[str, str]) -> Response[str]:
             done = actions.resend(get_database(), get_settings(), who, delivery_id)
-            notice = "resent" if done["enqueued"] else "not resent (in flight)"
+            notice = "resent" if done["enqueued"] else "in-flight"
             return web.redirect(f"/portal/deliveries/{delivery_id}?notice={notice}")
 
         return changing(act)

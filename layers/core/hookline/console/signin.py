@@ -8,30 +8,68 @@ token (hookline.console.cognito) and requires the operator group. What it proves
 expiring with the ID token — after that the hosted UI's own session signs the operator in
 again without a password prompt, and a user removed from the group is out within the hour.
 CSRF tokens stay the console's own (`hl_console`, hookline.console.web).
+
+On the dev stack (local mode, loopback, no user pool) the console takes the key `/v1` takes
+(`HOOKLINE_API_KEY`, decision 0030/0061): as `Authorization: Bearer <key>`, or typed once into
+`/console/login`, which sets the same `hl_operator` cookie bound to that key (a new key voids
+it). With no key configured the console is open on loopback, as `/v1` is.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import secrets
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 
 from hookline.console import cognito, mount, web
-from hookline.errors import SessionInvalid, SignInRequired, Unauthorized
+from hookline.errors import KeyRequired, SessionInvalid, SignInRequired, Unauthorized
 from hookline.management.access import OPERATOR, Caller
-from hookline.sessions import session_key, sign, verify
-from hookline.settings import get_settings
+from hookline.sessions import csrf_token, session_key, sign, verify
+from hookline.settings import Settings, get_settings
 
 OPERATOR_GROUP = "operators"
 SESSION_COOKIE = "hl_operator"
 ATTEMPT_COOKIE = "hl_signin"  # state, PKCE verifier and where to go back, for one attempt
 OPERATOR_SESSION = "operator"  # the purpose of the session token
 ATTEMPT_SECONDS = 600
+LOCAL_OPERATOR = "console:local"  # who the dev stack's console acts as (the audit's actor)
+LOCAL_SESSION = timedelta(hours=12)
+
+
+def local_operator(app: APIGatewayRestResolver, settings: Settings) -> Caller:
+    """The dev stack's console operator: anyone on loopback when no key is configured; else
+    a caller with the stack's key (Bearer header, or the cookie `/console/login` sets)."""
+    key = settings.api_key
+    if not key:
+        return Caller(LOCAL_OPERATOR, OPERATOR)
+    authorization = web.header_of(app, "Authorization")
+    if authorization:
+        kind, _, given = authorization.strip().partition(" ")
+        if kind.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), key.encode()):
+            return Caller(LOCAL_OPERATOR, OPERATOR)
+        raise Unauthorized("that is not this stack's operator key")
+    value = web.cookies_of(app).get(SESSION_COOKIE)
+    if value:
+        try:
+            found = verify(session_key(settings), OPERATOR_SESSION, value)
+        except SessionInvalid as err:
+            raise KeyRequired(str(err)) from err
+        if hmac.compare_digest(found.tenant_id.encode(), _key_bound(key).encode()):
+            return Caller(LOCAL_OPERATOR, OPERATOR)
+    raise KeyRequired("sign in with the stack's operator key ($HOOKLINE_API_KEY)")
+
+
+def _key_bound(key: str) -> str:
+    """The session's subject: bound to the key, so a new key signs every browser out."""
+    digest = hashlib.sha256(f"hookline console {key}".encode()).hexdigest()[:32]
+    return _encode(f"{LOCAL_OPERATOR}:{digest}")
 
 
 def signed_in_operator(app: APIGatewayRestResolver) -> Caller | None:
@@ -102,8 +140,57 @@ def register(app: APIGatewayRestResolver) -> None:
         # would carry that cross-site origin on, so the Strict cookie would not be sent yet.
         return web.page("signed_in.html", {"next": back, "area": "console"}, cookies=cookies)
 
+    def to_key_sign_in(err: KeyRequired) -> Response[str]:
+        event = app.current_event
+        if event.http_method != "GET":
+            message = {"message": str(err), "area": "console"}
+            return web.page("refused.html", message, status=401)
+        return web.redirect(f"/console/login?next={quote(event.path, safe='/-_.~')}")
+
+    app.exception_handler(KeyRequired)(to_key_sign_in)
+
+    def key_form(status: int = 200, error: str | None = None) -> Response[str]:
+        settings = get_settings()
+        if not (settings.local_mode and settings.api_key):
+            raise Unauthorized("the console signs in with a key only on the dev stack")
+        seed, new = web.console_csrf_seed(app, web.secure_cookies(app, settings.local_mode))
+        back = _next(web.query(app).get("next") or web.form(app).get("next", ""))
+        context = {
+            "area": "console", "base": "/console", "next": back, "error": error,
+            "csrf": csrf_token(session_key(settings), seed),
+        }  # fmt: skip
+        cookies = [new] if new else None
+        return web.page("console_login.html", context, status=status, cookies=cookies)
+
+    @app.get("/console/login")
+    def key_sign_in() -> Response[str]:
+        return key_form()
+
+    @app.post("/console/login")
+    def key_signed_in() -> Response[str]:
+        settings = get_settings()
+        submitted = web.form(app)
+        seed = web.cookies_of(app).get(web.CSRF_COOKIE)
+        if not web.check_csrf(session_key(settings), seed, submitted, app):
+            return key_form(403, "this form has expired: sign in again")
+        key, given = settings.api_key or "", submitted.get("key", "").strip()
+        if not key or not hmac.compare_digest(given.encode(), key.encode()):
+            return key_form(403, "that is not this stack's operator key")
+        expires_at = datetime.now(UTC) + LOCAL_SESSION
+        value = sign(session_key(settings), OPERATOR_SESSION, _key_bound(key), expires_at)
+        secure = web.secure_cookies(app, settings.local_mode)
+        made = web.cookie(
+            SESSION_COOKIE, value, path="/console", secure=secure,
+            max_age=int(LOCAL_SESSION.total_seconds()),
+        )  # fmt: skip
+        return web.redirect(_next(submitted.get("next", "")), cookies=[made])
+
     @app.get("/console/signout")
     def signout() -> Response[str]:
+        if cognito.UserPool.from_settings(get_settings()) is None:
+            secure = web.secure_cookies(app, get_settings().local_mode)
+            cleared = web.cookie(SESSION_COOKIE, "", path="/console", secure=secure, max_age=0)
+            return web.page("signed_in.html", {"next": None, "area": "console"}, cookies=[cleared])
         back = f"{mount.public_base(app.current_event.raw_event)}/console/signed-out"
         return Response(
             status_code=302, content_type=web.HTML, body="",
@@ -115,6 +202,13 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/console/signed-out")
     def signed_out() -> Response[str]:
         return web.page("signed_in.html", {"next": None, "area": "console"})
+
+
+def _next(back: str) -> str:
+    """Where to go after signing in: a console page, never another site."""
+    if not back.startswith("/console") or back.startswith(("/console/login", "//")):
+        return "/console"
+    return quote(back, safe="/-_.~")
 
 
 def _callback_uri(app: APIGatewayRestResolver) -> str:

@@ -42,6 +42,19 @@ HTMX_CONFIG = json.dumps(
         ],
     }
 )
+# What `?notice=` may say: a code from this list, shown as its fixed text; anything else is
+# not shown (a link must not make a page print text of its author's choosing, decision 0061).
+NOTICES = {
+    "saved": "Saved.",
+    "unchanged": "Nothing changed.",
+    "enabled": "Enabled.",
+    "disabled": "Disabled.",
+    "test-sent": "A test event was sent: it is in the deliveries below.",
+    "resent": "Resent: a new attempt is on its way.",
+    "in-flight": "Not resent: it is being sent right now.",
+    "portal-saved": "Portal settings saved.",
+    "deleted": "Deleted.",
+}
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".txt": "text/plain; charset=utf-8"}
 
 
@@ -54,7 +67,7 @@ def templates() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(htmx=HTMX, htmx_config=HTMX_CONFIG, pretty=_pretty)
+    env.globals.update(htmx=HTMX, htmx_config=HTMX_CONFIG, pretty=_pretty, notice_text=NOTICES.get)
     return env
 
 

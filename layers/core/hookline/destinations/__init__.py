@@ -3,8 +3,9 @@ customer's own AWS account — an SQS queue (standard or FIFO), an SNS topic, an
 bus, a Kinesis stream, an S3 bucket or a Lambda function (decision 0057) — reached by
 assuming the role they grant (`role_arn`) with their tenant's ExternalId.
 
-This module checks what is saved (`check_destination`); `senders` sends one message of a
-kind; `credentials` caches the assumed roles' credentials."""
+This module checks what is saved (`check_destination`) and that no destination names
+Hookline's own resources (`OwnResources`, decision 0061: checked at save and again at send);
+`senders` sends one message of a kind; `credentials` caches the assumed roles' credentials."""
 
 from __future__ import annotations
 
@@ -92,11 +93,63 @@ def parse_target(kind: str, arn: str) -> Target:
     )
 
 
+@dataclass(frozen=True)
+class OwnResources:
+    """What no destination may name (decision 0061): the deployment's own account (targets
+    and roles in it), its archive bucket (bucket names are global), and, where the account
+    is not known (the dev stack, whose emulator is the customers' account too), every target
+    whose name starts with the deployment's resource prefix (its queues, functions, bucket)."""
+
+    account: str | None = None
+    archive_bucket: str | None = None
+    name_prefix: str | None = None
+
+    def refusal(
+        self, kind: str, target: str | None, role_arn: str | None, options: dict[str, Any]
+    ) -> str | None:
+        """Why this destination names Hookline's own resources (field first), else None."""
+        if kind == HTTPS or not target:
+            return None
+        parsed = parse_target(kind, target)
+        role = ROLE_ARN.match(role_arn or "")
+        if self.account and parsed.account == self.account:
+            return f"target: {target!r} is in Hookline's own AWS account"
+        if self.account and role is not None and role["account"] == self.account:
+            return f"role_arn: {role_arn!r} is a role in Hookline's own AWS account"
+        buckets = [("target", parsed.name)] if kind == "s3" else []
+        if options.get("offload_bucket"):
+            buckets.append(("destination.offload_bucket", str(options["offload_bucket"])))
+        for field, bucket in buckets:
+            if self.archive_bucket and bucket == self.archive_bucket:
+                return f"{field}: {bucket!r} is Hookline's own archive bucket"
+        if self.account is None and self.name_prefix:
+            for field, name in [("target", parsed.name), *buckets]:
+                if name == self.name_prefix or name.startswith(f"{self.name_prefix}-"):
+                    return (
+                        f"{field}: {name!r} is named like Hookline's own resources "
+                        f"({self.name_prefix}-…)"
+                    )
+        return None
+
+    def check(
+        self, kind: str, target: str | None, role_arn: str | None, options: dict[str, Any]
+    ) -> None:
+        """Raise BadRequest (naming the field) when the destination is Hookline's own."""
+        problem = self.refusal(kind, target, role_arn, options)
+        if problem is not None:
+            raise BadRequest(problem)
+
+
 def check_destination(
-    kind: str, target: str | None, role_arn: str | None, options: dict[str, Any] | None
+    kind: str,
+    target: str | None,
+    role_arn: str | None,
+    options: dict[str, Any] | None,
+    own: OwnResources | None = None,
 ) -> dict[str, Any]:
     """Validate what an endpoint of `kind` is saved with; returns its options with defaults.
-    Raises BadRequest naming the field (`kind`, `target`, `role_arn`, `destination.x`)."""
+    Raises BadRequest naming the field (`kind`, `target`, `role_arn`, `destination.x`),
+    also when it names one of `own` resources."""
     if kind not in KINDS:
         raise BadRequest(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
     if kind == HTTPS:
@@ -132,4 +185,6 @@ def check_destination(
                 raise BadRequest(f"destination.{name}: {err}") from err
         if name == "offload_bucket" and value and not BUCKET_NAME.match(value):
             raise BadRequest(f"destination.offload_bucket: {value!r} is not an S3 bucket name")
+    if own is not None:
+        own.check(kind, target, role_arn, given)
     return {**OPTIONS[kind], **given}

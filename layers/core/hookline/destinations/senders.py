@@ -22,7 +22,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hookline.destinations import SIZE_LIMITS, Target, parse_target
+from hookline.destinations import SIZE_LIMITS, OwnResources, Target, parse_target
 from hookline.destinations.credentials import RoleCredentialCache, RoleCredentials
 from hookline.transformers import TransformFailed, lookup_path
 
@@ -109,8 +109,12 @@ class AwsSenders:
         *,
         endpoint_url: str | None = None,
         client_factory: Callable[..., Any] = boto3.client,
+        own: OwnResources | None = None,
     ) -> None:
         self.credentials = credentials
+        # Checked again at send: an endpoint saved before the check, or a setting changed
+        # since, never reaches Hookline's own resources (decision 0061).
+        self.own = own or OwnResources()
         self.endpoint_url = endpoint_url
         self.client_factory = client_factory
         self._lock = threading.Lock()
@@ -128,6 +132,9 @@ class AwsSenders:
     ) -> SendResult:
         """Send one message; never raises for the target's or STS's refusals."""
         target = parse_target(kind, target_arn)
+        refused = self.own.refusal(kind, target_arn, role_arn, options)
+        if refused is not None:
+            return SendResult(f"refused: {refused}")
         try:
             creds = self.credentials.get(role_arn, external_id, f"hookline-{message.webhook_id}")
             answer = SENDERS[kind](

@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hookline.db import Database
-from hookline.destinations import HTTPS, check_destination
-from hookline.errors import BadRequest
+from hookline.destinations import HTTPS, OwnResources, check_destination
+from hookline.errors import BadRequest, Unauthorized
 from hookline.filters import validate_filters
 from hookline.ids import new_id
 from hookline.management.access import Caller
@@ -31,6 +31,11 @@ from hookline.ssrf import check_url
 from hookline.transformers import parse_transformer
 
 
+def own_resources(settings: Settings) -> OwnResources:
+    """What no endpoint of this deployment may target (decision 0061)."""
+    return OwnResources(settings.account_id, settings.archive_bucket, settings.resource_prefix)
+
+
 def _header_lines(headers: dict[str, str]) -> list[str]:
     return [f"{name}: {value}" for name, value in headers.items()]
 
@@ -43,17 +48,43 @@ def _input_transformer(value: Any) -> dict[str, Any] | None:
     return None if value is None else parse_transformer(value)
 
 
+# What an endpoint costs the deployment (slots held against a slow subscriber, its send
+# rate) is the operator's to set; a tenant's own key gets the defaults (decision 0061).
+OPERATOR_LIMITS = ("max_concurrency", "rate_limit_per_second", "clear_rate_limit")
+
+
+def require_operator_for_limits(caller: Caller, given: Any) -> None:
+    """Refuse (403, naming the field) a tenant-scoped caller that sets an operator's limit;
+    `given` is the set of field names the request carries."""
+    if caller.operator:
+        return
+    named = [name for name in OPERATOR_LIMITS if name in given]
+    if named:
+        raise Unauthorized(
+            f"{named[0]}: an endpoint's limits are the operator's to set (max_concurrency, "
+            "rate_limit_per_second); ask your operator"
+        )
+
+
 def create_endpoint(
-    db: Database, settings: Settings, caller: Caller, body: dict[str, Any]
+    db: Database,
+    settings: Settings,
+    caller: Caller,
+    body: dict[str, Any],
+    *,
+    given: Any = None,
 ) -> dict[str, Any]:
-    """A new endpoint after the SSRF check, with its signing secret (returned once)."""
+    """A new endpoint after the SSRF check, with its signing secret (returned once). `given`
+    names the fields the caller set (default: the keys of `body`)."""
+    require_operator_for_limits(caller, body.keys() if given is None else given)
     tenant_id = caller.tenant_for(body.get("tenant_id"))
     with db.connection() as conn:
         repo.get_tenant(conn, caller.tenant, tenant_id)
     kind = body.get("kind") or HTTPS
     destination = check_destination(
-        kind, body.get("target"), body.get("role_arn"), body.get("destination")
-    )
+        kind, body.get("target"), body.get("role_arn"), body.get("destination"),
+        own_resources(settings),
+    )  # fmt: skip
     if kind == HTTPS:
         if not body.get("url"):
             raise BadRequest("url: an https endpoint needs its URL")
@@ -129,6 +160,9 @@ def update_endpoint(
 ) -> dict[str, Any]:
     """Change an endpoint's URL (SSRF-checked again), filters, limits or headers."""
     changes: dict[str, Any] = {k: v for k, v in body.items() if v is not None}
+    require_operator_for_limits(
+        caller, [k for k in changes if k != "clear_rate_limit" or changes[k]]
+    )
     if "role_arn" in changes or "destination" in changes or "url" in changes:
         with db.connection() as conn:
             current = endpoint_repo.get_in_scope(conn, caller.tenant, endpoint_id)
@@ -137,7 +171,7 @@ def update_endpoint(
                 raise BadRequest(f"url: an {current['kind']} endpoint has a target, not a URL")
             changes["destination"] = check_destination(
                 current["kind"], current["url"], changes.get("role_arn", current["role_arn"]),
-                changes.get("destination", current["destination"]),
+                changes.get("destination", current["destination"]), own_resources(settings),
             )  # fmt: skip
         elif "role_arn" in changes or "destination" in changes:
             raise BadRequest("role_arn and destination are for AWS kinds, not https")

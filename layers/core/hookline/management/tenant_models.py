@@ -45,15 +45,44 @@ class PortalLinkCreate(Input):
         default=None,
         max_length=500,
         pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$",
-        description="where the portal is served (default: this API's own address)",
+        description="where the portal is served: this API's own address (the default) or "
+        "one the operator lists in HOOKLINE_PORTAL_BASE_URLS",
     )
 
 
 class PortalLink(BaseModel):
-    """A portal link: open it within `expires_at`."""
+    """A portal link: open it once, within `expires_at`; `id` revokes it."""
 
+    id: str
     url: str
     expires_at: datetime
+
+
+class PortalLinkState(BaseModel):
+    """A portal link as recorded (its token is never kept)."""
+
+    id: str
+    tenant_id: str
+    created_by: str
+    created_at: datetime
+    expires_at: datetime
+    used_at: datetime | None
+    revoked_at: datetime | None
+    live_sessions: int
+
+
+class PortalLinkPage(Page):
+    """A page of portal links, newest first."""
+
+    items: list[PortalLinkState]
+
+
+class PortalLinkRevoked(BaseModel):
+    """A revoked link, and how many sessions it opened that ended."""
+
+    id: str
+    revoked: bool
+    sessions_ended: int
 
 
 class TenantErased(BaseModel):

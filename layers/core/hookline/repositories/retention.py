@@ -175,6 +175,12 @@ def erase_tenant_rows(conn: Connection, tenant_id: str) -> dict[str, int]:
     return counts
 
 
+def tenant_source_ids(conn: Connection, tenant_id: str) -> set[str]:
+    """The ids of every source of the tenant, deleted ones included."""
+    rows = conn.execute(query("tenant_source_ids"), {"tenant_id": tenant_id}).fetchall()
+    return {str(r["id"]) for r in rows}
+
+
 def events_outside_days(conn: Connection) -> int:
     """How many events sit in the default partition, outside every day partition."""
     row = conn.execute(query("events_outside_days")).fetchone()

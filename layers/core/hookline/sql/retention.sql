@@ -187,6 +187,10 @@ UPDATE endpoints SET enabled = false, deleted_at = coalesce(deleted_at, now()),
                      disabled_reason = 'tenant erased'
 WHERE tenant_id = %(tenant_id)s AND deleted_at IS NULL
 
+-- tenant_source_ids --
+-- Every source the tenant has had (deleted ones too): an archived event names one of these.
+SELECT id FROM sources WHERE tenant_id = %(tenant_id)s
+
 -- tenant_exists --
 SELECT id FROM tenants WHERE id = %(tenant_id)s
 

@@ -36,7 +36,11 @@ def router(edge: Edge) -> Router:
             who,
             lambda: m.EndpointCreated(
                 **endpoint_service.create_endpoint(
-                    get_database(), get_settings(), who, body.model_dump()
+                    get_database(),
+                    get_settings(),
+                    who,
+                    body.model_dump(),
+                    given=body.model_fields_set,
                 )
             ),
         )

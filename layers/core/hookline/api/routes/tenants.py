@@ -14,9 +14,8 @@ from hookline.api.edge import Edge, new_router
 from hookline.api.idempotency import json_answer
 from hookline.api.params import Cursor, IdPath, Limit, created_ok, ok
 from hookline.db import get_database
+from hookline.management import portal_links, tenant_service
 from hookline.management import tenant_models as m
-from hookline.management import tenant_service
-from hookline.management.portal_links import create_portal_link
 from hookline.restore import erase_tenant_by_api
 from hookline.runtime import archive_store
 from hookline.settings import get_settings
@@ -63,13 +62,35 @@ def router(edge: Edge) -> Router:
         tenant_id: IdPath, body: Annotated[m.PortalLinkCreate, Body()]
     ) -> Response[m.PortalLink]:
         host = edge.header("Host") or "localhost"
-        link = create_portal_link(
+        link = portal_links.create_portal_link(
             get_database(), get_settings(), edge.caller(), tenant_id,
-            base_url=body.base_url or f"https://{host}",
+            own_url=f"https://{host}", base_url=body.base_url,
             ttl=timedelta(seconds=body.ttl_seconds),
         )  # fmt: skip
         # Not an idempotent create: the link is a credential, never kept to be replayed
         return json_answer(HTTPStatus.CREATED, m.PortalLink(**link).model_dump(mode="json"))
+
+    @routes.get(
+        "/v1/tenants/<tenant_id>/portal-links",
+        responses=ok(m.PortalLinkPage),
+        tags=["tenants"],
+        summary="The tenant's portal links: used, revoked, expired or open (never their tokens)",
+    )
+    def list_links(tenant_id: IdPath, cursor: Cursor = None, limit: Limit = 50) -> m.PortalLinkPage:
+        page = portal_links.list_portal_links(
+            get_database(), edge.caller(), tenant_id, cursor=cursor, limit=limit
+        )
+        return m.PortalLinkPage(**page)
+
+    @routes.delete(
+        "/v1/tenants/<tenant_id>/portal-links/<link_id>",
+        responses=ok(m.PortalLinkRevoked),
+        tags=["tenants"],
+        summary="Revoke a portal link; the session it opened ends",
+    )
+    def revoke_link(tenant_id: IdPath, link_id: IdPath) -> m.PortalLinkRevoked:
+        revoked = portal_links.revoke_portal_link(get_database(), edge.caller(), tenant_id, link_id)
+        return m.PortalLinkRevoked(**revoked)
 
     @routes.delete(
         "/v1/tenants/<tenant_id>",

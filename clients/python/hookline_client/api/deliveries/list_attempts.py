@@ -1,0 +1,225 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.attempt_page import AttemptPage
+from ...models.problem import Problem
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    delivery_id: str,
+    *,
+    cursor: None | str | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+    params["limit"] = limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/deliveries/{delivery_id}/attempts".format(
+            delivery_id=quote(str(delivery_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AttemptPage | Problem | None:
+    if response.status_code == 200:
+        response_200 = AttemptPage.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[AttemptPage | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    delivery_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    cursor: None | str | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> Response[AttemptPage | Problem]:
+    """Attempts of a delivery
+
+    Args:
+        delivery_id (str):
+        cursor (None | str | Unset): next_cursor of a page
+        limit (int | Unset): page size Default: 50.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AttemptPage | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        delivery_id=delivery_id,
+        cursor=cursor,
+        limit=limit,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    delivery_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    cursor: None | str | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> AttemptPage | Problem | None:
+    """Attempts of a delivery
+
+    Args:
+        delivery_id (str):
+        cursor (None | str | Unset): next_cursor of a page
+        limit (int | Unset): page size Default: 50.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AttemptPage | Problem
+    """
+
+    return sync_detailed(
+        delivery_id=delivery_id,
+        client=client,
+        cursor=cursor,
+        limit=limit,
+    ).parsed
+
+
+async def asyncio_detailed(
+    delivery_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    cursor: None | str | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> Response[AttemptPage | Problem]:
+    """Attempts of a delivery
+
+    Args:
+        delivery_id (str):
+        cursor (None | str | Unset): next_cursor of a page
+        limit (int | Unset): page size Default: 50.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AttemptPage | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        delivery_id=delivery_id,
+        cursor=cursor,
+        limit=limit,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    delivery_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    cursor: None | str | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> AttemptPage | Problem | None:
+    """Attempts of a delivery
+
+    Args:
+        delivery_id (str):
+        cursor (None | str | Unset): next_cursor of a page
+        limit (int | Unset): page size Default: 50.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AttemptPage | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            delivery_id=delivery_id,
+            client=client,
+            cursor=cursor,
+            limit=limit,
+        )
+    ).parsed

@@ -1,0 +1,203 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.endpoint import Endpoint
+from ...models.endpoint_update import EndpointUpdate
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    endpoint_id: str,
+    *,
+    body: EndpointUpdate,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "patch",
+        "url": "/v1/endpoints/{endpoint_id}".format(
+            endpoint_id=quote(str(endpoint_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Endpoint | Problem | None:
+    if response.status_code == 200:
+        response_200 = Endpoint.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Endpoint | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    endpoint_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EndpointUpdate,
+) -> Response[Endpoint | Problem]:
+    """Update
+
+    Args:
+        endpoint_id (str):
+        body (EndpointUpdate): The fields to change; absent fields keep their value.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Endpoint | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        endpoint_id=endpoint_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    endpoint_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EndpointUpdate,
+) -> Endpoint | Problem | None:
+    """Update
+
+    Args:
+        endpoint_id (str):
+        body (EndpointUpdate): The fields to change; absent fields keep their value.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Endpoint | Problem
+    """
+
+    return sync_detailed(
+        endpoint_id=endpoint_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    endpoint_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EndpointUpdate,
+) -> Response[Endpoint | Problem]:
+    """Update
+
+    Args:
+        endpoint_id (str):
+        body (EndpointUpdate): The fields to change; absent fields keep their value.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Endpoint | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        endpoint_id=endpoint_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    endpoint_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EndpointUpdate,
+) -> Endpoint | Problem | None:
+    """Update
+
+    Args:
+        endpoint_id (str):
+        body (EndpointUpdate): The fields to change; absent fields keep their value.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Endpoint | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            endpoint_id=endpoint_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,215 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...models.source import Source
+from ...models.source_update import SourceUpdate
+from ...types import Response
+
+
+def _get_kwargs(
+    source_id: str,
+    *,
+    body: SourceUpdate,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "patch",
+        "url": "/v1/sources/{source_id}".format(
+            source_id=quote(str(source_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | Source | None:
+    if response.status_code == 200:
+        response_200 = Source.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | Source]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    source_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: SourceUpdate,
+) -> Response[Problem | Source]:
+    """Update a source's name, tolerance or scheme options
+
+    Args:
+        source_id (str):
+        body (SourceUpdate): The fields to change; absent (or null) fields keep their value. Not
+            the secret (rotate
+            it) nor the scheme (create a new source): `options` replaces the scheme options whole and
+            is checked against the scheme as on create.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Source]
+    """
+
+    kwargs = _get_kwargs(
+        source_id=source_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    source_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: SourceUpdate,
+) -> Problem | Source | None:
+    """Update a source's name, tolerance or scheme options
+
+    Args:
+        source_id (str):
+        body (SourceUpdate): The fields to change; absent (or null) fields keep their value. Not
+            the secret (rotate
+            it) nor the scheme (create a new source): `options` replaces the scheme options whole and
+            is checked against the scheme as on create.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Source
+    """
+
+    return sync_detailed(
+        source_id=source_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    source_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: SourceUpdate,
+) -> Response[Problem | Source]:
+    """Update a source's name, tolerance or scheme options
+
+    Args:
+        source_id (str):
+        body (SourceUpdate): The fields to change; absent (or null) fields keep their value. Not
+            the secret (rotate
+            it) nor the scheme (create a new source): `options` replaces the scheme options whole and
+            is checked against the scheme as on create.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Source]
+    """
+
+    kwargs = _get_kwargs(
+        source_id=source_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    source_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: SourceUpdate,
+) -> Problem | Source | None:
+    """Update a source's name, tolerance or scheme options
+
+    Args:
+        source_id (str):
+        body (SourceUpdate): The fields to change; absent (or null) fields keep their value. Not
+            the secret (rotate
+            it) nor the scheme (create a new source): `options` replaces the scheme options whole and
+            is checked against the scheme as on create.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Source
+    """
+
+    return (
+        await asyncio_detailed(
+            source_id=source_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

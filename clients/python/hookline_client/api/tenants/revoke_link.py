@@ -1,0 +1,200 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.portal_link_revoked import PortalLinkRevoked
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    tenant_id: str,
+    link_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "delete",
+        "url": "/v1/tenants/{tenant_id}/portal-links/{link_id}".format(
+            tenant_id=quote(str(tenant_id), safe=""),
+            link_id=quote(str(link_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> PortalLinkRevoked | Problem | None:
+    if response.status_code == 200:
+        response_200 = PortalLinkRevoked.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[PortalLinkRevoked | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    tenant_id: str,
+    link_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[PortalLinkRevoked | Problem]:
+    """Revoke a portal link; the session it opened ends
+
+    Args:
+        tenant_id (str):
+        link_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PortalLinkRevoked | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        tenant_id=tenant_id,
+        link_id=link_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    tenant_id: str,
+    link_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> PortalLinkRevoked | Problem | None:
+    """Revoke a portal link; the session it opened ends
+
+    Args:
+        tenant_id (str):
+        link_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PortalLinkRevoked | Problem
+    """
+
+    return sync_detailed(
+        tenant_id=tenant_id,
+        link_id=link_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    tenant_id: str,
+    link_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[PortalLinkRevoked | Problem]:
+    """Revoke a portal link; the session it opened ends
+
+    Args:
+        tenant_id (str):
+        link_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PortalLinkRevoked | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        tenant_id=tenant_id,
+        link_id=link_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    tenant_id: str,
+    link_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> PortalLinkRevoked | Problem | None:
+    """Revoke a portal link; the session it opened ends
+
+    Args:
+        tenant_id (str):
+        link_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PortalLinkRevoked | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            tenant_id=tenant_id,
+            link_id=link_id,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,335 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.endpoint_content_filter_type_0 import EndpointContentFilterType0
+    from ..models.endpoint_destination import EndpointDestination
+    from ..models.endpoint_headers import EndpointHeaders
+    from ..models.endpoint_input_transformer_type_0 import EndpointInputTransformerType0
+
+
+T = TypeVar("T", bound="Endpoint")
+
+
+@_attrs_define
+class Endpoint:
+    """An endpoint (never with its secrets).
+
+    Attributes:
+        created_at (datetime.datetime):
+        description (str):
+        disabled_reason (None | str):
+        enabled (bool):
+        event_types (list[str]):
+        headers (EndpointHeaders):
+        id (str):
+        max_concurrency (int):
+        rate_limit_per_second (float | None):
+        retry_on_4xx (bool):
+        tenant_id (str):
+        url (str):
+        content_filter (EndpointContentFilterType0 | None | Unset):
+        destination (EndpointDestination | Unset):
+        external_id (None | str | Unset): The ExternalId the customer's role must require (AWS kinds)
+        failing_since (datetime.datetime | None | Unset):
+        input_transformer (EndpointInputTransformerType0 | None | Unset):
+        kind (str | Unset):  Default: 'https'.
+        role_arn (None | str | Unset):
+    """
+
+    created_at: datetime.datetime
+    description: str
+    disabled_reason: None | str
+    enabled: bool
+    event_types: list[str]
+    headers: EndpointHeaders
+    id: str
+    max_concurrency: int
+    rate_limit_per_second: float | None
+    retry_on_4xx: bool
+    tenant_id: str
+    url: str
+    content_filter: EndpointContentFilterType0 | None | Unset = UNSET
+    destination: EndpointDestination | Unset = UNSET
+    external_id: None | str | Unset = UNSET
+    failing_since: datetime.datetime | None | Unset = UNSET
+    input_transformer: EndpointInputTransformerType0 | None | Unset = UNSET
+    kind: str | Unset = "https"
+    role_arn: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.endpoint_content_filter_type_0 import EndpointContentFilterType0  # noqa: PLC0415
+        from ..models.endpoint_input_transformer_type_0 import EndpointInputTransformerType0  # noqa: PLC0415
+
+        created_at = self.created_at.isoformat()
+
+        description = self.description
+
+        disabled_reason: None | str
+        disabled_reason = self.disabled_reason
+
+        enabled = self.enabled
+
+        event_types = self.event_types
+
+        headers = self.headers.to_dict()
+
+        id = self.id
+
+        max_concurrency = self.max_concurrency
+
+        rate_limit_per_second: float | None
+        rate_limit_per_second = self.rate_limit_per_second
+
+        retry_on_4xx = self.retry_on_4xx
+
+        tenant_id = self.tenant_id
+
+        url = self.url
+
+        content_filter: dict[str, Any] | None | Unset
+        if isinstance(self.content_filter, Unset):
+            content_filter = UNSET
+        elif isinstance(self.content_filter, EndpointContentFilterType0):
+            content_filter = self.content_filter.to_dict()
+        else:
+            content_filter = self.content_filter
+
+        destination: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.destination, Unset):
+            destination = self.destination.to_dict()
+
+        external_id: None | str | Unset
+        if isinstance(self.external_id, Unset):
+            external_id = UNSET
+        else:
+            external_id = self.external_id
+
+        failing_since: None | str | Unset
+        if isinstance(self.failing_since, Unset):
+            failing_since = UNSET
+        elif isinstance(self.failing_since, datetime.datetime):
+            failing_since = self.failing_since.isoformat()
+        else:
+            failing_since = self.failing_since
+
+        input_transformer: dict[str, Any] | None | Unset
+        if isinstance(self.input_transformer, Unset):
+            input_transformer = UNSET
+        elif isinstance(self.input_transformer, EndpointInputTransformerType0):
+            input_transformer = self.input_transformer.to_dict()
+        else:
+            input_transformer = self.input_transformer
+
+        kind = self.kind
+
+        role_arn: None | str | Unset
+        if isinstance(self.role_arn, Unset):
+            role_arn = UNSET
+        else:
+            role_arn = self.role_arn
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "created_at": created_at,
+                "description": description,
+                "disabled_reason": disabled_reason,
+                "enabled": enabled,
+                "event_types": event_types,
+                "headers": headers,
+                "id": id,
+                "max_concurrency": max_concurrency,
+                "rate_limit_per_second": rate_limit_per_second,
+                "retry_on_4xx": retry_on_4xx,
+                "tenant_id": tenant_id,
+                "url": url,
+            }
+        )
+        if content_filter is not UNSET:
+            field_dict["content_filter"] = content_filter
+        if destination is not UNSET:
+            field_dict["destination"] = destination
+        if external_id is not UNSET:
+            field_dict["external_id"] = external_id
+        if failing_since is not UNSET:
+            field_dict["failing_since"] = failing_since
+        if input_transformer is not UNSET:
+            field_dict["input_transformer"] = input_transformer
+        if kind is not UNSET:
+            field_dict["kind"] = kind
+        if role_arn is not UNSET:
+            field_dict["role_arn"] = role_arn
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_content_filter_type_0 import EndpointContentFilterType0  # noqa: PLC0415
+        from ..models.endpoint_destination import EndpointDestination  # noqa: PLC0415
+        from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
+        from ..models.endpoint_input_transformer_type_0 import EndpointInputTransformerType0  # noqa: PLC0415
+
+        d = dict(src_dict)
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        description = d.pop("description")
+
+        def _parse_disabled_reason(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        disabled_reason = _parse_disabled_reason(d.pop("disabled_reason"))
+
+        enabled = d.pop("enabled")
+
+        event_types = cast(list[str], d.pop("event_types"))
+
+        headers = EndpointHeaders.from_dict(d.pop("headers"))
+
+        id = d.pop("id")
+
+        max_concurrency = d.pop("max_concurrency")
+
+        def _parse_rate_limit_per_second(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        rate_limit_per_second = _parse_rate_limit_per_second(d.pop("rate_limit_per_second"))
+
+        retry_on_4xx = d.pop("retry_on_4xx")
+
+        tenant_id = d.pop("tenant_id")
+
+        url = d.pop("url")
+
+        def _parse_content_filter(data: object) -> EndpointContentFilterType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                content_filter_type_0 = EndpointContentFilterType0.from_dict(data)
+
+                return content_filter_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EndpointContentFilterType0 | None | Unset, data)
+
+        content_filter = _parse_content_filter(d.pop("content_filter", UNSET))
+
+        _destination = d.pop("destination", UNSET)
+        destination: EndpointDestination | Unset
+        if isinstance(_destination, Unset):
+            destination = UNSET
+        else:
+            destination = EndpointDestination.from_dict(_destination)
+
+        def _parse_external_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        external_id = _parse_external_id(d.pop("external_id", UNSET))
+
+        def _parse_failing_since(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                failing_since_type_0 = datetime.datetime.fromisoformat(data)
+
+                return failing_since_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        failing_since = _parse_failing_since(d.pop("failing_since", UNSET))
+
+        def _parse_input_transformer(data: object) -> EndpointInputTransformerType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                input_transformer_type_0 = EndpointInputTransformerType0.from_dict(data)
+
+                return input_transformer_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EndpointInputTransformerType0 | None | Unset, data)
+
+        input_transformer = _parse_input_transformer(d.pop("input_transformer", UNSET))
+
+        kind = d.pop("kind", UNSET)
+
+        def _parse_role_arn(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        role_arn = _parse_role_arn(d.pop("role_arn", UNSET))
+
+        endpoint = cls(
+            created_at=created_at,
+            description=description,
+            disabled_reason=disabled_reason,
+            enabled=enabled,
+            event_types=event_types,
+            headers=headers,
+            id=id,
+            max_concurrency=max_concurrency,
+            rate_limit_per_second=rate_limit_per_second,
+            retry_on_4xx=retry_on_4xx,
+            tenant_id=tenant_id,
+            url=url,
+            content_filter=content_filter,
+            destination=destination,
+            external_id=external_id,
+            failing_since=failing_since,
+            input_transformer=input_transformer,
+            kind=kind,
+            role_arn=role_arn,
+        )
+
+        endpoint.additional_properties = d
+        return endpoint
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

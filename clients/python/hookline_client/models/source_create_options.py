@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="SourceCreateOptions")
+
+
+@_attrs_define
+class SourceCreateOptions:
+    """Scheme options (`verify_token`, `public_url`, the hmac scheme's), and `catchup` (provider catch-up). An inline
+    `catchup.api_key` is stored encrypted and never shown again, not even in this answer: every answer carries
+    `"<redacted>"` in its place. `catchup.api_base` and `catchup.api_key_secret_arn` are an operator's to set (403 for a
+    tenant).
+
+    """
+
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        source_create_options = cls()
+
+        source_create_options.additional_properties = d
+        return source_create_options
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
