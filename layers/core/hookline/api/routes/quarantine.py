@@ -27,7 +27,7 @@ def router(edge: Edge) -> Router:
         tags=["deliveries"],
         summary="List fan-out pairs in quarantine",
     )
-    def list_quarantine(
+    def list_fanout_quarantine(
         tenant_id: TenantFilter = None, cursor: Cursor = None, limit: Limit = 50
     ) -> m.QuarantinePage:
         page = quarantine_service.list_quarantined(
@@ -41,7 +41,7 @@ def router(edge: Edge) -> Router:
         tags=["deliveries"],
         summary="Decide quarantined fan-out pairs again (audited)",
     )
-    def retry_quarantine(body: Annotated[m.QuarantineRetry, Body()]) -> m.QuarantineRetried:
+    def retry_fanout_quarantine(body: Annotated[m.QuarantineRetry, Body()]) -> m.QuarantineRetried:
         retried = quarantine_service.retry_quarantined(
             get_database(), edge.caller(), tenant_id=body.tenant_id, event_ids=body.event_ids,
             limit=body.limit, deadline=fanout_options(get_settings()).deadline,
