@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from hookline.db import get_database
 from hookline.management import endpoint_service, event_service
 from hookline.management.access import OPERATOR, Caller
+from hookline.management.portal_links import create_portal_link
 from hookline.runtime import reset_runtime
-from hookline.sessions import portal_link
 from hookline.settings import get_settings
 from tests.support import operator
 from tests.support.console import ConsoleClient, text
@@ -41,8 +42,13 @@ def test_a_portal_endpoint_re_pointed_at_a_private_address_is_refused_at_connect
 
     console = ConsoleClient(lambda_handler)
     tenant = operator.add_tenant(db, pipeline.config, name="acme", group="standard")["id"]
-    made = portal_link(get_settings(), tenant, base_url="", ttl=timedelta(minutes=15))
-    assert console.get(made["url"]).status == 303
+    made = create_portal_link(
+        get_database(), get_settings(), OPERATOR_CALLER, tenant, own_url="",
+        ttl=timedelta(minutes=15),
+    )  # fmt: skip
+    assert console.get(made["url"]).status == 200  # the page that asks to confirm
+    token = made["url"].split("token=", 1)[1]
+    assert console.post("/portal/login", {"token": token}).status == 303
     console.get("/portal")
     added = console.post("/portal/endpoints", {"url": "https://93.184.215.14/hooks"})
     assert added.status == 200, text(added)
