@@ -107,3 +107,35 @@ def test_an_sqs_endpoint_shows_the_external_id_its_role_template_requires(
         QUEUE,
     )
     assert ROLE.endswith(role["RoleName"])
+
+
+def test_auth_tls_and_ed25519_are_set_from_files_and_never_printed(
+    cli: Cli, mgmt: ManagementClient, tmp_path
+):
+    # Given an OAuth2 client and a client certificate in files
+    from tests.support.endpoint_auth import TestCA
+
+    ca = TestCA()
+    issued = ca.issue("hookline-client", server=False)
+    files = {"auth.json": json.dumps({"type": "oauth2_client_credentials",
+                                      "token_url": "https://93.184.216.34/token",
+                                      "client_id": "hookline", "client_secret": "cli-secret"}),
+             "cert.pem": issued.certificate, "key.pem": issued.key, "ca.pem": ca.pem}  # fmt: skip
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    tenant = mgmt.post("/v1/tenants", {"name": "bank"}).json()
+    # When an Ed25519 endpoint is added with them, then its TLS is cleared
+    code, out, err = cli(
+        "endpoints", "add", "--tenant", tenant["id"], "--url", "https://93.184.216.34/h",
+        "--signing", "ed25519", "--auth-file", str(tmp_path / "auth.json"),
+        "--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "key.pem"),
+        "--tls-ca", str(tmp_path / "ca.pem"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    created = json.loads(out)
+    cleared_code, cleared, _ = cli("endpoints", "update", created["id"], "--clear-tls", "--json")
+    # Then the endpoint shows what is set, never the secret or the key, and the public key
+    assert "cli-secret" not in out and "PRIVATE KEY" not in out
+    assert created["auth"]["has_client_secret"] and created["tls"]["has_client_certificate"]
+    assert created["secret"] is None and created["public_keys"][0].startswith("whpk_")
+    assert cleared_code == 0 and json.loads(cleared)["tls"] is None

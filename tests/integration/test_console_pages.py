@@ -432,3 +432,72 @@ def test_a_portal_edit_without_its_csrf_token_is_refused(
     assert refused.status == 403 and "expired" in text(refused)
     assert not endpoint_service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["description"]
     assert [e["action"] for e in audit(db, "endpoint")] == ["create"]
+
+
+def test_the_endpoint_page_shows_its_auth_and_an_ed25519_rotation_shows_the_public_key(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    # Given an Ed25519 endpoint with an OAuth2 client and a client certificate (decision 0067)
+    from tests.support.endpoint_auth import TestCA
+
+    ca = TestCA()
+    issued = ca.issue("hookline-client", server=False)
+    tenant = operator.add_tenant(db, pipeline.config, name="bank", group="standard")["id"]
+    endpoint = operator.add_endpoint(
+        db, get_settings(), tenant_id=tenant, url=sink.url("/bank"), signing="ed25519",
+        auth={"type": "oauth2_client_credentials", "token_url": sink.url("/token"),
+              "client_id": "hookline", "client_secret": "console-never-shows"},
+        tls={"client_certificate": issued.certificate, "client_key": issued.key},
+    )  # fmt: skip
+    # When the operator opens it, then rotates its signing key
+    shown = text(console.get(f"/console/endpoints/{endpoint['id']}"))
+    rotated = text(console.post(f"/console/endpoints/{endpoint['id']}/rotate", {}))
+    # Then the page names the scheme, the public key, the OAuth2 client and the certificate's
+    # expiry, never the secret or the key; the rotation shows the new public key, not "None"
+    assert 'id="signing">Ed25519 (v1a)<' in shown
+    assert endpoint["public_keys"][0] in shown
+    assert "client hookline at" in shown and "CN=hookline-client, expires 20" in shown
+    assert "console-never-shows" not in shown and "PRIVATE KEY" not in shown
+    key = re.search(r'<code id="public-key">(whpk_[^<]+)</code>', rotated)
+    assert key and key.group(1) != endpoint["public_keys"][0] and "None" not in rotated
+
+
+def test_oauth2_and_tls_are_set_through_the_portal_form_and_never_filled_back_in(
+    console: ConsoleClient, pipeline: Pipeline, sink: Sink, db: Any
+) -> None:
+    # Given a customer on their endpoint's portal edit page (decision 0067)
+    from tests.support.endpoint_auth import TestCA
+
+    ca = TestCA()
+    issued = ca.issue("hookline-client", server=False)
+    tenant = operator.add_tenant(db, pipeline.config, name="bank", group="standard")["id"]
+    endpoint = operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/e"))
+    portal_session(console, tenant)
+    page = text(console.get(f"/portal/endpoints/{endpoint['id']}/edit"))
+    assert 'name="oauth2_client_secret"' in page and 'name="tls_client_key"' in page
+    form = {"url": sink.url("/e"), "description": "", "event_types": ""}
+    oauth2 = {"oauth2_token_url": "https://10.0.0.7/token", "oauth2_client_id": "hookline",
+              "oauth2_client_secret": "portal-never-shows"}  # fmt: skip
+    # When they give a private token URL, then a key that does not parse
+    private = console.post(f"/portal/endpoints/{endpoint['id']}", {**form, **oauth2}, htmx=True)
+    bad_key = {"tls_client_certificate": issued.certificate, "tls_client_key": "not a key"}
+    unparsed = console.post(f"/portal/endpoints/{endpoint['id']}", {**form, **bad_key}, htmx=True)
+    # Then each refusal is shown next to its part of the form, and nothing secret comes back
+    auth_error = re.search(r'id="auth-error"[^>]*>([^<]+)<', text(private))
+    tls_error = re.search(r'id="tls-error"[^>]*>([^<]+)<', text(unparsed))
+    assert auth_error and "auth.token_url: token URL must resolve" in auth_error.group(1)
+    assert tls_error and tls_error.group(1).startswith("tls.client_key: not")
+    assert "portal-never-shows" not in text(private)
+    # When they give a public token URL and the certificate with its key
+    good = {**form, **oauth2, "oauth2_token_url": "https://93.184.215.14/token",
+            "tls_client_certificate": issued.certificate, "tls_client_key": issued.key}  # fmt: skip
+    saved = console.post(f"/portal/endpoints/{endpoint['id']}", good, htmx=True)
+    # Then both are stored, the endpoint page shows the client and the certificate's expiry,
+    # and the audit names them without the secret or the key
+    assert saved.status == 200, text(saved)
+    shown = text(console.get(saved.headers["HX-Redirect"]))
+    assert "client hookline at https://93.184.215.14/token" in shown
+    assert "CN=hookline-client, expires" in shown and "portal-never-shows" not in shown
+    [update] = [e for e in audit(db, "endpoint") if e["action"] == "update"]
+    assert sorted(update["params"]) == ["auth", "tls"]
+    assert "portal-never-shows" not in str(update) and "PRIVATE KEY" not in str(update)

@@ -94,3 +94,29 @@ def verify_standard(
         if any(hmac.compare_digest(expected, g) for g in given):
             return True
     return False
+
+
+def verify_ed25519(public_keys: list[str], headers: dict[str, str], body: bytes) -> list[str]:
+    """Standard Webhooks `v1a` verification with PyNaCl (libsodium), independent of the code
+    under test: each `v1a,<base64>` in the header is an Ed25519 signature of
+    "{id}.{ts}.{body}"; returns the `whpk_` keys (of those given) that verify one of them."""
+    from nacl.exceptions import BadSignatureError
+    from nacl.signing import VerifyKey
+
+    signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
+    given = [
+        base64.b64decode(s.split(",", 1)[1])
+        for s in headers["webhook-signature"].split(" ")
+        if s.startswith("v1a,")
+    ]
+    verified = []
+    for public in public_keys:
+        key = VerifyKey(base64.b64decode(public.removeprefix("whpk_")))
+        for sig in given:
+            try:
+                key.verify(signed, sig)
+            except BadSignatureError:
+                continue
+            verified.append(public)
+            break
+    return verified

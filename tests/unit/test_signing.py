@@ -133,3 +133,33 @@ def test_signing_needs_at_least_one_secret_and_an_id() -> None:
         sign("", 1, b"", [generate_secret()])
     with pytest.raises(TypeError):
         sign("msg_1", 1, b"", generate_secret())  # one string, not a list of secrets
+
+
+def test_an_ed25519_key_signs_v1a_that_pynacl_verifies_with_the_public_key() -> None:
+    # Given an Ed25519 signing key and its public key
+    from nacl.signing import VerifyKey
+
+    from hookline.signing import generate_signing_key, public_key
+
+    key = generate_signing_key()
+    public = public_key(key)
+    body = b'{"type":"invoice.paid"}'
+    # When a message is signed with it
+    headers = sign("msg_ed", 1_700_000_000, body, [key])
+    # Then the signature is `v1a,<base64>` and libsodium verifies it over "{id}.{ts}.{body}"
+    version, _, encoded = headers["webhook-signature"].partition(",")
+    assert version == "v1a" and key.startswith("whsk_") and public.startswith("whpk_")
+    verifier = VerifyKey(base64.b64decode(public.removeprefix("whpk_")))
+    assert verifier.verify(b"msg_ed.1700000000." + body, base64.b64decode(encoded))
+
+
+def test_during_a_rotation_an_hmac_secret_and_an_ed25519_key_both_sign() -> None:
+    # Given the secrets of an endpoint moving from HMAC to Ed25519
+    from hookline.signing import generate_signing_key
+
+    secret, key = generate_secret(), generate_signing_key()
+    # When a message is signed
+    headers = sign("msg_mix", 1_700_000_000, b"{}", [key, secret])
+    # Then both signatures are there, space-separated, and the HMAC one still verifies
+    assert [s.split(",")[0] for s in headers["webhook-signature"].split(" ")] == ["v1a", "v1"]
+    assert receiver_verifies(headers, b"{}", secret)

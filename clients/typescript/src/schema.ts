@@ -584,6 +584,20 @@ export interface components {
             next_cursor?: string | null;
         };
         /**
+         * ClientTls
+         * @description Mutual TLS (decision 0067): a client certificate and its key (PEM), a private CA bundle
+         *     (PEM) the endpoint's server certificate must chain to, or both. The key is sealed at rest
+         *     and never shown again.
+         */
+        ClientTls: {
+            /** Ca Bundle */
+            ca_bundle?: string | null;
+            /** Client Certificate */
+            client_certificate?: string | null;
+            /** Client Key */
+            client_key?: string | null;
+        };
+        /**
          * Delivery
          * @description One event x one endpoint.
          */
@@ -642,6 +656,7 @@ export interface components {
          * @description An endpoint (never with its secrets).
          */
         Endpoint: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -687,14 +702,26 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -711,6 +738,7 @@ export interface components {
          *     }
          */
         EndpointCreate: {
+            auth?: components["schemas"]["OAuth2ClientCredentials"] | null;
             /**
              * Content Filter
              * @description An EventBridge event pattern over {type, tenant_id, source_id, payload}; events it does not match get no delivery (docs/decisions/0044).
@@ -763,10 +791,18 @@ export interface components {
             retry_on_4xx?: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @description Standard Webhooks `v1` HMAC signatures under a `whsec_` secret (returned once), or `v1a` Ed25519 signatures under a key pair whose public key is returned.
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Target */
             target?: string | null;
             /** Tenant Id */
             tenant_id?: string | null;
+            tls?: components["schemas"]["ClientTls"] | null;
             /** Url */
             url?: string | null;
         };
@@ -776,6 +812,7 @@ export interface components {
          *     with its Idempotency-Key answers null and `secret_note`).
          */
         EndpointCreated: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -821,21 +858,36 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
-            /** Secret */
+            /**
+             * Secret
+             * @description The `whsec_` secret; null for Ed25519 signing (verify with `public_keys`; the private key is never shown)
+             */
             secret: string | null;
             /**
              * Secret Note
              * @description Set (and `secret` null) when this is a kept answer replayed for its Idempotency-Key: the secret was shown once, in the first answer (docs/decisions/0028).
              */
             secret_note?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -845,6 +897,7 @@ export interface components {
          *     readable.
          */
         EndpointDeleted: {
+            auth?: components["schemas"]["OAuth2Shown"] | null;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -895,14 +948,26 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            /**
+             * Public Keys
+             * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
+             */
+            public_keys?: string[];
             /** Rate Limit Per Second */
             rate_limit_per_second: number | null;
             /** Retry On 4Xx */
             retry_on_4xx: boolean;
             /** Role Arn */
             role_arn?: string | null;
+            /**
+             * Signing
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /** Tenant Id */
             tenant_id: string;
+            tls?: components["schemas"]["TlsShown"] | null;
             /** Url */
             url: string;
         };
@@ -965,22 +1030,31 @@ export interface components {
         };
         /**
          * EndpointRotated
-         * @description The new signing secret, shown this once; earlier ones sign until
-         *     `previous_secrets_expire_at`.
+         * @description The new signing secret, shown this once (or, for Ed25519 signing, the new public key);
+         *     earlier ones sign until `previous_secrets_expire_at`.
          */
         EndpointRotated: {
             /** Id */
             id: string;
             /** Previous Secrets Expire At */
             previous_secrets_expire_at: string | null;
+            /** Public Key */
+            public_key?: string | null;
             /** Secret */
-            secret: string;
+            secret: string | null;
         };
         /**
          * EndpointUpdate
          * @description The fields to change; absent fields keep their value.
          */
         EndpointUpdate: {
+            /** @description Replaces the whole OAuth2 client, its secret included. */
+            auth?: components["schemas"]["OAuth2ClientCredentials"] | null;
+            /**
+             * Clear Auth
+             * @default false
+             */
+            clear_auth?: boolean;
             /**
              * Clear Content Filter
              * @default false
@@ -996,6 +1070,11 @@ export interface components {
              * @default false
              */
             clear_rate_limit?: boolean;
+            /**
+             * Clear Tls
+             * @default false
+             */
+            clear_tls?: boolean;
             /** Content Filter */
             content_filter?: {
                 [key: string]: unknown;
@@ -1024,6 +1103,8 @@ export interface components {
             retry_on_4xx?: boolean | null;
             /** Role Arn */
             role_arn?: string | null;
+            /** @description Replaces the whole TLS material, its key included. */
+            tls?: components["schemas"]["ClientTls"] | null;
             /** Url */
             url?: string | null;
         };
@@ -1193,6 +1274,47 @@ export interface components {
             schema?: {
                 [key: string]: unknown;
             } | null;
+        };
+        /**
+         * OAuth2ClientCredentials
+         * @description OAuth2 client credentials (decision 0067): a token from `token_url` (fetched through
+         *     the SSRF guard, the client authenticating with HTTP Basic) is sent as `Authorization:
+         *     Bearer`. The client secret is sealed at rest and never shown again.
+         */
+        OAuth2ClientCredentials: {
+            /** Audience */
+            audience?: string | null;
+            /** Client Id */
+            client_id: string;
+            /** Client Secret */
+            client_secret: string;
+            /** Scope */
+            scope?: string | null;
+            /** Token Url */
+            token_url: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "oauth2_client_credentials";
+        };
+        /**
+         * OAuth2Shown
+         * @description An endpoint's OAuth2 client as the API shows it: never the client secret.
+         */
+        OAuth2Shown: {
+            /** Audience */
+            audience?: string | null;
+            /** Client Id */
+            client_id: string;
+            /** Has Client Secret */
+            has_client_secret: boolean;
+            /** Scope */
+            scope?: string | null;
+            /** Token Url */
+            token_url: string;
+            /** Type */
+            type: string;
         };
         /**
          * PortalLink
@@ -1952,6 +2074,23 @@ export interface components {
             delivery_id: string;
             /** Event Id */
             event_id: string;
+        };
+        /**
+         * TlsShown
+         * @description An endpoint's TLS material as the API shows it: never the key.
+         */
+        TlsShown: {
+            /**
+             * Certificate Expires At
+             * @description The client certificate's expiry; `endpoint.certificate_expiring` is published 14 days before.
+             */
+            certificate_expires_at?: string | null;
+            /** Certificate Subject */
+            certificate_subject?: string | null;
+            /** Has Ca Bundle */
+            has_ca_bundle: boolean;
+            /** Has Client Certificate */
+            has_client_certificate: boolean;
         };
     };
     responses: never;

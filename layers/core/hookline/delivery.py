@@ -16,7 +16,9 @@ import httpx
 from hookline import __version__
 from hookline.db import Connection, Database
 from hookline.destinations import HTTPS
-from hookline.errors import UnsafeURL, failure_reason
+from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
+from hookline.endpoint_auth.tls import tls_failure
+from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
 from hookline.ingest import publish, storable_text
 from hookline.observability import logger
 from hookline.patterns import event_document
@@ -115,12 +117,14 @@ class Deliverer:
         settings: Settings,
         clock: Callable[[], datetime] = utcnow,
         destinations: AwsSenders | None = None,
+        endpoint_auth: EndpointAuth | None = None,
         public_http: httpx.Client | None = None,
     ) -> None:
         """`settings` go to the operational events it publishes (`endpoint.disabled`).
         `public_http` connects to public addresses only, for the endpoints that must not
         reach a private one whatever the deployment allows (decision 0059); None: `http`
         already refuses them."""
+        self.endpoint_auth = endpoint_auth or endpoint_auth_for(http, settings, options)
         self.destinations = destinations
         self.public_http = public_http if public_http is not None else http
         self.settings = settings
@@ -171,12 +175,13 @@ class Deliverer:
                 return self._requeue_deferred(job, delay, deferrals)
             try:
                 secrets = [reveal(conn, sealed) for sealed in claim.sealed_secrets]
+                credentials = self.endpoint_auth.unseal(conn, job)
             except Exception:
                 # As the claim's rollback used to: the slot freed, the delivery queued again
                 # (this message is retried), both only while this claim stands.
                 self._give_back(conn, job)
                 raise
-        attempt = self.send(job, secrets)
+        attempt = self.send(job, secrets, credentials)
         return Handled(self.conclude(job, attempt), attempt, job.kind)
 
     def _give_back(self, conn: Connection, job: Job) -> None:
@@ -192,7 +197,9 @@ class Deliverer:
             raise RuntimeError("could not re-queue a deferred delivery")
         return Handled(Result.DEFERRED, kind=job.kind)
 
-    def send(self, job: Job, secrets: list[str]) -> AttemptResult:
+    def send(
+        self, job: Job, secrets: list[str], credentials: EndpointCredentials = NONE
+    ) -> AttemptResult:
         """POST the signed event to the endpoint. Never raises: whatever goes wrong with this
         one delivery (the endpoint's failures, but also a header stored before today's checks
         that httpx cannot encode) is the attempt's error, so it is recorded and the delivery
@@ -229,14 +236,29 @@ class Deliverer:
         total = self.options.timeout_seconds
         try:
             headers = self._headers(job, secrets, timestamp, payload, content_type)
-            timeout = httpx.Timeout(total, connect=self.options.connect_timeout_seconds)
-            client = self.public_http if job.public_only else self.http
-            with client.stream(
-                "POST", job.url, content=payload, headers=headers, timeout=timeout
-            ) as response:
-                status = response.status_code
-                retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
-                excerpt = self._read_excerpt(response, began + total)
+            client = self.endpoint_auth.client(job.endpoint_id, credentials)
+            if job.public_only and client is self.http:
+                client = self.public_http  # public addresses only, at connect time (0059)
+            rejected: str | None = None
+            while True:  # twice at most: a 401 to an OAuth2 token fetches a new one, once
+                sent = self.endpoint_auth.authorize(job.endpoint_id, credentials, headers, rejected)
+                # A token fetch and a repeat after a 401 share the attempt's time (its lease).
+                left = max(began + total - time.monotonic(), 0.001)
+                timeout = httpx.Timeout(
+                    left, connect=min(left, self.options.connect_timeout_seconds)
+                )
+                with client.stream(
+                    "POST", job.url, content=payload, headers=sent, timeout=timeout
+                ) as response:
+                    status = response.status_code
+                    if status == 401 and rejected is None and credentials.oauth2 is not None:
+                        rejected = sent["authorization"]
+                        continue
+                    retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
+                    excerpt = self._read_excerpt(response, began + total)
+                break
+        except EndpointAuthFailed as err:
+            error = str(err)
         except httpx.TimeoutException:
             error = "timeout"
         except UnsafeURL:
@@ -404,6 +426,9 @@ def outgoing_body(job: Job) -> tuple[bytes, str]:
 
 
 def _error_class(err: httpx.HTTPError) -> str:
+    tls = tls_failure(err)  # a handshake failure or TLS alert, named (decision 0067)
+    if tls is not None:
+        return tls
     if isinstance(err, httpx.ConnectError):
         return "connect_error"
     if isinstance(err, httpx.RemoteProtocolError):

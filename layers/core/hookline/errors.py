@@ -88,6 +88,12 @@ class DeliveryStillOpen(Conflict):
     """A delivery of rows about to be removed is unfinished: nothing of them is removed."""
 
 
+class EndpointAuthFailed(HooklineError):
+    """An endpoint's own authentication could not be set up for an attempt: its OAuth2 token
+    endpoint failed or answered garbage, or its TLS material did not load. The attempt fails
+    with this message as its reason (never the client secret or the key)."""
+
+
 class EvaluationBudgetExceeded(BadRequest):
     """Evaluating what a tenant configured (a content filter, an input transformer) on one
     event went over its budget of steps or rendered bytes (docs/decisions/0060). It fails

@@ -37,7 +37,6 @@ from functools import lru_cache
 from typing import Any
 
 from hookline.errors import EvaluationBudgetExceeded
-from hookline.schema_patterns import patterns as re2_patterns
 
 # Steps one event may spend in content filters, all its endpoints together. A step is
 # ~0.2-1 µs of CPU here, so the worst event costs tens of milliseconds.
@@ -172,6 +171,10 @@ def ignore_case(value: str, leaf: str, anchor: str, budget: Budget) -> bool:
         if anchor == "suffix":
             return text.endswith(low)
         return text == low
+    # RE2 (and the schema module that caches its programs) loads only for non-ASCII text:
+    # the hot handlers' cold start does not pay for it (tests/unit/test_handler_imports.py).
+    from hookline.schema_patterns import patterns as re2_patterns
+
     try:
         program, weight = re2_patterns.get(_ignore_case_regex(value, anchor))
     except UnicodeEncodeError:  # a lone surrogate (saved before patterns were checked for it)

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 from hookline.catchup import CatchupContext, run_catchup
 from hookline.db import Database
+from hookline.endpoint_auth.expiry import announce_expiring_certificates
 from hookline.errors import failure_reason
 from hookline.fanout import FanoutOptions, FanoutReport, run_fanout
 from hookline.ids import new_id
@@ -212,6 +213,9 @@ class Reconciler:
             swept: dict[str, int] = step("replays", lambda: dict(sweep_replays()), {})
             repairs.update(swept)
 
+        repairs["certificates_expiring"] = announce_expiring_certificates(
+            self.db, report.started_at
+        )
         fanout = step(
             "fanout",
             lambda: run_fanout(self.db, self.queues, self.options.fanout, keep_going=keep_going),

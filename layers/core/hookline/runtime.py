@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from hookline.delivery import Deliverer, DeliveryOptions
     from hookline.destinations.senders import AwsSenders
+    from hookline.endpoint_auth import EndpointAuth
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
     from hookline.restore_requests import RestoreOptions
@@ -122,6 +123,19 @@ def _public_http(settings: Settings) -> httpx.Client:
     )
 
 
+def endpoint_auth(settings: Settings) -> EndpointAuth:
+    """The process's OAuth2 tokens and mutual-TLS clients per endpoint (decision 0067)."""
+    with _lock:
+        return _endpoint_auth(settings)
+
+
+@lru_cache(maxsize=4)
+def _endpoint_auth(settings: Settings) -> EndpointAuth:
+    from hookline.endpoint_auth import endpoint_auth_for
+
+    return endpoint_auth_for(_http(settings), settings, delivery_options(settings))
+
+
 def aws_senders(settings: Settings) -> AwsSenders:
     """The process's senders to AWS destinations, with their cache of assumed roles'
     credentials (decision 0046)."""
@@ -154,6 +168,7 @@ def get_deliverer() -> Deliverer:
         delivery_options(settings),
         settings=settings,
         destinations=aws_senders(settings),
+        endpoint_auth=endpoint_auth(settings),
         public_http=public_http_client(settings),
     )
 
@@ -165,6 +180,7 @@ def reset_runtime() -> None:
         _http.cache_clear()
         _public_http.cache_clear()
         _senders.cache_clear()
+        _endpoint_auth.cache_clear()
         _provider_http.cache_clear()
 
 

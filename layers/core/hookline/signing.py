@@ -6,6 +6,12 @@ can dedupe), `webhook-timestamp` (seconds, fresh per attempt) and
 keyed with the base64-decoded part of a `whsec_` secret. While a secret is
 being rotated, every active secret signs and the signatures are joined with
 spaces; a receiver accepts the message if any one verifies.
+
+An endpoint signed with Ed25519 (the specification's asymmetric scheme) holds
+`whsk_<base64 of the 32-byte private key>` keys instead, and each signs
+`v1a,<base64 Ed25519 signature of the same "{id}.{timestamp}.{body}">`; the
+receiver verifies with the `whpk_<base64 of the 32-byte public key>` key.
+Rotation is the same: during the overlap both keys sign (decision 0067).
 """
 
 from __future__ import annotations
@@ -17,11 +23,16 @@ import hmac
 from collections.abc import Sequence
 from secrets import token_bytes
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format's prefix, not a secret
 SECRET_BYTES = 32
 # The specification asks for keys of 24 to 64 bytes; Svix-issued secrets are 24.
 MIN_SECRET_BYTES = 24
 MAX_SECRET_BYTES = 64
+PRIVATE_KEY_PREFIX = "whsk_"
+PUBLIC_KEY_PREFIX = "whpk_"
 
 
 def generate_secret() -> str:
@@ -48,9 +59,35 @@ def secret_key(secret: str) -> bytes:
     return key
 
 
+def generate_signing_key() -> str:
+    """A new Ed25519 signing key: `whsk_` + base64 of its 32 private bytes."""
+    return PRIVATE_KEY_PREFIX + base64.b64encode(token_bytes(32)).decode("ascii")
+
+
+def _ed25519_key(secret: str) -> Ed25519PrivateKey:
+    try:
+        raw = base64.b64decode(secret[len(PRIVATE_KEY_PREFIX) :], validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("signing key is not valid base64 after the prefix") from None
+    if len(raw) != 32:
+        raise ValueError("an Ed25519 signing key must decode to 32 bytes")
+    return Ed25519PrivateKey.from_private_bytes(raw)
+
+
+def public_key(secret: str) -> str:
+    """The `whpk_` public key of a `whsk_` signing key (what receivers verify with)."""
+    if not secret.startswith(PRIVATE_KEY_PREFIX):
+        raise ValueError(f"signing key must start with {PRIVATE_KEY_PREFIX!r}")
+    raw = _ed25519_key(secret).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return PUBLIC_KEY_PREFIX + base64.b64encode(raw).decode("ascii")
+
+
 def signature(msg_id: str, timestamp: int, body: bytes, secret: str) -> str:
-    """One `v1,<base64>` signature of the message under one secret."""
+    """One signature of the message under one secret: `v1,<base64 HMAC>` for a `whsec_`
+    secret, `v1a,<base64 Ed25519>` for a `whsk_` key."""
     signed = f"{msg_id}.{timestamp}.".encode() + body
+    if secret.startswith(PRIVATE_KEY_PREFIX):
+        return "v1a," + base64.b64encode(_ed25519_key(secret).sign(signed)).decode("ascii")
     digest = hmac.new(secret_key(secret), signed, hashlib.sha256).digest()
     return "v1," + base64.b64encode(digest).decode("ascii")
 

@@ -2,6 +2,7 @@
 
 from .attempt import Attempt
 from .attempt_page import AttemptPage
+from .client_tls import ClientTls
 from .delivery import Delivery
 from .delivery_page import DeliveryPage
 from .endpoint import Endpoint
@@ -12,16 +13,19 @@ from .endpoint_create_destination import EndpointCreateDestination
 from .endpoint_create_headers import EndpointCreateHeaders
 from .endpoint_create_input_transformer_type_0 import EndpointCreateInputTransformerType0
 from .endpoint_create_kind import EndpointCreateKind
+from .endpoint_create_signing import EndpointCreateSigning
 from .endpoint_created import EndpointCreated
 from .endpoint_created_content_filter_type_0 import EndpointCreatedContentFilterType0
 from .endpoint_created_destination import EndpointCreatedDestination
 from .endpoint_created_headers import EndpointCreatedHeaders
 from .endpoint_created_input_transformer_type_0 import EndpointCreatedInputTransformerType0
+from .endpoint_created_signing import EndpointCreatedSigning
 from .endpoint_deleted import EndpointDeleted
 from .endpoint_deleted_content_filter_type_0 import EndpointDeletedContentFilterType0
 from .endpoint_deleted_destination import EndpointDeletedDestination
 from .endpoint_deleted_headers import EndpointDeletedHeaders
 from .endpoint_deleted_input_transformer_type_0 import EndpointDeletedInputTransformerType0
+from .endpoint_deleted_signing import EndpointDeletedSigning
 from .endpoint_destination import EndpointDestination
 from .endpoint_disable import EndpointDisable
 from .endpoint_headers import EndpointHeaders
@@ -32,6 +36,7 @@ from .endpoint_preview_content_filter_type_0 import EndpointPreviewContentFilter
 from .endpoint_preview_input_transformer_type_0 import EndpointPreviewInputTransformerType0
 from .endpoint_previewed import EndpointPreviewed
 from .endpoint_rotated import EndpointRotated
+from .endpoint_signing import EndpointSigning
 from .endpoint_update import EndpointUpdate
 from .endpoint_update_content_filter_type_0 import EndpointUpdateContentFilterType0
 from .endpoint_update_destination_type_0 import EndpointUpdateDestinationType0
@@ -51,6 +56,8 @@ from .event_type_update import EventTypeUpdate
 from .event_type_update_schema_type_0 import EventTypeUpdateSchemaType0
 from .list_deliveries_state_type_0 import ListDeliveriesStateType0
 from .list_replays_state_type_0 import ListReplaysStateType0
+from .o_auth_2_client_credentials import OAuth2ClientCredentials
+from .o_auth_2_shown import OAuth2Shown
 from .portal_link import PortalLink
 from .portal_link_create import PortalLinkCreate
 from .portal_link_page import PortalLinkPage
@@ -103,10 +110,12 @@ from .tenant_page import TenantPage
 from .test_event_request import TestEventRequest
 from .test_event_request_payload_type_0 import TestEventRequestPayloadType0
 from .test_event_sent import TestEventSent
+from .tls_shown import TlsShown
 
 __all__ = (
     "Attempt",
     "AttemptPage",
+    "ClientTls",
     "Delivery",
     "DeliveryPage",
     "Endpoint",
@@ -119,14 +128,17 @@ __all__ = (
     "EndpointCreateDestination",
     "EndpointCreatedHeaders",
     "EndpointCreatedInputTransformerType0",
+    "EndpointCreatedSigning",
     "EndpointCreateHeaders",
     "EndpointCreateInputTransformerType0",
     "EndpointCreateKind",
+    "EndpointCreateSigning",
     "EndpointDeleted",
     "EndpointDeletedContentFilterType0",
     "EndpointDeletedDestination",
     "EndpointDeletedHeaders",
     "EndpointDeletedInputTransformerType0",
+    "EndpointDeletedSigning",
     "EndpointDestination",
     "EndpointDisable",
     "EndpointHeaders",
@@ -137,6 +149,7 @@ __all__ = (
     "EndpointPreviewed",
     "EndpointPreviewInputTransformerType0",
     "EndpointRotated",
+    "EndpointSigning",
     "EndpointUpdate",
     "EndpointUpdateContentFilterType0",
     "EndpointUpdateDestinationType0",
@@ -156,6 +169,8 @@ __all__ = (
     "EventTypeUpdateSchemaType0",
     "ListDeliveriesStateType0",
     "ListReplaysStateType0",
+    "OAuth2ClientCredentials",
+    "OAuth2Shown",
     "PortalLink",
     "PortalLinkCreate",
     "PortalLinkPage",
@@ -208,4 +223,5 @@ __all__ = (
     "TestEventRequest",
     "TestEventRequestPayloadType0",
     "TestEventSent",
+    "TlsShown",
 )

@@ -6,13 +6,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.endpoint_create_kind import EndpointCreateKind, check_endpoint_create_kind
+from ..models.endpoint_create_signing import EndpointCreateSigning, check_endpoint_create_signing
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.client_tls import ClientTls
     from ..models.endpoint_create_content_filter_type_0 import EndpointCreateContentFilterType0
     from ..models.endpoint_create_destination import EndpointCreateDestination
     from ..models.endpoint_create_headers import EndpointCreateHeaders
     from ..models.endpoint_create_input_transformer_type_0 import EndpointCreateInputTransformerType0
+    from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
 
 
 T = TypeVar("T", bound="EndpointCreate")
@@ -24,6 +27,7 @@ class EndpointCreate:
     target in the customer's AWS account reached through `role_arn` (decision 0046).
 
         Attributes:
+            auth (None | OAuth2ClientCredentials | Unset):
             content_filter (EndpointCreateContentFilterType0 | None | Unset): An EventBridge event pattern over {type,
                 tenant_id, source_id, payload}; events it does not match get no delivery (docs/decisions/0044).
             description (str | Unset):  Default: ''.
@@ -39,11 +43,15 @@ class EndpointCreate:
             rate_limit_per_second (float | None | Unset):
             retry_on_4xx (bool | Unset):  Default: False.
             role_arn (None | str | Unset):
+            signing (EndpointCreateSigning | Unset): Standard Webhooks `v1` HMAC signatures under a `whsec_` secret
+                (returned once), or `v1a` Ed25519 signatures under a key pair whose public key is returned. Default: 'hmac'.
             target (None | str | Unset):
             tenant_id (None | str | Unset):
+            tls (ClientTls | None | Unset):
             url (None | str | Unset):
     """
 
+    auth: None | OAuth2ClientCredentials | Unset = UNSET
     content_filter: EndpointCreateContentFilterType0 | None | Unset = UNSET
     description: str | Unset = ""
     destination: EndpointCreateDestination | Unset = UNSET
@@ -55,13 +63,25 @@ class EndpointCreate:
     rate_limit_per_second: float | None | Unset = UNSET
     retry_on_4xx: bool | Unset = False
     role_arn: None | str | Unset = UNSET
+    signing: EndpointCreateSigning | Unset = "hmac"
     target: None | str | Unset = UNSET
     tenant_id: None | str | Unset = UNSET
+    tls: ClientTls | None | Unset = UNSET
     url: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.client_tls import ClientTls  # noqa: PLC0415
         from ..models.endpoint_create_content_filter_type_0 import EndpointCreateContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_create_input_transformer_type_0 import EndpointCreateInputTransformerType0  # noqa: PLC0415
+        from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials  # noqa: PLC0415
+
+        auth: dict[str, Any] | None | Unset
+        if isinstance(self.auth, Unset):
+            auth = UNSET
+        elif isinstance(self.auth, OAuth2ClientCredentials):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
 
         content_filter: dict[str, Any] | None | Unset
         if isinstance(self.content_filter, Unset):
@@ -113,6 +133,10 @@ class EndpointCreate:
         else:
             role_arn = self.role_arn
 
+        signing: str | Unset = UNSET
+        if not isinstance(self.signing, Unset):
+            signing = self.signing
+
         target: None | str | Unset
         if isinstance(self.target, Unset):
             target = UNSET
@@ -125,6 +149,14 @@ class EndpointCreate:
         else:
             tenant_id = self.tenant_id
 
+        tls: dict[str, Any] | None | Unset
+        if isinstance(self.tls, Unset):
+            tls = UNSET
+        elif isinstance(self.tls, ClientTls):
+            tls = self.tls.to_dict()
+        else:
+            tls = self.tls
+
         url: None | str | Unset
         if isinstance(self.url, Unset):
             url = UNSET
@@ -134,6 +166,8 @@ class EndpointCreate:
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
+        if auth is not UNSET:
+            field_dict["auth"] = auth
         if content_filter is not UNSET:
             field_dict["content_filter"] = content_filter
         if description is not UNSET:
@@ -156,10 +190,14 @@ class EndpointCreate:
             field_dict["retry_on_4xx"] = retry_on_4xx
         if role_arn is not UNSET:
             field_dict["role_arn"] = role_arn
+        if signing is not UNSET:
+            field_dict["signing"] = signing
         if target is not UNSET:
             field_dict["target"] = target
         if tenant_id is not UNSET:
             field_dict["tenant_id"] = tenant_id
+        if tls is not UNSET:
+            field_dict["tls"] = tls
         if url is not UNSET:
             field_dict["url"] = url
 
@@ -167,12 +205,31 @@ class EndpointCreate:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.client_tls import ClientTls  # noqa: PLC0415
         from ..models.endpoint_create_content_filter_type_0 import EndpointCreateContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_create_destination import EndpointCreateDestination  # noqa: PLC0415
         from ..models.endpoint_create_headers import EndpointCreateHeaders  # noqa: PLC0415
         from ..models.endpoint_create_input_transformer_type_0 import EndpointCreateInputTransformerType0  # noqa: PLC0415
+        from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials  # noqa: PLC0415
 
         d = dict(src_dict)
+
+        def _parse_auth(data: object) -> None | OAuth2ClientCredentials | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0 = OAuth2ClientCredentials.from_dict(data)
+
+                return auth_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OAuth2ClientCredentials | Unset, data)
+
+        auth = _parse_auth(d.pop("auth", UNSET))
 
         def _parse_content_filter(data: object) -> EndpointCreateContentFilterType0 | None | Unset:
             if data is None:
@@ -255,6 +312,13 @@ class EndpointCreate:
 
         role_arn = _parse_role_arn(d.pop("role_arn", UNSET))
 
+        _signing = d.pop("signing", UNSET)
+        signing: EndpointCreateSigning | Unset
+        if isinstance(_signing, Unset):
+            signing = UNSET
+        else:
+            signing = check_endpoint_create_signing(_signing)
+
         def _parse_target(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -273,6 +337,23 @@ class EndpointCreate:
 
         tenant_id = _parse_tenant_id(d.pop("tenant_id", UNSET))
 
+        def _parse_tls(data: object) -> ClientTls | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                tls_type_0 = ClientTls.from_dict(data)
+
+                return tls_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ClientTls | None | Unset, data)
+
+        tls = _parse_tls(d.pop("tls", UNSET))
+
         def _parse_url(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -283,6 +364,7 @@ class EndpointCreate:
         url = _parse_url(d.pop("url", UNSET))
 
         endpoint_create = cls(
+            auth=auth,
             content_filter=content_filter,
             description=description,
             destination=destination,
@@ -294,8 +376,10 @@ class EndpointCreate:
             rate_limit_per_second=rate_limit_per_second,
             retry_on_4xx=retry_on_4xx,
             role_arn=role_arn,
+            signing=signing,
             target=target,
             tenant_id=tenant_id,
+            tls=tls,
             url=url,
         )
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.endpoint_created_signing import EndpointCreatedSigning, check_endpoint_created_signing
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from ..models.endpoint_created_destination import EndpointCreatedDestination
     from ..models.endpoint_created_headers import EndpointCreatedHeaders
     from ..models.endpoint_created_input_transformer_type_0 import EndpointCreatedInputTransformerType0
+    from ..models.o_auth_2_shown import OAuth2Shown
+    from ..models.tls_shown import TlsShown
 
 
 T = TypeVar("T", bound="EndpointCreated")
@@ -35,18 +38,24 @@ class EndpointCreated:
             max_concurrency (int):
             rate_limit_per_second (float | None):
             retry_on_4xx (bool):
-            secret (None | str):
+            secret (None | str): The `whsec_` secret; null for Ed25519 signing (verify with `public_keys`; the private key
+                is never shown)
             tenant_id (str):
             url (str):
+            auth (None | OAuth2Shown | Unset):
             content_filter (EndpointCreatedContentFilterType0 | None | Unset):
             destination (EndpointCreatedDestination | Unset):
             external_id (None | str | Unset): The ExternalId the customer's role must require (AWS kinds)
             failing_since (datetime.datetime | None | Unset):
             input_transformer (EndpointCreatedInputTransformerType0 | None | Unset):
             kind (str | Unset):  Default: 'https'.
+            public_keys (list[str] | Unset): Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest
+                first (two during a rotation's overlap).
             role_arn (None | str | Unset):
             secret_note (None | str | Unset): Set (and `secret` null) when this is a kept answer replayed for its
                 Idempotency-Key: the secret was shown once, in the first answer (docs/decisions/0028).
+            signing (EndpointCreatedSigning | Unset):  Default: 'hmac'.
+            tls (None | TlsShown | Unset):
     """
 
     created_at: datetime.datetime
@@ -62,19 +71,25 @@ class EndpointCreated:
     secret: None | str
     tenant_id: str
     url: str
+    auth: None | OAuth2Shown | Unset = UNSET
     content_filter: EndpointCreatedContentFilterType0 | None | Unset = UNSET
     destination: EndpointCreatedDestination | Unset = UNSET
     external_id: None | str | Unset = UNSET
     failing_since: datetime.datetime | None | Unset = UNSET
     input_transformer: EndpointCreatedInputTransformerType0 | None | Unset = UNSET
     kind: str | Unset = "https"
+    public_keys: list[str] | Unset = UNSET
     role_arn: None | str | Unset = UNSET
     secret_note: None | str | Unset = UNSET
+    signing: EndpointCreatedSigning | Unset = "hmac"
+    tls: None | TlsShown | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.endpoint_created_content_filter_type_0 import EndpointCreatedContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_created_input_transformer_type_0 import EndpointCreatedInputTransformerType0  # noqa: PLC0415
+        from ..models.o_auth_2_shown import OAuth2Shown  # noqa: PLC0415
+        from ..models.tls_shown import TlsShown  # noqa: PLC0415
 
         created_at = self.created_at.isoformat()
 
@@ -104,6 +119,14 @@ class EndpointCreated:
         tenant_id = self.tenant_id
 
         url = self.url
+
+        auth: dict[str, Any] | None | Unset
+        if isinstance(self.auth, Unset):
+            auth = UNSET
+        elif isinstance(self.auth, OAuth2Shown):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
 
         content_filter: dict[str, Any] | None | Unset
         if isinstance(self.content_filter, Unset):
@@ -141,6 +164,10 @@ class EndpointCreated:
 
         kind = self.kind
 
+        public_keys: list[str] | Unset = UNSET
+        if not isinstance(self.public_keys, Unset):
+            public_keys = self.public_keys
+
         role_arn: None | str | Unset
         if isinstance(self.role_arn, Unset):
             role_arn = UNSET
@@ -152,6 +179,18 @@ class EndpointCreated:
             secret_note = UNSET
         else:
             secret_note = self.secret_note
+
+        signing: str | Unset = UNSET
+        if not isinstance(self.signing, Unset):
+            signing = self.signing
+
+        tls: dict[str, Any] | None | Unset
+        if isinstance(self.tls, Unset):
+            tls = UNSET
+        elif isinstance(self.tls, TlsShown):
+            tls = self.tls.to_dict()
+        else:
+            tls = self.tls
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -172,6 +211,8 @@ class EndpointCreated:
                 "url": url,
             }
         )
+        if auth is not UNSET:
+            field_dict["auth"] = auth
         if content_filter is not UNSET:
             field_dict["content_filter"] = content_filter
         if destination is not UNSET:
@@ -184,10 +225,16 @@ class EndpointCreated:
             field_dict["input_transformer"] = input_transformer
         if kind is not UNSET:
             field_dict["kind"] = kind
+        if public_keys is not UNSET:
+            field_dict["public_keys"] = public_keys
         if role_arn is not UNSET:
             field_dict["role_arn"] = role_arn
         if secret_note is not UNSET:
             field_dict["secret_note"] = secret_note
+        if signing is not UNSET:
+            field_dict["signing"] = signing
+        if tls is not UNSET:
+            field_dict["tls"] = tls
 
         return field_dict
 
@@ -197,6 +244,8 @@ class EndpointCreated:
         from ..models.endpoint_created_destination import EndpointCreatedDestination  # noqa: PLC0415
         from ..models.endpoint_created_headers import EndpointCreatedHeaders  # noqa: PLC0415
         from ..models.endpoint_created_input_transformer_type_0 import EndpointCreatedInputTransformerType0  # noqa: PLC0415
+        from ..models.o_auth_2_shown import OAuth2Shown  # noqa: PLC0415
+        from ..models.tls_shown import TlsShown  # noqa: PLC0415
 
         d = dict(src_dict)
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
@@ -239,6 +288,23 @@ class EndpointCreated:
         tenant_id = d.pop("tenant_id")
 
         url = d.pop("url")
+
+        def _parse_auth(data: object) -> None | OAuth2Shown | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0 = OAuth2Shown.from_dict(data)
+
+                return auth_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OAuth2Shown | Unset, data)
+
+        auth = _parse_auth(d.pop("auth", UNSET))
 
         def _parse_content_filter(data: object) -> EndpointCreatedContentFilterType0 | None | Unset:
             if data is None:
@@ -309,6 +375,8 @@ class EndpointCreated:
 
         kind = d.pop("kind", UNSET)
 
+        public_keys = cast(list[str], d.pop("public_keys", UNSET))
+
         def _parse_role_arn(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -327,6 +395,30 @@ class EndpointCreated:
 
         secret_note = _parse_secret_note(d.pop("secret_note", UNSET))
 
+        _signing = d.pop("signing", UNSET)
+        signing: EndpointCreatedSigning | Unset
+        if isinstance(_signing, Unset):
+            signing = UNSET
+        else:
+            signing = check_endpoint_created_signing(_signing)
+
+        def _parse_tls(data: object) -> None | TlsShown | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                tls_type_0 = TlsShown.from_dict(data)
+
+                return tls_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | TlsShown | Unset, data)
+
+        tls = _parse_tls(d.pop("tls", UNSET))
+
         endpoint_created = cls(
             created_at=created_at,
             description=description,
@@ -341,14 +433,18 @@ class EndpointCreated:
             secret=secret,
             tenant_id=tenant_id,
             url=url,
+            auth=auth,
             content_filter=content_filter,
             destination=destination,
             external_id=external_id,
             failing_since=failing_since,
             input_transformer=input_transformer,
             kind=kind,
+            public_keys=public_keys,
             role_arn=role_arn,
             secret_note=secret_note,
+            signing=signing,
+            tls=tls,
         )
 
         endpoint_created.additional_properties = d

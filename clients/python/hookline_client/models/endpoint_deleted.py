@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.endpoint_deleted_signing import EndpointDeletedSigning, check_endpoint_deleted_signing
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from ..models.endpoint_deleted_destination import EndpointDeletedDestination
     from ..models.endpoint_deleted_headers import EndpointDeletedHeaders
     from ..models.endpoint_deleted_input_transformer_type_0 import EndpointDeletedInputTransformerType0
+    from ..models.o_auth_2_shown import OAuth2Shown
+    from ..models.tls_shown import TlsShown
 
 
 T = TypeVar("T", bound="EndpointDeleted")
@@ -38,13 +41,18 @@ class EndpointDeleted:
             retry_on_4xx (bool):
             tenant_id (str):
             url (str):
+            auth (None | OAuth2Shown | Unset):
             content_filter (EndpointDeletedContentFilterType0 | None | Unset):
             destination (EndpointDeletedDestination | Unset):
             external_id (None | str | Unset): The ExternalId the customer's role must require (AWS kinds)
             failing_since (datetime.datetime | None | Unset):
             input_transformer (EndpointDeletedInputTransformerType0 | None | Unset):
             kind (str | Unset):  Default: 'https'.
+            public_keys (list[str] | Unset): Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest
+                first (two during a rotation's overlap).
             role_arn (None | str | Unset):
+            signing (EndpointDeletedSigning | Unset):  Default: 'hmac'.
+            tls (None | TlsShown | Unset):
     """
 
     created_at: datetime.datetime
@@ -60,18 +68,24 @@ class EndpointDeleted:
     retry_on_4xx: bool
     tenant_id: str
     url: str
+    auth: None | OAuth2Shown | Unset = UNSET
     content_filter: EndpointDeletedContentFilterType0 | None | Unset = UNSET
     destination: EndpointDeletedDestination | Unset = UNSET
     external_id: None | str | Unset = UNSET
     failing_since: datetime.datetime | None | Unset = UNSET
     input_transformer: EndpointDeletedInputTransformerType0 | None | Unset = UNSET
     kind: str | Unset = "https"
+    public_keys: list[str] | Unset = UNSET
     role_arn: None | str | Unset = UNSET
+    signing: EndpointDeletedSigning | Unset = "hmac"
+    tls: None | TlsShown | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.endpoint_deleted_content_filter_type_0 import EndpointDeletedContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_deleted_input_transformer_type_0 import EndpointDeletedInputTransformerType0  # noqa: PLC0415
+        from ..models.o_auth_2_shown import OAuth2Shown  # noqa: PLC0415
+        from ..models.tls_shown import TlsShown  # noqa: PLC0415
 
         created_at = self.created_at.isoformat()
 
@@ -100,6 +114,14 @@ class EndpointDeleted:
         tenant_id = self.tenant_id
 
         url = self.url
+
+        auth: dict[str, Any] | None | Unset
+        if isinstance(self.auth, Unset):
+            auth = UNSET
+        elif isinstance(self.auth, OAuth2Shown):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
 
         content_filter: dict[str, Any] | None | Unset
         if isinstance(self.content_filter, Unset):
@@ -137,11 +159,27 @@ class EndpointDeleted:
 
         kind = self.kind
 
+        public_keys: list[str] | Unset = UNSET
+        if not isinstance(self.public_keys, Unset):
+            public_keys = self.public_keys
+
         role_arn: None | str | Unset
         if isinstance(self.role_arn, Unset):
             role_arn = UNSET
         else:
             role_arn = self.role_arn
+
+        signing: str | Unset = UNSET
+        if not isinstance(self.signing, Unset):
+            signing = self.signing
+
+        tls: dict[str, Any] | None | Unset
+        if isinstance(self.tls, Unset):
+            tls = UNSET
+        elif isinstance(self.tls, TlsShown):
+            tls = self.tls.to_dict()
+        else:
+            tls = self.tls
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -162,6 +200,8 @@ class EndpointDeleted:
                 "url": url,
             }
         )
+        if auth is not UNSET:
+            field_dict["auth"] = auth
         if content_filter is not UNSET:
             field_dict["content_filter"] = content_filter
         if destination is not UNSET:
@@ -174,8 +214,14 @@ class EndpointDeleted:
             field_dict["input_transformer"] = input_transformer
         if kind is not UNSET:
             field_dict["kind"] = kind
+        if public_keys is not UNSET:
+            field_dict["public_keys"] = public_keys
         if role_arn is not UNSET:
             field_dict["role_arn"] = role_arn
+        if signing is not UNSET:
+            field_dict["signing"] = signing
+        if tls is not UNSET:
+            field_dict["tls"] = tls
 
         return field_dict
 
@@ -185,6 +231,8 @@ class EndpointDeleted:
         from ..models.endpoint_deleted_destination import EndpointDeletedDestination  # noqa: PLC0415
         from ..models.endpoint_deleted_headers import EndpointDeletedHeaders  # noqa: PLC0415
         from ..models.endpoint_deleted_input_transformer_type_0 import EndpointDeletedInputTransformerType0  # noqa: PLC0415
+        from ..models.o_auth_2_shown import OAuth2Shown  # noqa: PLC0415
+        from ..models.tls_shown import TlsShown  # noqa: PLC0415
 
         d = dict(src_dict)
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
@@ -222,6 +270,23 @@ class EndpointDeleted:
         tenant_id = d.pop("tenant_id")
 
         url = d.pop("url")
+
+        def _parse_auth(data: object) -> None | OAuth2Shown | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0 = OAuth2Shown.from_dict(data)
+
+                return auth_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OAuth2Shown | Unset, data)
+
+        auth = _parse_auth(d.pop("auth", UNSET))
 
         def _parse_content_filter(data: object) -> EndpointDeletedContentFilterType0 | None | Unset:
             if data is None:
@@ -292,6 +357,8 @@ class EndpointDeleted:
 
         kind = d.pop("kind", UNSET)
 
+        public_keys = cast(list[str], d.pop("public_keys", UNSET))
+
         def _parse_role_arn(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -300,6 +367,30 @@ class EndpointDeleted:
             return cast(None | str | Unset, data)
 
         role_arn = _parse_role_arn(d.pop("role_arn", UNSET))
+
+        _signing = d.pop("signing", UNSET)
+        signing: EndpointDeletedSigning | Unset
+        if isinstance(_signing, Unset):
+            signing = UNSET
+        else:
+            signing = check_endpoint_deleted_signing(_signing)
+
+        def _parse_tls(data: object) -> None | TlsShown | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                tls_type_0 = TlsShown.from_dict(data)
+
+                return tls_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | TlsShown | Unset, data)
+
+        tls = _parse_tls(d.pop("tls", UNSET))
 
         endpoint_deleted = cls(
             created_at=created_at,
@@ -315,13 +406,17 @@ class EndpointDeleted:
             retry_on_4xx=retry_on_4xx,
             tenant_id=tenant_id,
             url=url,
+            auth=auth,
             content_filter=content_filter,
             destination=destination,
             external_id=external_id,
             failing_since=failing_since,
             input_transformer=input_transformer,
             kind=kind,
+            public_keys=public_keys,
             role_arn=role_arn,
+            signing=signing,
+            tls=tls,
         )
 
         endpoint_deleted.additional_properties = d

@@ -8,10 +8,12 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.client_tls import ClientTls
     from ..models.endpoint_update_content_filter_type_0 import EndpointUpdateContentFilterType0
     from ..models.endpoint_update_destination_type_0 import EndpointUpdateDestinationType0
     from ..models.endpoint_update_headers_type_0 import EndpointUpdateHeadersType0
     from ..models.endpoint_update_input_transformer_type_0 import EndpointUpdateInputTransformerType0
+    from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
 
 
 T = TypeVar("T", bound="EndpointUpdate")
@@ -22,9 +24,12 @@ class EndpointUpdate:
     """The fields to change; absent fields keep their value.
 
     Attributes:
+        auth (None | OAuth2ClientCredentials | Unset): Replaces the whole OAuth2 client, its secret included.
+        clear_auth (bool | Unset):  Default: False.
         clear_content_filter (bool | Unset):  Default: False.
         clear_input_transformer (bool | Unset):  Default: False.
         clear_rate_limit (bool | Unset):  Default: False.
+        clear_tls (bool | Unset):  Default: False.
         content_filter (EndpointUpdateContentFilterType0 | None | Unset):
         description (None | str | Unset):
         destination (EndpointUpdateDestinationType0 | None | Unset):
@@ -35,12 +40,16 @@ class EndpointUpdate:
         rate_limit_per_second (float | None | Unset):
         retry_on_4xx (bool | None | Unset):
         role_arn (None | str | Unset):
+        tls (ClientTls | None | Unset): Replaces the whole TLS material, its key included.
         url (None | str | Unset):
     """
 
+    auth: None | OAuth2ClientCredentials | Unset = UNSET
+    clear_auth: bool | Unset = False
     clear_content_filter: bool | Unset = False
     clear_input_transformer: bool | Unset = False
     clear_rate_limit: bool | Unset = False
+    clear_tls: bool | Unset = False
     content_filter: EndpointUpdateContentFilterType0 | None | Unset = UNSET
     description: None | str | Unset = UNSET
     destination: EndpointUpdateDestinationType0 | None | Unset = UNSET
@@ -51,19 +60,34 @@ class EndpointUpdate:
     rate_limit_per_second: float | None | Unset = UNSET
     retry_on_4xx: bool | None | Unset = UNSET
     role_arn: None | str | Unset = UNSET
+    tls: ClientTls | None | Unset = UNSET
     url: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.client_tls import ClientTls  # noqa: PLC0415
         from ..models.endpoint_update_content_filter_type_0 import EndpointUpdateContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_update_destination_type_0 import EndpointUpdateDestinationType0  # noqa: PLC0415
         from ..models.endpoint_update_headers_type_0 import EndpointUpdateHeadersType0  # noqa: PLC0415
         from ..models.endpoint_update_input_transformer_type_0 import EndpointUpdateInputTransformerType0  # noqa: PLC0415
+        from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials  # noqa: PLC0415
+
+        auth: dict[str, Any] | None | Unset
+        if isinstance(self.auth, Unset):
+            auth = UNSET
+        elif isinstance(self.auth, OAuth2ClientCredentials):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
+
+        clear_auth = self.clear_auth
 
         clear_content_filter = self.clear_content_filter
 
         clear_input_transformer = self.clear_input_transformer
 
         clear_rate_limit = self.clear_rate_limit
+
+        clear_tls = self.clear_tls
 
         content_filter: dict[str, Any] | None | Unset
         if isinstance(self.content_filter, Unset):
@@ -136,6 +160,14 @@ class EndpointUpdate:
         else:
             role_arn = self.role_arn
 
+        tls: dict[str, Any] | None | Unset
+        if isinstance(self.tls, Unset):
+            tls = UNSET
+        elif isinstance(self.tls, ClientTls):
+            tls = self.tls.to_dict()
+        else:
+            tls = self.tls
+
         url: None | str | Unset
         if isinstance(self.url, Unset):
             url = UNSET
@@ -145,12 +177,18 @@ class EndpointUpdate:
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
+        if auth is not UNSET:
+            field_dict["auth"] = auth
+        if clear_auth is not UNSET:
+            field_dict["clear_auth"] = clear_auth
         if clear_content_filter is not UNSET:
             field_dict["clear_content_filter"] = clear_content_filter
         if clear_input_transformer is not UNSET:
             field_dict["clear_input_transformer"] = clear_input_transformer
         if clear_rate_limit is not UNSET:
             field_dict["clear_rate_limit"] = clear_rate_limit
+        if clear_tls is not UNSET:
+            field_dict["clear_tls"] = clear_tls
         if content_filter is not UNSET:
             field_dict["content_filter"] = content_filter
         if description is not UNSET:
@@ -171,6 +209,8 @@ class EndpointUpdate:
             field_dict["retry_on_4xx"] = retry_on_4xx
         if role_arn is not UNSET:
             field_dict["role_arn"] = role_arn
+        if tls is not UNSET:
+            field_dict["tls"] = tls
         if url is not UNSET:
             field_dict["url"] = url
 
@@ -178,17 +218,41 @@ class EndpointUpdate:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.client_tls import ClientTls  # noqa: PLC0415
         from ..models.endpoint_update_content_filter_type_0 import EndpointUpdateContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_update_destination_type_0 import EndpointUpdateDestinationType0  # noqa: PLC0415
         from ..models.endpoint_update_headers_type_0 import EndpointUpdateHeadersType0  # noqa: PLC0415
         from ..models.endpoint_update_input_transformer_type_0 import EndpointUpdateInputTransformerType0  # noqa: PLC0415
+        from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials  # noqa: PLC0415
 
         d = dict(src_dict)
+
+        def _parse_auth(data: object) -> None | OAuth2ClientCredentials | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0 = OAuth2ClientCredentials.from_dict(data)
+
+                return auth_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OAuth2ClientCredentials | Unset, data)
+
+        auth = _parse_auth(d.pop("auth", UNSET))
+
+        clear_auth = d.pop("clear_auth", UNSET)
+
         clear_content_filter = d.pop("clear_content_filter", UNSET)
 
         clear_input_transformer = d.pop("clear_input_transformer", UNSET)
 
         clear_rate_limit = d.pop("clear_rate_limit", UNSET)
+
+        clear_tls = d.pop("clear_tls", UNSET)
 
         def _parse_content_filter(data: object) -> EndpointUpdateContentFilterType0 | None | Unset:
             if data is None:
@@ -320,6 +384,23 @@ class EndpointUpdate:
 
         role_arn = _parse_role_arn(d.pop("role_arn", UNSET))
 
+        def _parse_tls(data: object) -> ClientTls | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                tls_type_0 = ClientTls.from_dict(data)
+
+                return tls_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ClientTls | None | Unset, data)
+
+        tls = _parse_tls(d.pop("tls", UNSET))
+
         def _parse_url(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -330,9 +411,12 @@ class EndpointUpdate:
         url = _parse_url(d.pop("url", UNSET))
 
         endpoint_update = cls(
+            auth=auth,
+            clear_auth=clear_auth,
             clear_content_filter=clear_content_filter,
             clear_input_transformer=clear_input_transformer,
             clear_rate_limit=clear_rate_limit,
+            clear_tls=clear_tls,
             content_filter=content_filter,
             description=description,
             destination=destination,
@@ -343,6 +427,7 @@ class EndpointUpdate:
             rate_limit_per_second=rate_limit_per_second,
             retry_on_4xx=retry_on_4xx,
             role_arn=role_arn,
+            tls=tls,
             url=url,
         )
 

@@ -41,8 +41,33 @@ def _endpoint_fields(args: argparse.Namespace) -> dict[str, Any]:
             "input_transformer": _json_flag("--transform", args.transform),
             "role_arn": args.role_arn,
             "destination": _json_flag("--destination", args.destination),
+            "auth": _json_flag("--auth-file", _read(args.auth_file)),
+            "tls": _tls(args),
         }
     )
+
+
+def _read(path: str | None) -> str | None:
+    # Secrets and keys come from files, never the command line (visible to `ps`).
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as err:
+        raise BadRequest(f"cannot read {path}: {err.strerror}") from None
+
+
+def _tls(args: argparse.Namespace) -> dict[str, str] | None:
+    """Mutual TLS from PEM files (decision 0067): --tls-cert with --tls-key, --tls-ca, or all."""
+    tls = drop_none(
+        {
+            "client_certificate": _read(args.tls_cert),
+            "client_key": _read(args.tls_key),
+            "ca_bundle": _read(args.tls_ca),
+        }
+    )
+    return tls or None
 
 
 def _json_flag(flag: str, text: str | None) -> Any:
@@ -58,7 +83,7 @@ def cmd_endpoints_add(args: argparse.Namespace, rt: Runtime) -> Any:
     body = {
         "tenant_id": args.tenant,
         **_endpoint_fields(args),
-        **drop_none({"kind": args.kind, "target": args.target}),
+        **drop_none({"kind": args.kind, "target": args.target, "signing": args.signing}),
     }
     return rt.client(args).request(
         "POST", "/v1/endpoints", data=body, idempotency_key=args.idempotency_key
@@ -73,6 +98,9 @@ def cmd_endpoints_update(args: argparse.Namespace, rt: Runtime) -> Any:
         body["clear_content_filter"] = True
     if args.clear_transform:
         body["clear_input_transformer"] = True
+    for part in ("auth", "tls"):
+        if getattr(args, f"clear_{part}"):
+            body[f"clear_{part}"] = True
     if not body:
         raise BadRequest("nothing to change: give at least one field to update")
     return rt.client(args).request("PATCH", f"/v1/endpoints/{args.id}", data=body)
@@ -173,6 +201,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             p.add_argument("--url", help="https URL (private addresses are refused)")
             p.add_argument("--kind", choices=KINDS, help="https (default) or an AWS target kind")
             p.add_argument("--target", metavar="ARN", help="the AWS target (not https)")
+            p.add_argument(
+                "--signing", choices=("hmac", "ed25519"),
+                help="v1 HMAC (a whsec_ secret, shown once) or v1a Ed25519 (public keys shown)",
+            )  # fmt: skip
             creates(p)
             p.set_defaults(func=cmd_endpoints_add)
         else:
@@ -181,6 +213,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             p.add_argument("--clear-rate-limit", action="store_true", help="no rate limit")
             p.add_argument("--clear-filter", action="store_true", help="no content filter")
             p.add_argument("--clear-transform", action="store_true", help="no input transformer")
+            p.add_argument("--clear-auth", action="store_true", help="no OAuth2 client")
+            p.add_argument("--clear-tls", action="store_true", help="no mutual TLS")
         p.add_argument(
             "--events", help="comma-separated type filters, e.g. 'payment_intent.*,charge.refunded'"
         )
@@ -189,6 +223,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("--header", action="append", help="'Name: value', repeatable")
         p.add_argument("--description")
         transform_flags(p)
+        p.add_argument(
+            "--auth-file", metavar="PATH",
+            help='OAuth2 client credentials, a JSON file: {"type": "oauth2_client_credentials", '
+            '"token_url", "client_id", "client_secret", "scope", "audience"}',
+        )  # fmt: skip
+        p.add_argument("--tls-cert", metavar="PEM_FILE", help="client certificate (mutual TLS)")
+        p.add_argument("--tls-key", metavar="PEM_FILE", help="its private key (unencrypted)")
+        p.add_argument("--tls-ca", metavar="PEM_FILE", help="CA bundle for the server certificate")
         p.add_argument("--role-arn", metavar="ARN", help="the role Hookline assumes (AWS kinds)")
         p.add_argument(
             "--destination", metavar="JSON",

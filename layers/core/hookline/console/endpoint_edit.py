@@ -29,10 +29,15 @@ from hookline.ssrf import check_url
 
 FIELDS = (
     "url", "description", "event_types", "max_concurrency", "rate_limit_per_second",
-    "retry_on_4xx", "content_filter", "input_transformer",
+    "retry_on_4xx", "content_filter", "input_transformer", "auth", "tls",
 )  # fmt: skip
 # What the portal's add form sets; limits stay as the operator left them (decision 0058).
-PORTAL_FIELDS = ("url", "description", "event_types", "content_filter", "input_transformer")
+PORTAL_FIELDS = (
+    "url", "description", "event_types", "content_filter", "input_transformer", "auth", "tls",
+)  # fmt: skip
+# OAuth2 and mutual TLS (decision 0067): write-only parts of the form, never filled back in.
+AUTH_INPUTS = ("token_url", "client_id", "client_secret", "scope", "audience")
+TLS_INPUTS = ("client_certificate", "client_key", "ca_bundle")
 # What a service refusal starts with -> the field it is about (else it is the form's).
 _PREFIXES = (
     ("event filter", "event_types"),
@@ -43,6 +48,10 @@ _PREFIXES = (
     ("rate limit", "rate_limit_per_second"),
     ("give rate_limit", "rate_limit_per_second"),
     ("max concurrency", "max_concurrency"),
+    ("auth", "auth"),
+    ("give auth", "auth"),
+    ("tls", "tls"),
+    ("give tls", "tls"),
 )
 
 
@@ -66,6 +75,8 @@ def submit(
                 check_url(
                     changes["url"], allow_private=False, allow_http=settings.allow_http_targets
                 )
+            if public_urls_only and (changes.get("auth") or {}).get("token_url"):
+                _public_token_url(changes["auth"]["token_url"], settings)
             body = EndpointUpdate.model_validate(changes).model_dump(exclude_unset=True)
             if body:
                 endpoint_service.update_endpoint(db, settings, who, endpoint_id, body)
@@ -135,7 +146,35 @@ def changes_from_form(
             errors[name] = f"{label}: must be a JSON object"
         elif value != current.get(name):
             changes[name] = value
+    if "auth" in fields and current.get("kind", "https") == "https":
+        _auth_changes(submitted, changes)
     return changes, errors
+
+
+def _auth_changes(submitted: dict[str, str], changes: dict[str, Any]) -> None:
+    """OAuth2 and mutual TLS: filled in, a part replaces the whole of it (the secret or key
+    included); ticked, it is removed; left empty, it stays as it is."""
+    oauth2 = {k: submitted.get(f"oauth2_{k}", "").strip() for k in AUTH_INPUTS}
+    if submitted.get("clear_auth") == "yes":
+        changes["clear_auth"] = True
+    elif any(oauth2.values()):
+        given = {k: v or None for k, v in oauth2.items()}
+        changes["auth"] = {"type": "oauth2_client_credentials", **given}
+    tls = {k: submitted.get(f"tls_{k}", "").strip() for k in TLS_INPUTS}
+    if submitted.get("clear_tls") == "yes":
+        changes["clear_tls"] = True
+    elif any(tls.values()):
+        changes["tls"] = {k: (v + "\n") if v else None for k, v in tls.items()}
+
+
+def _public_token_url(url: str, settings: Settings) -> None:
+    # The portal's rule for URLs (decision 0043) holds for the token URL too.
+    try:
+        check_url(url, allow_private=False, allow_http=settings.allow_http_targets)
+    except UnsafeURL as err:
+        raise BadRequest(
+            f"auth.token_url: {str(err).replace('endpoint URL', 'token URL')}"
+        ) from None
 
 
 def _limit_changes(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from hookline.header_syntax import header_problem
 from hookline.management.models import REPLAYED_NOTE, Input, Page
@@ -19,6 +19,29 @@ def _sendable_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
         if problem:
             raise ValueError(problem)
     return headers
+
+
+class OAuth2ClientCredentials(Input):
+    """OAuth2 client credentials (decision 0067): a token from `token_url` (fetched through
+    the SSRF guard, the client authenticating with HTTP Basic) is sent as `Authorization:
+    Bearer`. The client secret is sealed at rest and never shown again."""
+
+    type: Literal["oauth2_client_credentials"]
+    token_url: str = Field(min_length=1, max_length=2000)
+    client_id: str = Field(min_length=1, max_length=500)
+    client_secret: str = Field(min_length=1, max_length=2000)
+    scope: str | None = Field(default=None, max_length=1000)
+    audience: str | None = Field(default=None, max_length=1000)
+
+
+class ClientTls(Input):
+    """Mutual TLS (decision 0067): a client certificate and its key (PEM), a private CA bundle
+    (PEM) the endpoint's server certificate must chain to, or both. The key is sealed at rest
+    and never shown again."""
+
+    client_certificate: str | None = Field(default=None, max_length=64_000)
+    client_key: str | None = Field(default=None, max_length=64_000)
+    ca_bundle: str | None = Field(default=None, max_length=256_000)
 
 
 class EndpointCreate(Input):
@@ -53,6 +76,13 @@ class EndpointCreate(Input):
         description="An EventBridge input transformer, {InputPathsMap, InputTemplate}, over "
         "the same document: what is sent (and signed) instead of the payload (decision 0045).",
     )
+    signing: Literal["hmac", "ed25519"] = Field(
+        default="hmac",
+        description="Standard Webhooks `v1` HMAC signatures under a `whsec_` secret (returned "
+        "once), or `v1a` Ed25519 signatures under a key pair whose public key is returned.",
+    )
+    auth: OAuth2ClientCredentials | None = None
+    tls: ClientTls | None = None
 
     _headers = field_validator("headers")(_sendable_headers)
 
@@ -74,8 +104,40 @@ class EndpointUpdate(Input):
     clear_input_transformer: bool = False
     role_arn: str | None = Field(default=None, min_length=1, max_length=2048)
     destination: dict[str, str] | None = Field(default=None, max_length=10)
+    auth: OAuth2ClientCredentials | None = Field(
+        default=None, description="Replaces the whole OAuth2 client, its secret included."
+    )
+    clear_auth: bool = False
+    tls: ClientTls | None = Field(
+        default=None, description="Replaces the whole TLS material, its key included."
+    )
+    clear_tls: bool = False
 
     _headers = field_validator("headers")(_sendable_headers)
+
+
+class OAuth2Shown(BaseModel):
+    """An endpoint's OAuth2 client as the API shows it: never the client secret."""
+
+    type: str
+    token_url: str
+    client_id: str
+    scope: str | None = None
+    audience: str | None = None
+    has_client_secret: bool
+
+
+class TlsShown(BaseModel):
+    """An endpoint's TLS material as the API shows it: never the key."""
+
+    has_client_certificate: bool
+    has_ca_bundle: bool
+    certificate_subject: str | None = None
+    certificate_expires_at: datetime | None = Field(
+        default=None,
+        description="The client certificate's expiry; `endpoint.certificate_expiring` is "
+        "published 14 days before.",
+    )
 
 
 class Endpoint(BaseModel):
@@ -98,17 +160,48 @@ class Endpoint(BaseModel):
     external_id: str | None = Field(
         default=None, description="The ExternalId the customer's role must require (AWS kinds)"
     )
+    signing: Literal["hmac", "ed25519"] = "hmac"
+    public_keys: list[str] = Field(
+        default_factory=list,
+        description="Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, "
+        "newest first (two during a rotation's overlap).",
+    )
+    auth: OAuth2Shown | None = None
+    tls: TlsShown | None = None
     enabled: bool
     disabled_reason: str | None
     failing_since: datetime | None = None
     created_at: datetime
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shown(cls, data: Any) -> Any:
+        # A stored row holds the public parts and flags; the secret parts never reach here.
+        if not isinstance(data, dict) or "has_client_key" not in data:
+            return data
+        shown = dict(data)
+        if shown.get("auth") is not None:
+            shown["auth"] = {**shown["auth"], "has_client_secret": shown["has_client_secret"]}
+        tls = shown.get("tls")
+        if tls is not None:
+            shown["tls"] = {
+                "has_client_certificate": bool(tls.get("client_certificate"))
+                and shown["has_client_key"],
+                "has_ca_bundle": bool(tls.get("ca_bundle")),
+                "certificate_subject": tls.get("certificate_subject"),
+                "certificate_expires_at": tls.get("certificate_expires_at"),
+            }
+        return shown
 
 
 class EndpointCreated(Endpoint):
     """A created endpoint with its signing secret, shown this once (a repeat of the request
     with its Idempotency-Key answers null and `secret_note`)."""
 
-    secret: str | None
+    secret: str | None = Field(
+        description="The `whsec_` secret; null for Ed25519 signing "
+        "(verify with `public_keys`; the private key is never shown)"
+    )
     secret_note: str | None = Field(default=None, description=REPLAYED_NOTE)
 
 
@@ -153,11 +246,12 @@ class EndpointDisable(Input):
 
 
 class EndpointRotated(BaseModel):
-    """The new signing secret, shown this once; earlier ones sign until
-    `previous_secrets_expire_at`."""
+    """The new signing secret, shown this once (or, for Ed25519 signing, the new public key);
+    earlier ones sign until `previous_secrets_expire_at`."""
 
     id: str
-    secret: str
+    secret: str | None
+    public_key: str | None = None
     previous_secrets_expire_at: datetime | None
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from hookline.db import Database
 from hookline.destinations import HTTPS, OwnResources, check_destination
+from hookline.endpoint_auth.inputs import audited, auth_change
 from hookline.errors import BadRequest, Unauthorized
 from hookline.filters import validate_filters
 from hookline.ids import new_id
@@ -24,9 +25,10 @@ from hookline.management.inputs import parse_headers, parse_rate_limit
 from hookline.management.paging import page_of, paged
 from hookline.patterns import parse_pattern
 from hookline.repositories import api as repo
+from hookline.repositories import endpoint_auth as auth_repo
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.settings import Settings
-from hookline.signing import generate_secret
+from hookline.signing import generate_secret, generate_signing_key, public_key
 from hookline.ssrf import check_url
 from hookline.transformers import parse_transformer
 
@@ -101,7 +103,16 @@ def create_endpoint(
     if not 1 <= max_concurrency <= 1000:
         raise BadRequest("max concurrency must be between 1 and 1000")
     rate = body.get("rate_limit_per_second")
-    secret = generate_secret()
+    ed25519 = body.get("signing") == "ed25519"
+    if body.get("signing") not in (None, "hmac", "ed25519"):
+        raise BadRequest("signing: must be 'hmac' or 'ed25519'")
+    signing = "ed25519" if ed25519 else None  # hmac is the default: nothing to change
+    auth = auth_change(
+        {"auth": body.get("auth"), "tls": body.get("tls"), "signing": signing},
+        kind=kind, allow_private=settings.allow_private_targets,
+        allow_http=settings.allow_http_targets,
+    )  # fmt: skip
+    secret = generate_signing_key() if ed25519 else generate_secret()
     with db.connection() as conn, conn.transaction():
         created = endpoint_repo.create_endpoint(
             conn,
@@ -120,8 +131,11 @@ def create_endpoint(
             role_arn=body.get("role_arn"),
             destination=destination,
         )
+        if auth is not None:
+            auth_repo.set_endpoint_auth(conn, created["id"], auth)
         audit(conn, caller, "create", "endpoint", created["id"], {"url": created["url"]})
-    return {**get_endpoint(db, caller, created["id"]), "secret": secret}
+    # An Ed25519 private key is never shown: receivers verify with the public keys.
+    return {**get_endpoint(db, caller, created["id"]), "secret": None if ed25519 else secret}
 
 
 def get_endpoint(db: Database, caller: Caller, endpoint_id: str) -> dict[str, Any]:
@@ -163,6 +177,16 @@ def update_endpoint(
     require_operator_for_limits(
         caller, [k for k in changes if k != "clear_rate_limit" or changes[k]]
     )
+    auth = None
+    if any(changes.get(k) for k in ("auth", "tls", "clear_auth", "clear_tls")):
+        with db.connection() as conn:
+            kind = endpoint_repo.get_in_scope(conn, caller.tenant, endpoint_id)["kind"]
+        auth = auth_change(
+            changes, kind=kind, allow_private=settings.allow_private_targets,
+            allow_http=settings.allow_http_targets,
+        )  # fmt: skip
+    for part in ("auth", "tls", "clear_auth", "clear_tls"):
+        changes.pop(part, None)
     if "role_arn" in changes or "destination" in changes or "url" in changes:
         with db.connection() as conn:
             current = endpoint_repo.get_in_scope(conn, caller.tenant, endpoint_id)
@@ -197,10 +221,13 @@ def update_endpoint(
         raise BadRequest("give rate_limit_per_second or clear_rate_limit, not both")
     with db.connection() as conn, conn.transaction():
         endpoint_repo.update_in_scope(conn, caller.tenant, endpoint_id, changes)
-        audited = {k: v for k, v in changes.items() if k != "headers"}
+        kept = {k: v for k, v in changes.items() if k != "headers"}
         if "headers" in changes:
-            audited["headers"] = sorted(changes["headers"])  # names only: values may be tokens
-        audit(conn, caller, "update", "endpoint", endpoint_id, audited)
+            kept["headers"] = sorted(changes["headers"])  # names only: values may be tokens
+        if auth is not None:
+            auth_repo.set_endpoint_auth(conn, endpoint_id, auth)
+            kept |= audited(auth)  # never the client secret or the key
+        audit(conn, caller, "update", "endpoint", endpoint_id, kept)
     return get_endpoint(db, caller, endpoint_id)
 
 
@@ -220,12 +247,17 @@ def rotate_endpoint_secret(
 ) -> dict[str, Any]:
     """A new signing secret; the earlier ones keep signing for the configured overlap."""
     overlap = timedelta(hours=settings.config.secret_rotation_overlap_hours)
-    secret = generate_secret()
     with db.connection() as conn, conn.transaction():
         endpoint_repo.lock_in_scope(conn, caller.tenant, endpoint_id)  # a delete waits, or won
+        # Ed25519 endpoints rotate their key pair; both keys sign during the overlap.
+        ed25519 = auth_repo.endpoint_signing(conn, endpoint_id) == "ed25519"
+        secret = generate_signing_key() if ed25519 else generate_secret()
         endpoint_repo.rotate_secret(conn, endpoint_id, secret, overlap)
         expire_at = repo.previous_secrets_expire_at(conn, endpoint_id)
         audit(conn, caller, "rotate_secret", "endpoint", endpoint_id, {"overlap": str(overlap)})
+    if ed25519:
+        return {"id": endpoint_id, "secret": None, "public_key": public_key(secret),
+                "previous_secrets_expire_at": expire_at}  # fmt: skip
     return {"id": endpoint_id, "secret": secret, "previous_secrets_expire_at": expire_at}
 
 

@@ -54,6 +54,11 @@ class Job:
     external_id: str | None = None
     destination: dict[str, Any] | None = None
     public_only: bool = False  # public addresses only, at connect time too (decision 0059)
+    # Decision 0067: OAuth2 client and mutual TLS material, the secret parts sealed.
+    auth: dict[str, Any] | None = None
+    auth_secret: str | None = None
+    tls: dict[str, Any] | None = None
+    tls_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -243,6 +248,10 @@ def _job(r: dict[str, Any]) -> Job:
         external_id=r.get("external_id"),
         destination=r.get("destination"),
         public_only=bool(r.get("public_only")),
+        auth=r.get("auth"),
+        auth_secret=r.get("auth_secret"),
+        tls=r.get("tls"),
+        tls_key=r.get("tls_key"),
     )
 
 

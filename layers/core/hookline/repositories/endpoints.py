@@ -14,6 +14,7 @@ from hookline.errors import NotFound
 from hookline.ids import new_id
 from hookline.repositories.api import Page, one_or_not_found
 from hookline.secretbox import reveal, seal
+from hookline.signing import PRIVATE_KEY_PREFIX, public_key
 from hookline.sqlfiles import query
 
 
@@ -58,12 +59,18 @@ def create_endpoint(
             row = conn.execute(query("insert_endpoint"), params).fetchone()
             conn.execute(
                 query("insert_endpoint_secret"),
-                {"endpoint_id": params["id"], "secret": seal(conn, secret)},
+                _secret_row(conn, str(params["id"]), secret),
             )
     except psycopg.errors.ForeignKeyViolation as err:
         raise NotFound(f"no tenant {tenant_id}") from err
     assert row is not None
     return dict(row)
+
+
+def _secret_row(conn: Connection, endpoint_id: str, secret: str) -> dict[str, Any]:
+    # An Ed25519 key keeps its public key beside it, for the API to show (decision 0067).
+    public = public_key(secret) if secret.startswith(PRIVATE_KEY_PREFIX) else None
+    return {"endpoint_id": endpoint_id, "secret": seal(conn, secret), "public_key": public}
 
 
 def _json_or_none(value: dict[str, Any] | None) -> Jsonb | None:
@@ -115,7 +122,7 @@ def rotate_secret(conn: Connection, endpoint_id: str, new_secret: str, overlap: 
         )
         conn.execute(
             query("insert_endpoint_secret"),
-            {"endpoint_id": endpoint_id, "secret": seal(conn, new_secret)},
+            _secret_row(conn, endpoint_id, new_secret),
         )
 
 

@@ -155,7 +155,8 @@ WITH opts AS MATERIALIZED (
               d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
               p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
               p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
-              p.kind, p.role_arn, p.destination, p.public_only,
+              p.kind, p.role_arn, p.destination, p.auth, p.auth_secret, p.tls, p.tls_key,
+              p.public_only,
               (SELECT t.external_id FROM tenants t WHERE t.id = d.tenant_id) AS external_id,
               p.enabled AND %(now)s < d.deadline_at AS sendable,
               e.type AS event_type, e.payload, e.content_type, e.source_id

@@ -10,8 +10,9 @@ RETURNING id, tenant_id, url, description, event_types, max_concurrency, rate_li
           created_at
 
 -- insert_endpoint_secret --
-INSERT INTO endpoint_secrets (endpoint_id, secret, created_at)
-VALUES (%(endpoint_id)s, %(secret)s, clock_timestamp())
+-- `public_key`: the `whpk_` key of an Ed25519 signing key (decision 0067), else NULL.
+INSERT INTO endpoint_secrets (endpoint_id, secret, public_key, created_at)
+VALUES (%(endpoint_id)s, %(secret)s, %(public_key)s, clock_timestamp())
 
 -- expire_endpoint_secrets --
 -- Rotation: every secret still active keeps signing until the overlap ends.
@@ -23,7 +24,13 @@ SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
        failing_since, created_at, updated_at, kind, role_arn, destination,
        CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
-                                       WHERE t.id = endpoints.tenant_id) END AS external_id
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id,
+       signing, auth, auth_secret IS NOT NULL AS has_client_secret, tls,
+       tls_key IS NOT NULL AS has_client_key,
+       ARRAY(SELECT s.public_key FROM endpoint_secrets s
+             WHERE s.endpoint_id = endpoints.id AND s.public_key IS NOT NULL
+               AND (s.expires_at IS NULL OR s.expires_at > now())
+             ORDER BY s.created_at DESC) AS public_keys
 FROM endpoints WHERE id = %(id)s AND deleted_at IS NULL
 
 -- list_endpoints --
@@ -64,7 +71,13 @@ SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
        failing_since, created_at, updated_at, kind, role_arn, destination,
        CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
-                                       WHERE t.id = endpoints.tenant_id) END AS external_id
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id,
+       signing, auth, auth_secret IS NOT NULL AS has_client_secret, tls,
+       tls_key IS NOT NULL AS has_client_key,
+       ARRAY(SELECT s.public_key FROM endpoint_secrets s
+             WHERE s.endpoint_id = endpoints.id AND s.public_key IS NOT NULL
+               AND (s.expires_at IS NULL OR s.expires_at > now())
+             ORDER BY s.created_at DESC) AS public_keys
 FROM endpoints
 WHERE id = %(id)s AND deleted_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -80,7 +93,13 @@ SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
        failing_since, created_at, updated_at, kind, role_arn, destination,
        CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
-                                       WHERE t.id = endpoints.tenant_id) END AS external_id
+                                       WHERE t.id = endpoints.tenant_id) END AS external_id,
+       signing, auth, auth_secret IS NOT NULL AS has_client_secret, tls,
+       tls_key IS NOT NULL AS has_client_key,
+       ARRAY(SELECT s.public_key FROM endpoint_secrets s
+             WHERE s.endpoint_id = endpoints.id AND s.public_key IS NOT NULL
+               AND (s.expires_at IS NULL OR s.expires_at > now())
+             ORDER BY s.created_at DESC) AS public_keys
 FROM endpoints
 WHERE deleted_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -126,13 +145,15 @@ RETURNING id
 -- still queued for it), its signing secrets wiped; deliveries keep referring to the row.
 WITH deleted AS (
     UPDATE endpoints
-    SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', updated_at = now()
+    SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', updated_at = now(),
+        auth_secret = NULL, tls_key = NULL
     WHERE id = %(id)s AND deleted_at IS NULL
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
     RETURNING id, tenant_id, url, description, event_types, max_concurrency,
               rate_limit_per_second, headers, retry_on_4xx, content_filter,
               input_transformer, enabled, disabled_reason, failing_since, created_at,
-              updated_at, deleted_at, kind, role_arn, destination
+              updated_at, deleted_at, kind, role_arn, destination, signing, auth,
+              false AS has_client_secret, tls, false AS has_client_key
 ), wiped AS (
     DELETE FROM endpoint_secrets WHERE endpoint_id IN (SELECT id FROM deleted)
 )

@@ -1,0 +1,118 @@
+"""How the deliverer authenticates to an https endpoint beyond its signature: an OAuth2 bearer
+token (`oauth2`), a client certificate and a private CA (`tls`); and the reconciler's warning
+before a client certificate expires (`expiry`). Decision 0067.
+
+`EndpointAuth` is the deliverer's one collaborator for both: inside the claim's connection it
+unseals what an endpoint needs (`unseal`), and for the attempt it gives the client to send
+with (`client`) and the `Authorization` header (`authorize`).
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from hookline.db import Connection
+from hookline.endpoint_auth.oauth2 import OAuth2Client, TokenCache
+from hookline.endpoint_auth.tls import TlsClients
+from hookline.secretbox import reveal
+from hookline.settings import Settings
+from hookline.ssrf import guarded_client
+
+if TYPE_CHECKING:
+    from hookline.repositories.deliveries import Job
+
+
+@dataclass(frozen=True)
+class EndpointCredentials:
+    """What one attempt needs of an endpoint's auth, revealed: the OAuth2 client, and the TLS
+    client's version (with the key only when that client is not built yet)."""
+
+    oauth2: OAuth2Client | None = None
+    tls: dict[str, Any] | None = None
+    tls_version: str | None = None
+    tls_key: str | None = None
+
+
+NONE = EndpointCredentials()
+
+
+class EndpointAuth:
+    """Tokens and TLS clients per endpoint, kept for the life of this container."""
+
+    def __init__(
+        self,
+        http: httpx.Client,
+        build_client: Callable[[ssl.SSLContext], httpx.Client],
+        *,
+        token_timeout: httpx.Timeout,
+    ) -> None:
+        """`http` is the shared SSRF-guarded client (it fetches tokens and sends to endpoints
+        without TLS material); `build_client` makes a guarded client around an SSL context."""
+        self.http = http
+        self.tokens = TokenCache(http, timeout=token_timeout)
+        self.clients = TlsClients(build_client)
+
+    def unseal(self, conn: Connection, job: Job) -> EndpointCredentials:
+        """Reveal the endpoint's client secret, and its TLS key unless its client is built."""
+        auth, auth_secret, tls, tls_key = job.auth, job.auth_secret, job.tls, job.tls_key
+        if auth is None and tls is None:
+            return NONE
+        oauth2 = None
+        if auth is not None and auth_secret is not None:
+            oauth2 = OAuth2Client(
+                auth["token_url"], auth["client_id"], reveal(conn, auth_secret),
+                auth.get("scope"), auth.get("audience"),
+            )  # fmt: skip
+        if tls is None:
+            return EndpointCredentials(oauth2)
+        version = TlsClients.version(tls, tls_key)
+        needed = tls_key is not None and self.clients.cached(job.endpoint_id, version) is None
+        key = reveal(conn, tls_key) if needed and tls_key is not None else None
+        return EndpointCredentials(oauth2, tls, version, key)
+
+    def client(self, endpoint_id: str, credentials: EndpointCredentials) -> httpx.Client:
+        """The client to send with: the endpoint's own TLS client, or the shared one."""
+        if credentials.tls is None or credentials.tls_version is None:
+            return self.http
+        return self.clients.client(
+            endpoint_id, credentials.tls_version, credentials.tls, credentials.tls_key
+        )
+
+    def authorize(
+        self,
+        endpoint_id: str,
+        credentials: EndpointCredentials,
+        headers: dict[str, str],
+        rejected: str | None = None,
+    ) -> dict[str, str]:
+        """The attempt's headers with `Authorization: Bearer <token>` for an OAuth2 endpoint
+        (replacing a custom Authorization header; a new token when `rejected` is the header
+        the endpoint just refused). Raises EndpointAuthFailed when no token can be had."""
+        if credentials.oauth2 is None:
+            return headers
+        refused = None if rejected is None else rejected.removeprefix("Bearer ")
+        token = self.tokens.token(endpoint_id, credentials.oauth2, rejected=refused)
+        sent = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        sent["authorization"] = f"Bearer {token}"
+        return sent
+
+
+def endpoint_auth_for(http: httpx.Client, settings: Settings, options: Any) -> EndpointAuth:
+    """The deliverer's EndpointAuth: TLS clients guarded like the shared one, tokens fetched
+    within the attempt's timeouts (`options` is the deliverer's DeliveryOptions)."""
+
+    def build(context: ssl.SSLContext) -> httpx.Client:
+        return guarded_client(
+            allow_private=settings.allow_private_targets,
+            allow_http=settings.allow_http_targets,
+            timeout=settings.config.deliver_timeout_seconds,
+            verify=context,
+        )
+
+    timeout = httpx.Timeout(options.timeout_seconds, connect=options.connect_timeout_seconds)
+    return EndpointAuth(http, build, token_timeout=timeout)
