@@ -22,13 +22,18 @@ RESERVE_MS = 10_000
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Fan out every pending outbox row and enqueue every due delivery."""
-    settings = get_settings()
-    report = run_fanout(
-        get_database(),
-        delivery_queues(settings),
-        fanout_options(settings),
-        keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
-    )
+    try:
+        settings = get_settings()
+        report = run_fanout(
+            get_database(),
+            delivery_queues(settings),
+            fanout_options(settings),
+            keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
+        )
+    finally:
+        # The heartbeat counts every run, failed or not (the Errors alarm tells those): its
+        # absence pages when runs stop altogether (infra/components/alarms.py).
+        metrics.add_metric(name="FanoutHeartbeat", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="EventsFannedOut", unit=MetricUnit.Count, value=report.events)
     metrics.add_metric(
         name="DeliveriesFannedOut", unit=MetricUnit.Count, value=report.deliveries_created

@@ -446,6 +446,9 @@ def test_dlq_depth_is_reported_per_group_and_alarms_as_unreconciled(pipeline, db
     assert values[(None, "Unreconciled")] == 1.0
     assert values[("standard", "DlqDepth")] == 1.0
     assert values[(None, "ReconcileLostMessages")] == 0.0
+    # the run's heartbeat, and partition upkeep without errors (their alarms, infra/alarms.py)
+    assert values[(None, "ReconcileHeartbeat")] == 1.0
+    assert values[(None, "RetentionErrors")] == 0.0
     # And the report row is stored
     [row] = sql(db, "SELECT unreconciled, findings FROM reconcile_runs")
     assert row["unreconciled"] == 1 and row["findings"]["dlq_depth"]["standard"] == 1
