@@ -300,6 +300,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/fanout-quarantine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List fan-out pairs in quarantine */
+        get: operations["listFanoutQuarantine"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fanout-quarantine/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decide quarantined fan-out pairs again (audited) */
+        post: operations["retryFanoutQuarantine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/replays": {
         parameters: {
             query?: never;
@@ -1542,6 +1576,76 @@ export interface components {
             id: string;
         };
         /**
+         * QuarantinePage
+         * @description Quarantined pairs, by event then endpoint id.
+         */
+        QuarantinePage: {
+            /** Items */
+            items: components["schemas"]["QuarantinedPair"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /**
+         * QuarantineRetried
+         * @description What a retry decided: deliveries made, pairs released without one (the pattern does
+         *     not match, or the endpoint no longer takes the event), and those still failing.
+         */
+        QuarantineRetried: {
+            /** Delivered */
+            delivered: number;
+            /** Released */
+            released: number;
+            /** Still Failing */
+            still_failing: components["schemas"]["StillFailing"][];
+        };
+        /**
+         * QuarantineRetry
+         * @description Which quarantined pairs to decide again: a tenant's (an operator may name one; none:
+         *     every tenant's), only these events' when given, at most `limit`.
+         */
+        QuarantineRetry: {
+            /** Event Ids */
+            event_ids?: string[] | null;
+            /**
+             * Limit
+             * @default 100
+             */
+            limit?: number;
+            /** Tenant Id */
+            tenant_id?: string | null;
+        };
+        /**
+         * QuarantinedPair
+         * @description An (event, endpoint) pair whose matching raised: undecided until retried.
+         */
+        QuarantinedPair: {
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Event Id */
+            event_id: string;
+            /** Failures */
+            failures: number;
+            /**
+             * Last Failed At
+             * Format: date-time
+             */
+            last_failed_at: string;
+            /**
+             * Quarantined At
+             * Format: date-time
+             */
+            quarantined_at: string;
+            /** Reason */
+            reason: string;
+            /**
+             * Stage
+             * @description what found it: fanout, reconcile, replay or retry
+             */
+            stage: string;
+            /** Tenant Id */
+            tenant_id: string;
+        };
+        /**
          * Replay
          * @description A replay and how far it is. `result` is the replay summary once it has finished
          *     (`error` says why when it failed). A replay larger than one run of the replay function
@@ -2007,6 +2111,18 @@ export interface components {
             outbox_oldest_seconds: number | null;
             /** Outbox Pending */
             outbox_pending: number;
+        };
+        /**
+         * StillFailing
+         * @description A pair that failed again, with the new reason.
+         */
+        StillFailing: {
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Event Id */
+            event_id: string;
+            /** Reason */
+            reason: string;
         };
         /**
          * Tenant
@@ -4004,6 +4120,164 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listFanoutQuarantine: {
+        parameters: {
+            query?: {
+                tenant_id?: string | null;
+                /** @description next_cursor of a page */
+                cursor?: string | null;
+                /** @description page size */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuarantinePage"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryFanoutQuarantine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuarantineRetry"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuarantineRetried"];
                 };
             };
             /** @description Bad request */

@@ -119,10 +119,15 @@ class Deliverer:
         clock: Callable[[], datetime] = utcnow,
         destinations: AwsSenders | None = None,
         endpoint_auth: EndpointAuth | None = None,
+        public_http: httpx.Client | None = None,
     ) -> None:
-        """`settings` go to the operational events it publishes (`endpoint.disabled`)."""
+        """`settings` go to the operational events it publishes (`endpoint.disabled`).
+        `public_http` connects to public addresses only, for the endpoints that must not
+        reach a private one whatever the deployment allows (decision 0059); None: `http`
+        already refuses them."""
         self.endpoint_auth = endpoint_auth or endpoint_auth_for(http, settings, options)
         self.destinations = destinations
+        self.public_http = public_http if public_http is not None else http
         self.settings = settings
         self.db = db
         self.queues = queues
@@ -234,6 +239,8 @@ class Deliverer:
         try:
             headers = self._headers(job, secrets, timestamp, payload, content_type)
             client = self.endpoint_auth.client(job.endpoint_id, credentials)
+            if job.public_only and client is self.http:
+                client = self.public_http  # public addresses only, at connect time (0059)
             rejected: str | None = None
             while True:  # twice at most: a 401 to an OAuth2 token fetches a new one, once
                 sent = self.endpoint_auth.authorize(job.endpoint_id, credentials, headers, rejected)

@@ -104,6 +104,26 @@ def _http(settings: Settings) -> httpx.Client:
     )
 
 
+def public_http_client(settings: Settings) -> httpx.Client:
+    """The client for endpoints that must reach public addresses only whatever the
+    deployment allows (decision 0059): `http_client` itself where it refuses private ones."""
+    if not settings.allow_private_targets:
+        return http_client(settings)
+    with _lock:
+        return _public_http(settings)
+
+
+@lru_cache(maxsize=4)
+def _public_http(settings: Settings) -> httpx.Client:
+    from hookline.ssrf import guarded_client
+
+    return guarded_client(
+        allow_private=False,
+        allow_http=settings.allow_http_targets,
+        timeout=settings.config.deliver_timeout_seconds,
+    )
+
+
 def endpoint_auth(settings: Settings) -> EndpointAuth:
     """The process's OAuth2 tokens and mutual-TLS clients per endpoint (decision 0067)."""
     with _lock:
@@ -150,6 +170,7 @@ def get_deliverer() -> Deliverer:
         settings=settings,
         destinations=aws_senders(settings),
         endpoint_auth=endpoint_auth(settings),
+        public_http=public_http_client(settings),
     )
 
 
@@ -158,6 +179,7 @@ def reset_runtime() -> None:
     with _lock:
         _queues.cache_clear()
         _http.cache_clear()
+        _public_http.cache_clear()
         _senders.cache_clear()
         _endpoint_auth.cache_clear()
         _provider_http.cache_clear()

@@ -71,6 +71,10 @@ from .portal_link_state import PortalLinkState
 from .problem import Problem
 from .problem_errors_type_0_item import ProblemErrorsType0Item
 from .published import Published
+from .quarantine_page import QuarantinePage
+from .quarantine_retried import QuarantineRetried
+from .quarantine_retry import QuarantineRetry
+from .quarantined_pair import QuarantinedPair
 from .replay import Replay
 from .replay_create import ReplayCreate
 from .replay_create_states_type_0_item import ReplayCreateStatesType0Item
@@ -103,6 +107,7 @@ from .source_update import SourceUpdate
 from .source_update_options_type_0 import SourceUpdateOptionsType0
 from .status import Status
 from .status_deliveries import StatusDeliveries
+from .still_failing import StillFailing
 from .tenant import Tenant
 from .tenant_create import TenantCreate
 from .tenant_erased import TenantErased
@@ -186,6 +191,10 @@ __all__ = (
     "Problem",
     "ProblemErrorsType0Item",
     "Published",
+    "QuarantinedPair",
+    "QuarantinePage",
+    "QuarantineRetried",
+    "QuarantineRetry",
     "Replay",
     "ReplayCreate",
     "ReplayCreateStatesType0Item",
@@ -218,6 +227,7 @@ __all__ = (
     "SourceUpdateOptionsType0",
     "Status",
     "StatusDeliveries",
+    "StillFailing",
     "Tenant",
     "TenantCreate",
     "TenantErased",

@@ -154,6 +154,8 @@ def register(app: APIGatewayRestResolver) -> None:
                 created = endpoint_service.create_endpoint(
                     db, settings, who, actions.endpoint_body(submitted, None)
                 )
+                # And at connect time, against DNS that later answers a private address.
+                endpoint_service.keep_to_public_targets(db, who, created["id"])
             except BadRequest as err:  # the SSRF check's message, next to the field
                 page = endpoint_service.list_endpoints(
                     db, who, tenant_id=None, enabled=None, cursor=None, limit=100

@@ -55,6 +55,7 @@ class Job:
     role_arn: str | None = None
     external_id: str | None = None
     destination: dict[str, Any] | None = None
+    public_only: bool = False  # public addresses only, at connect time too (decision 0059)
     # Decision 0067: OAuth2 client and mutual TLS material, the secret parts sealed.
     auth: dict[str, Any] | None = None
     auth_secret: str | None = None
@@ -248,6 +249,7 @@ def _job(r: dict[str, Any]) -> Job:
         role_arn=r.get("role_arn"),
         external_id=r.get("external_id"),
         destination=r.get("destination"),
+        public_only=bool(r.get("public_only")),
         auth=r.get("auth"),
         auth_secret=r.get("auth_secret"),
         tls=r.get("tls"),

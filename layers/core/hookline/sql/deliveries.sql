@@ -156,6 +156,7 @@ WITH opts AS MATERIALIZED (
               p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
               p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
               p.kind, p.role_arn, p.destination, p.auth, p.auth_secret, p.tls, p.tls_key,
+              p.public_only,
               (SELECT t.external_id FROM tenants t WHERE t.id = d.tenant_id) AS external_id,
               p.enabled AND %(now)s < d.deadline_at AS sendable,
               e.type AS event_type, e.payload, e.content_type, e.source_id
