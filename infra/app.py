@@ -7,18 +7,21 @@ Context flags:
   -c databaseUrlSecretName=NAME       LocalStack variant: secret holding DATABASE_URL
   -c consoleAdminEmail=ops@example.com the console's first operator (overrides
                                       console.admin_email; Cognito e-mails the invitation)
+  -c region=eu-west-1                 the region synth checks support for (default: the CLI's,
+                                      CDK_DEFAULT_REGION); the template's rule checks it again
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Any
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from hookline.config import HooklineConfig, load_config
+from hookline.config import HooklineConfig, load_config, supported_regions
 from infra.paths import REPO_ROOT
 from infra.stack import HooklineStack, Variant
 
@@ -53,8 +56,12 @@ def build_app(
     if get("consoleAdminEmail"):
         console = dataclasses.replace(config.console, admin_email=str(get("consoleAdminEmail")))
         config = dataclasses.replace(config, console=console)
+    region = get("region") or os.environ.get("CDK_DEFAULT_REGION")
+    localstack = _flag(get("localstack"))
+    if region and not localstack:
+        refuse_unsupported_region(str(region), config)
     variant = Variant(
-        localstack=_flag(get("localstack")),
+        localstack=localstack,
         database_url_secret_name=get("databaseUrlSecretName") or Variant.database_url_secret_name,
     )
     stack = HooklineStack(
@@ -71,6 +78,21 @@ def build_app(
     if nag:
         cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))
     return app, stack
+
+
+def refuse_unsupported_region(region: str, config: HooklineConfig) -> None:
+    """Stop synth for a region that lacks a service the stack uses, before anything is made."""
+    regions = supported_regions(config)
+    if region not in regions:
+        extra = (
+            " with infrastructure.ingress function_url"
+            if (config.infrastructure.ingress == "function_url")
+            else ""
+        )
+        raise ValueError(
+            f"Hookline does not deploy to {region}{extra}: a service it uses is missing there "
+            f"(docs/operations.md, 'Regions'). Supported: {', '.join(regions)}"
+        )
 
 
 def main() -> None:

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import (
+    Aws,
+    CfnOutput,
+    CfnRule,
+    CfnRuleAssertion,
+    Fn,
+    RemovalPolicy,
+    Stack,
+)
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_xray as xray
 from constructs import Construct
 
-from hookline.config import HooklineConfig
+from hookline.config import HooklineConfig, supported_regions
 from infra.components.api import Api
 from infra.components.archive import LedgerArchive
 from infra.components.console import ConsoleFunction, OperatorSignIn, SessionKey
@@ -22,6 +30,7 @@ from infra.components.layer import CoreLayer
 from infra.components.migrations import Migrations
 from infra.components.monitoring import Monitored, Monitoring
 from infra.components.network import Network
+from infra.components.notifications import OperationalNotifications
 from infra.components.queues import GroupQueues
 from infra.components.schedules import Schedules
 
@@ -65,7 +74,8 @@ class HooklineStack(Stack):
             "SecretsKey",
             description="Hookline: wraps the data key of source and endpoint secrets",
             enable_key_rotation=True,
-            removal_policy=RemovalPolicy.RETAIN,  # losing it loses every stored secret
+            # Losing it loses every stored secret (a failed first create removes it).
+            removal_policy=RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
         )
         ctx = FunctionContext(
             config=config,
@@ -102,6 +112,7 @@ class HooklineStack(Stack):
         Schedules(
             self, "Schedules", config=config, fanout=services.fanout, reconcile=services.reconcile
         )
+        OperationalNotifications(self, "Notifications", config=config, reconcile=services.reconcile)
         if rds is not None:
             migrations.run_after(rds.instance)
         migrations.run_before(services, deliver, api, console)
@@ -147,6 +158,8 @@ class HooklineStack(Stack):
             ),
         )
 
+        self._refuse_unsupported_regions(config)
+
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API")
         CfnOutput(
             self,
@@ -159,7 +172,8 @@ class HooklineStack(Stack):
             "ManagementApiArn",
             value=api.management_arn,
             description="Grant execute-api:Invoke on this (plus /<method>/v1/*), or with "
-            "function URLs lambda:InvokeFunctionUrl on this function, to API callers",
+            "function URLs lambda:InvokeFunctionUrl and lambda:InvokeFunction on this "
+            "function, to API callers",
         )
         CfnOutput(
             self,
@@ -192,6 +206,28 @@ class HooklineStack(Stack):
             )
             CfnOutput(self, "DatabaseProxyEndpoint", value=rds.proxy.endpoint)
             CfnOutput(self, "DatabaseSecretArn", value=rds.secret.secret_arn)
+        if rds is not None:
+            # Last: deletion protection once everything else exists (decision 0063).
+            rds.protect_after(
+                config,
+                [c for c in self.node.children if not isinstance(c, (CfnOutput, CfnRule))],
+            )
+
+    def _refuse_unsupported_regions(self, config: HooklineConfig) -> None:
+        """CloudFormation refuses the template, before creating anything, in a region that
+        lacks a service or resource type the stack uses (docs/operations.md, "Regions")."""
+        regions = supported_regions(config)
+        CfnRule(
+            self,
+            "SupportedRegion",
+            assertions=[
+                CfnRuleAssertion(
+                    assert_=Fn.condition_contains(list(regions), Aws.REGION),
+                    assert_description="Hookline does not deploy to this region (a service "
+                    "it uses is missing there); supported: " + ", ".join(regions),
+                )
+            ],
+        )
 
     def _front(
         self,

@@ -19,16 +19,22 @@ RESERVE_MS = 10_000
 
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Fan out every pending outbox row and enqueue every due delivery."""
-    settings = get_settings()
-    report = run_fanout(
-        get_database(),
-        delivery_queues(settings),
-        fanout_options(settings),
-        keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
-    )
-    publish_metrics(report)
+    try:
+        settings = get_settings()
+        report = run_fanout(
+            get_database(),
+            delivery_queues(settings),
+            fanout_options(settings),
+            keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
+        )
+    finally:
+        # The heartbeat counts every run, failed or not (the Errors alarm tells those): its
+        # absence pages when runs stop altogether (infra/components/alarms.py).
+        metrics.add_metric(name="FanoutHeartbeat", unit=MetricUnit.Count, value=1)
+    add_run_metrics(report)
     if report.send_failures:
         logger.warning("fan-out run could not send every delivery", extra=vars(report))
     else:
@@ -36,20 +42,19 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     return vars(report)
 
 
-def publish_metrics(report: FanoutReport) -> None:
-    """One EMF line with the run's non-zero counts and the outbox lag; none for a run that
-    found nothing to do (decision 0065: a nudge per event makes idle runs common)."""
+def add_run_metrics(report: FanoutReport) -> None:
+    """The run's non-zero counts and, when it did something or found a lag, the outbox lag:
+    a nudge per event makes idle runs common, and their EMF line then carries only the
+    heartbeat (decision 0065)."""
     counts = {
         "EventsFannedOut": report.events,
         "DeliveriesFannedOut": report.deliveries_created,
         "DeliveriesEnqueued": report.enqueued,
     }
-    if not any(counts.values()) and not report.oldest_pending_seconds:
-        return
     for name, value in counts.items():
         if value:
             metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
-    metrics.add_metric(
-        name="OutboxLagSeconds", unit=MetricUnit.Seconds, value=report.oldest_pending_seconds
-    )
-    metrics.flush_metrics()
+    if any(counts.values()) or report.oldest_pending_seconds:
+        metrics.add_metric(
+            name="OutboxLagSeconds", unit=MetricUnit.Seconds, value=report.oldest_pending_seconds
+        )

@@ -78,6 +78,7 @@ def inbound(app: ApiGatewayResolver, source_id: str, method: str) -> Response[st
         query=event.query_string_parameters or {},
         url=request_url(app),
         http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
+        max_depth=settings.catalogue_limits.payload_max_depth,
     )
     if isinstance(result, Handshook):
         return handshake_response(result)

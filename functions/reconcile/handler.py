@@ -34,10 +34,15 @@ REPAIR_METRICS = {
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """One reconcile sweep; returns its report."""
-    report = get_reconciler().run(
-        trigger=str(event.get("trigger", "schedule"))[:32],
-        keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
-    )
+    try:
+        report = get_reconciler().run(
+            trigger=str(event.get("trigger", "schedule"))[:32],
+            keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
+        )
+    finally:
+        # Every run counts, failed or not (the Errors alarm tells those): its absence pages
+        # when runs stop, and partition upkeep with them (infra/components/alarms.py).
+        metrics.add_metric(name="ReconcileHeartbeat", unit=MetricUnit.Count, value=1)
     publish_metrics(report)
     logger.info("reconcile run", extra={"report": report.as_dict()})
     return report.as_dict()
@@ -62,6 +67,10 @@ def publish_metrics(report: ReconcileReport) -> None:
         name="FanoutQuarantined", unit=MetricUnit.Count, value=findings.get("fanout_quarantined", 0)
     )
     metrics.add_metric(name="Unreconciled", unit=MetricUnit.Count, value=report.unreconciled)
+    # Partitions ahead, archive and retention: their errors (or the step's own failure) alarm
+    # before the partitions ahead or the storage run out.
+    upkeep = [e for e in findings.get("errors", []) if str(e).startswith("retention")]
+    metrics.add_metric(name="RetentionErrors", unit=MetricUnit.Count, value=len(upkeep))
     for group, depth in findings.get("dlq_depth", {}).items():
         _dimensioned("DlqDepth", depth, "TenantGroup", group)
     for state, count in findings.get("deliveries_by_state", {}).items():

@@ -22,6 +22,7 @@ from constructs import Construct
 from hookline.config import HooklineConfig
 from infra.components.ingress import PAGE_ROOTS, PAGES_AUTH_REASON, PERIOD, FrontMetrics
 from infra.components.logging import retention
+from infra.components.queues import resource_prefix
 from infra.nag import suppress
 
 STAGE = "live"
@@ -142,13 +143,19 @@ class Api(Construct):
                     )
                 )
         self.web_acl = (
-            self._web_acl(infra.waf_rate_limit_per_5min, infra.waf_inbound_rate_limit_per_5min)
+            self._web_acl(
+                infra.waf_rate_limit_per_5min,
+                infra.waf_inbound_rate_limit_per_5min,
+                infra.waf_inbound_ip_rate_limit_per_5min,
+            )
             if waf
             else None
         )
         self._nag(waf)
 
-    def _web_acl(self, rate_limit: int, inbound_limit: int) -> wafv2.CfnWebACL:
+    def _web_acl(
+        self, rate_limit: int, inbound_limit: int, inbound_ip_limit: int
+    ) -> wafv2.CfnWebACL:
         """A regional web ACL on the stage with two rate-based rules: inbound webhooks per
         source address *and source path* (a large provider sends from few addresses, to one
         path per source), at a higher limit; everything else per source address."""
@@ -165,9 +172,11 @@ class Api(Construct):
         web_acl = wafv2.CfnWebACL(
             self,
             "WebAcl",
+            # Named per stack: its BlockedRequests metric is this stack's alone.
+            name=f"{resource_prefix(self)}-api",
             scope="REGIONAL",
             default_action=wafv2.CfnWebACL.DefaultActionProperty(allow={}),
-            visibility_config=_visibility("hookline-api"),
+            visibility_config=_visibility(f"{resource_prefix(self)}-api"),
             rules=[
                 wafv2.CfnWebACL.RuleProperty(
                     name="inbound-rate-per-ip-and-source",
@@ -193,6 +202,21 @@ class Api(Construct):
                         )
                     ),
                     visibility_config=_visibility("hookline-inbound-rate"),
+                ),
+                # The rule above is keyed by path too: cycling made-up source ids would slip
+                # past it. One address across every source gets a ceiling of its own.
+                wafv2.CfnWebACL.RuleProperty(
+                    name="inbound-rate-per-ip",
+                    priority=2,
+                    action=wafv2.CfnWebACL.RuleActionProperty(block={}),
+                    statement=wafv2.CfnWebACL.StatementProperty(
+                        rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
+                            limit=inbound_ip_limit,
+                            aggregate_key_type="IP",
+                            scope_down_statement=inbound,
+                        )
+                    ),
+                    visibility_config=_visibility(f"{resource_prefix(self)}-inbound-rate-per-ip"),
                 ),
                 wafv2.CfnWebACL.RuleProperty(
                     name="rate-per-ip",
@@ -295,6 +319,9 @@ class Api(Construct):
             api.metric_count(period=PERIOD),
             api.metric_client_error(period=PERIOD),
             api.metric_server_error(period=PERIOD, statistic="Sum"),
+            access_logs=self.access_logs,
+            inbound_filters=({"Match": "$.resource", "In": ["/in/{source_id}"]},),
+            web_acl_name=self.web_acl.name if self.web_acl is not None else None,
         )
 
 

@@ -4,6 +4,8 @@ Glue table over its compressed JSON Lines so Athena can query it by tenant and d
 
 from __future__ import annotations
 
+import re
+
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
@@ -12,6 +14,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from hookline.config import HooklineConfig
+from infra.components.queues import resource_prefix
 from infra.nag import suppress
 
 COLUMNS = [
@@ -26,6 +29,12 @@ COLUMNS = [
 ]  # fmt: skip
 
 
+def glue_database_name(prefix: str) -> str:
+    """The archive's Glue database for the stack whose names start with `prefix`: Glue
+    takes lowercase letters, digits and underscores."""
+    return re.sub(r"[^a-z0-9_]", "_", prefix.lower()) + "_archive"
+
+
 class LedgerArchive(Construct):
     """The archive bucket, its Glue database and table."""
 
@@ -38,7 +47,8 @@ class LedgerArchive(Construct):
             versioned=True,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             enforce_ssl=True,
-            removal_policy=RemovalPolicy.RETAIN,  # the disaster-recovery copy of the ledger
+            # The disaster-recovery copy of the ledger (a failed first create removes it).
+            removal_policy=RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
             lifecycle_rules=[
                 s3.LifecycleRule(
                     transitions=[
@@ -62,15 +72,18 @@ class LedgerArchive(Construct):
             "their calls; an access-log bucket would be one more bucket of data to keep.",
         )
         account = Stack.of(self).account
+        # Glue database names are account- and region-wide: one per stack, so a second stack
+        # fits beside the first ("Hookline" keeps `hookline_archive`).
+        self.database_name = glue_database_name(resource_prefix(self))
         database = glue.CfnDatabase(
             self, "Database", catalog_id=account,
-            database_input=glue.CfnDatabase.DatabaseInputProperty(name="hookline_archive"),
+            database_input=glue.CfnDatabase.DatabaseInputProperty(name=self.database_name),
         )  # fmt: skip
         self.table = glue.CfnTable(
             self,
             "Table",
             catalog_id=account,
-            database_name="hookline_archive",
+            database_name=self.database_name,
             table_input=glue.CfnTable.TableInputProperty(
                 name="ledger",
                 table_type="EXTERNAL_TABLE",

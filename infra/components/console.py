@@ -65,6 +65,10 @@ class ConsoleFunction(Construct):
                     "HOOKLINE_FANOUT_FUNCTION": services.fanout.function_name,
                     "HOOKLINE_REPLAY_FUNCTION": services.replay.function_name,
                 },
+                # Its public function URL has no other throttle (decision 0063).
+                reserved_concurrency=(
+                    infra.console_reserved_concurrency if infra.ingress == "function_url" else None
+                ),
             ),
         )
         self.function = built.function
@@ -99,7 +103,7 @@ class SessionKey(Construct):
                 password_length=64, exclude_punctuation=True
             ),
             removal_policy=(
-                RemovalPolicy.RETAIN
+                RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
                 if config.infrastructure.deletion_protection
                 else RemovalPolicy.DESTROY
             ),
@@ -166,9 +170,11 @@ class OperatorSignIn(Construct):
                     "authenticator app."
                 ),
             ),
-            deletion_protection=config.infrastructure.deletion_protection,
+            # Never at create: a failed first deploy must be able to delete the pool; a stack
+            # delete keeps it (RetainExceptOnCreate, decision 0063).
+            deletion_protection=False,
             removal_policy=(
-                RemovalPolicy.RETAIN
+                RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
                 if config.infrastructure.deletion_protection
                 else RemovalPolicy.DESTROY
             ),

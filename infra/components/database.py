@@ -1,7 +1,7 @@
 """Where the functions find Postgres.
 
-On AWS: RDS PostgreSQL 16 in the isolated subnets, its credentials in a Secrets Manager secret
-(username, password, host, port, dbname; rotated), and an RDS Proxy in front so Lambda scaling
+On AWS: RDS PostgreSQL 16 in the isolated subnets, its password in the Secrets Manager secret
+RDS manages and rotates (username, password), and an RDS Proxy in front so Lambda scaling
 cannot exhaust connections. In the LocalStack variant: an external database whose URL is kept
 in a secret the user creates before deploying.
 """
@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from aws_cdk import Duration, Names, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk import aws_secretsmanager as secretsmanager
-from constructs import Construct
+from aws_cdk import custom_resources as cr
+from constructs import Construct, IDependable
 
 from hookline.config import HooklineConfig
 from infra.components.logging import retention
@@ -27,6 +28,7 @@ from infra.nag import suppress
 DATABASE_NAME = "hookline"
 DATABASE_USER = "hookline"  # the secret's user; functions sign IAM tokens for it at the proxy
 POSTGRES_PORT = ec2.Port.tcp(5432)
+AWS_CUSTOM_RESOURCE_ID = "AWS679f53fac002430cb0da5b7982bd2287"  # CDK's singleton provider
 
 
 class DatabaseAccess(Protocol):
@@ -42,7 +44,7 @@ class DatabaseAccess(Protocol):
 
 
 class Database(Construct):
-    """RDS PostgreSQL 16 + rotated credentials secret + RDS Proxy (TLS). The functions
+    """RDS PostgreSQL 16 + its RDS-managed, RDS-rotated secret + RDS Proxy (TLS). The functions
     authenticate to the proxy with IAM (a token per connection) and never see the password;
     the proxy authenticates to the instance with the secret, whose rotation it follows
     (docs/decisions/0033). Only migrate, which goes to the instance directly, reads it."""
@@ -55,25 +57,38 @@ class Database(Construct):
         self.instance = rds.DatabaseInstance(
             self,
             "Instance",
+            # The major version only (decision 0062): RDS picks its current minor, and
+            # upgrades it, so a template never names a minor version RDS has retired.
             engine=rds.DatabaseInstanceEngine.postgres(
                 version=rds.PostgresEngineVersion.of(
-                    infra.db_engine_version, infra.db_engine_version.split(".")[0]
+                    infra.db_engine_version, infra.db_engine_version
                 )
             ),
             instance_type=ec2.InstanceType(infra.db_instance_type),
             vpc=network.vpc,
             vpc_subnets=network.db_subnets,
             database_name=DATABASE_NAME,
-            credentials=rds.Credentials.from_generated_secret(DATABASE_USER),
+            credentials=rds.Credentials.from_username(DATABASE_USER),
+            # RDS keeps the password in a secret it creates and rotates itself (every 7 days):
+            # no rotation function, no Serverless Application Repository app, no SAM
+            # transform, so the stack deploys wherever RDS does (decision 0062).
+            manage_master_user_password=True,
             allocated_storage=infra.db_allocated_storage_gb,
             max_allocated_storage=infra.db_max_allocated_storage_gb,
             storage_type=rds.StorageType.GP3,
             storage_encrypted=True,
             multi_az=infra.db_multi_az,
             backup_retention=Duration.days(infra.db_backup_retention_days),
-            deletion_protection=infra.deletion_protection,
+            preferred_backup_window=infra.db_backup_window,
+            preferred_maintenance_window=infra.db_maintenance_window,
+            # Nothing undeletable at create (decision 0063): a failed first deploy must roll
+            # back whole. `DeletionProtectionAfterCreate` turns protection on once the rest of
+            # the stack exists; a stack delete keeps the instance (RetainExceptOnCreate).
+            deletion_protection=False,
             removal_policy=(
-                RemovalPolicy.SNAPSHOT if infra.deletion_protection else RemovalPolicy.DESTROY
+                RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
+                if infra.deletion_protection
+                else RemovalPolicy.DESTROY
             ),
             enable_performance_insights=True,
             cloudwatch_logs_exports=["postgresql"],
@@ -82,26 +97,14 @@ class Database(Construct):
             auto_minor_version_upgrade=True,
             publicly_accessible=False,
         )
-        assert self.instance.secret is not None
-        self.secret: secretsmanager.ISecret = self.instance.secret
-        self.rotation = self.instance.add_rotation_single_user(
-            automatically_after=Duration.days(infra.db_secret_rotation_days),
-            # The rotation function calls the Secrets Manager API: it needs the NAT route.
-            vpc_subnets=network.app_subnets,
-            # The first rotation waits for its schedule rather than racing the migrations
-            # trigger on the first deploy.
-            rotate_immediately_on_update=False,
-        )
-        # The rotation function (a Serverless Application) would create its log group on its
-        # first run, never expiring: create it first, with the configured retention.
-        rotation_logs = logs.LogGroup(
-            self,
-            "RotationLogs",
-            log_group_name=f"/aws/lambda/{Names.unique_id(self.rotation)}",
-            retention=retention(config.log_retention_days),
-            removal_policy=RemovalPolicy.DESTROY,
-        )
-        self.rotation.node.add_dependency(rotation_logs)
+        secret = self.instance.secret
+        if secret is None:  # the CDK version's L2 does not name the managed secret
+            cfn_instance = self.instance.node.default_child
+            assert isinstance(cfn_instance, rds.CfnDBInstance)
+            secret = secretsmanager.Secret.from_secret_complete_arn(
+                self, "ManagedSecret", cfn_instance.attr_master_user_secret_secret_arn
+            )
+        self.secret: secretsmanager.ISecret = secret
         # A sibling of the instance, not its child: the migrations trigger waits for the
         # instance only, while the functions' ingress rules on the proxy wait for the trigger.
         self.proxy = rds.DatabaseProxy(
@@ -156,19 +159,91 @@ class Database(Construct):
             "the migrate function authenticate to the instance with the rotated secret, so "
             "IAM authentication on the instance itself is unused.",
         )
+        suppress(
+            self.instance,
+            "AwsSolutions-RDS10",
+            "Deletion protection is turned on by a custom resource once the first create has "
+            "succeeded (decision 0063), so a failed first deploy can roll back; off only where "
+            "infrastructure.deletion_protection is false (throwaway stacks).",
+        )
+        suppress(
+            self.instance,
+            "AwsSolutions-SMG4",
+            "RDS manages the master secret and rotates it itself every 7 days "
+            "(ManageMasterUserPassword, decision 0062).",
+        )
+
+    def protect_after(self, config: HooklineConfig, created: list[IDependable]) -> None:
+        """Turn the instance's deletion protection on once everything in `created` exists
+        (decision 0063): until then a failed first deploy can delete what it made. On a
+        stack delete the resource does nothing: the instance stays, protected and retained."""
         if not config.infrastructure.deletion_protection:
-            suppress(
-                self.instance,
-                "AwsSolutions-RDS10",
-                "Deletion protection is a config switch (infrastructure.deletion_protection), "
-                "off only for throwaway stacks.",
-            )
+            return
+        call = cr.AwsSdkCall(
+            service="RDS",
+            action="modifyDBInstance",
+            parameters={
+                "DBInstanceIdentifier": self.instance.instance_identifier,
+                "DeletionProtection": True,
+                "ApplyImmediately": True,
+            },
+            physical_resource_id=cr.PhysicalResourceId.of(self.instance.instance_identifier),
+        )
+        # A child of the stack, not of this construct: it depends on everything else, this
+        # construct included.
+        protect = cr.AwsCustomResource(
+            Stack.of(self),
+            "DatabaseDeletionProtection",
+            on_create=call,
+            on_update=call,
+            policy=cr.AwsCustomResourcePolicy.from_statements(
+                [
+                    iam.PolicyStatement(
+                        actions=["rds:ModifyDBInstance"],
+                        resources=[self.instance.instance_arn],
+                    )
+                ]
+            ),
+            install_latest_aws_sdk=False,
+            # CDK's provider would make a log group that never expires and outlives the stack.
+            log_group=logs.LogGroup(
+                self,
+                "ProtectionLogs",
+                retention=retention(config.log_retention_days),
+                removal_policy=RemovalPolicy.DESTROY,
+            ),
+        )
+        protect.node.add_dependency(*created)
+        self._nag_provider()
+
+    def _nag_provider(self) -> None:
+        provider = Stack.of(self).node.try_find_child(AWS_CUSTOM_RESOURCE_ID)
+        if provider is None:
+            return
+        suppress(
+            provider,
+            "AwsSolutions-IAM4",
+            "CDK's AwsCustomResource provider uses the AWS managed AWSLambdaBasicExecutionRole "
+            "for its own logs.",
+            ["Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+             "AWSLambdaBasicExecutionRole"],
+        )  # fmt: skip
+        suppress(
+            provider,
+            "AwsSolutions-L1",
+            "CDK's AwsCustomResource provider: its runtime is chosen by the CDK version.",
+        )
 
     def environment(self, *, direct: bool = False) -> dict[str, str]:
         """The proxy endpoint and the IAM database user; for `direct` (migrations) the
         secret's ARN instead (the instance, with the rotated password)."""
         if direct:
-            return {"HOOKLINE_DATABASE_SECRET_ARN": self.secret.secret_arn}
+            # The managed secret holds no host or database name.
+            return {
+                "HOOKLINE_DATABASE_SECRET_ARN": self.secret.secret_arn,
+                "HOOKLINE_DATABASE_HOST": self.instance.db_instance_endpoint_address,
+                "HOOKLINE_DATABASE_NAME": DATABASE_NAME,
+            }
         return {
             "HOOKLINE_DATABASE_HOST": self.proxy.endpoint,
             "HOOKLINE_DATABASE_IAM_USER": DATABASE_USER,

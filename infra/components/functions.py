@@ -18,11 +18,10 @@ from infra.components.database import DatabaseAccess
 from infra.components.layer import CONFIG_PATH_IN_LAYER, CoreLayer
 from infra.components.logging import retention
 from infra.components.network import Network
-from infra.components.queues import GroupQueues, resource_prefix
+from infra.components.queues import GroupQueues, metrics_namespace, resource_prefix
 from infra.nag import suppress
 from infra.paths import function_dir
 
-METRICS_NAMESPACE = "Hookline"
 API_GATEWAY_TIMEOUT_SECONDS = 29  # the REST API's integration timeout
 QUEUE_URL_PREFIX = Fn.sub("https://sqs.${AWS::Region}.${AWS::URLSuffix}/${AWS::AccountId}/")
 
@@ -83,7 +82,7 @@ class HooklineFunction(Construct):
             "Logs",
             retention=retention(config.log_retention_days),
             removal_policy=(
-                RemovalPolicy.RETAIN
+                RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
                 if config.infrastructure.deletion_protection
                 else RemovalPolicy.DESTROY
             ),
@@ -100,7 +99,7 @@ class HooklineFunction(Construct):
             self.role.add_to_policy(iam.PolicyStatement(actions=_ENI_ACTIONS, resources=["*"]))
         environment = {
             "POWERTOOLS_SERVICE_NAME": f"hookline-{spec.name}",
-            "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            "POWERTOOLS_METRICS_NAMESPACE": metrics_namespace(self),
             # Responses may carry payloads: keep them out of traces.
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             "HOOKLINE_CONFIG": CONFIG_PATH_IN_LAYER,
@@ -134,7 +133,11 @@ class HooklineFunction(Construct):
             # X-Ray carry the same numbers.
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             tracing=lambda_.Tracing.ACTIVE,
-            reserved_concurrent_executions=spec.reserved_concurrency,
+            # Off with `reserve_concurrency: false` (a fresh account's quota): the SQS event
+            # source's MaximumConcurrency still caps each tenant group.
+            reserved_concurrent_executions=(
+                spec.reserved_concurrency if config.infrastructure.reserve_concurrency else None
+            ),
             recursive_loop=(lambda_.RecursiveLoop.ALLOW if spec.allow_recursive_loop else None),
             vpc=network.vpc if network else None,
             vpc_subnets=network.app_subnets if network else None,

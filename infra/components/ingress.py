@@ -65,6 +65,11 @@ class FrontMetrics:
     requests: cw.Metric
     client_errors: cw.Metric
     server_errors: cw.Metric
+    # The access log and the JSON filters that pick inbound requests out of it: a Contributor
+    # Insights rule counts rejections per source path (none behind function URLs: no log).
+    access_logs: logs.ILogGroup | None = None
+    inbound_filters: tuple[dict[str, object], ...] = ()
+    web_acl_name: str | None = None  # the REST API's web ACL (its BlockedRequests alarm)
 
 
 class HttpIngress(Construct):
@@ -112,7 +117,8 @@ class HttpIngress(Construct):
         v2 = apigwv2.PayloadFormatVersion.VERSION_2_0
         self.inbound_routes = self.http_api.add_routes(
             path="/in/{source_id}",
-            methods=[apigwv2.HttpMethod.POST],
+            # GET: the verification handshakes of Meta, X, Dropbox and Okta.
+            methods=[apigwv2.HttpMethod.POST, apigwv2.HttpMethod.GET],
             integration=HttpLambdaIntegration("Receiver", receiver, payload_format_version=v2),
         )
         self.management_routes = self.http_api.add_routes(
@@ -175,6 +181,8 @@ class HttpIngress(Construct):
             api.metric_count(period=PERIOD, statistic="Sum"),
             api.metric_client_error(period=PERIOD, statistic="Sum"),
             api.metric_server_error(period=PERIOD, statistic="Sum"),
+            access_logs=self.access_logs,
+            inbound_filters=({"Match": "$.path", "StartsWith": ["/in/"]},),
         )
 
 

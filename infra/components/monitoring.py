@@ -1,7 +1,8 @@
 """One CloudWatch dashboard and the alarms, sent to one SNS topic.
 
-Application metrics (namespace `Hookline`, EMF via Powertools) are read with Metrics Insights
-queries (`SELECT MAX(x) FROM Hookline`), which aggregate over whatever dimension sets the code
+Application metrics (EMF via Powertools, in the stack's own namespace: its name, so two stacks
+never share a metric) are read with Metrics Insights queries (`SELECT MAX(x) FROM "<stack>"`),
+which aggregate over whatever dimension sets the code
 emits (Powertools adds `service`; the delivery metrics also carry `kind`, the destination
 kind, decision 0057); SQS, Lambda, API Gateway and RDS metrics are read directly.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
@@ -21,29 +22,30 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from hookline.config import HooklineConfig
+from infra.components import alarms
+from infra.components.alarm_chat import AlarmChat
 from infra.components.database import Database
 from infra.components.ingress import FrontMetrics
-from infra.components.queues import GroupQueues
+from infra.components.queues import GroupQueues, metrics_namespace
 
-NAMESPACE = "Hookline"
 PERIOD = Duration.minutes(1)
 WIDTH = 8  # three widgets per dashboard row
 KIND_LABEL = "${PROP('Dim.kind')}"  # a SEARCH returns one series per destination kind
 
 
 def insights(
-    aggregate: str, metric: str, label: str, group_by: str | None = None
+    namespace: str, aggregate: str, metric: str, label: str, group_by: str | None = None
 ) -> cw.MathExpression:
-    """A Metrics Insights query over every dimension set of a Hookline metric."""
-    query = f"SELECT {aggregate}({metric}) FROM {NAMESPACE}"
+    """A Metrics Insights query over every dimension set of one of this stack's metrics."""
+    query = f"SELECT {aggregate}({metric}) {alarms.from_clause(namespace)}"
     if group_by:
         query += f" GROUP BY {group_by}"
     return cw.MathExpression(expression=query, label=label, period=PERIOD, using_metrics={})
 
 
-def search(metric: str, statistic: str, label: str) -> cw.MathExpression:
-    """A SEARCH over every dimension set of a Hookline metric (percentiles, dashboard only)."""
-    expression = f"SEARCH('Namespace=\"{NAMESPACE}\" MetricName=\"{metric}\"', '{statistic}', 300)"
+def search(namespace: str, metric: str, statistic: str, label: str) -> cw.MathExpression:
+    """A SEARCH over every dimension set of a stack's metric (percentiles, dashboard only)."""
+    expression = f"SEARCH('Namespace=\"{namespace}\" MetricName=\"{metric}\"', '{statistic}', 300)"
     return cw.MathExpression(
         expression=expression, label=label, period=Duration.minutes(5), using_metrics={}
     )
@@ -69,25 +71,56 @@ class Monitoring(Construct):
         super().__init__(scope, construct_id)
         self._config = config
         self._target = target
+        self.namespace = metrics_namespace(self)
         topic_key = kms.Key(
-            self, "TopicKey", enable_key_rotation=True, description="hookline alarm topic"
+            self,
+            "TopicKey",
+            enable_key_rotation=True,
+            description="hookline alarm topic",
+            # Encrypts notifications in flight only: nothing to keep once the stack is gone.
+            removal_policy=RemovalPolicy.DESTROY,
         )
         # CloudWatch publishes alarm notifications to the encrypted topic.
         topic_key.grant(
             iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*"
         )
         self.topic = sns.Topic(
-            self, "Alarms", display_name="Hookline alarms", master_key=topic_key, enforce_ssl=True
+            self,
+            "Alarms",
+            display_name=f"{Stack.of(self).stack_name} alarms",
+            master_key=topic_key,
+            enforce_ssl=True,
         )
-        if config.infrastructure.alarm_email:
-            self.topic.add_subscription(
-                subscriptions.EmailSubscription(config.infrastructure.alarm_email)
+        infra = config.infrastructure
+        if infra.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(infra.alarm_email))
+        if infra.alarm_chat_webhook_url:
+            self.chat = AlarmChat(
+                self,
+                "Chat",
+                config=config,
+                topic=self.topic,
+                webhook_url=infra.alarm_chat_webhook_url,
             )
-        self.alarms = self._alarms()
-        action = cw_actions.SnsAction(self.topic)
+        self.alarms = [
+            *self._alarms(),
+            *alarms.function_errors(
+                self,
+                config,
+                {**target.functions, **{f"deliver-{g}": fn for g, fn in target.deliver.items()}},
+            ),
+            *alarms.heartbeats(self, config, self.namespace),
+            *alarms.database(self, config, target.database),
+            *alarms.rejections(self, config, target.front),
+        ]
+        actions: list[cw.IAlarmAction] = [cw_actions.SnsAction(self.topic)]
+        if infra.alarm_topic_arn:
+            # An existing topic (a pager's, a chat's): every alarm notifies it too.
+            external = sns.Topic.from_topic_arn(self, "ExternalAlarms", infra.alarm_topic_arn)
+            actions.append(cw_actions.SnsAction(external))
         for alarm in self.alarms:
-            alarm.add_alarm_action(action)
-            alarm.add_ok_action(action)
+            alarm.add_alarm_action(*actions)
+            alarm.add_ok_action(*actions)
         self.dashboard = cw.Dashboard(
             self,
             "Dashboard",
@@ -98,6 +131,7 @@ class Monitoring(Construct):
 
     def _alarms(self) -> list[cw.Alarm]:
         infra = self._config.infrastructure
+        ns = self.namespace
         alarms: list[cw.Alarm] = []
         for group_queue in self._target.queues.all:
             name = group_queue.group.name
@@ -130,7 +164,7 @@ class Monitoring(Construct):
                 )
             )
         alarms.append(
-            insights("MAX", "OutboxLagSeconds", "fan-out lag (s)").create_alarm(
+            insights(ns, "MAX", "OutboxLagSeconds", "fan-out lag (s)").create_alarm(
                 self,
                 "FanoutLag",
                 alarm_description="Events wait for fan-out longer than "
@@ -142,7 +176,7 @@ class Monitoring(Construct):
             )
         )
         alarms.append(
-            insights("MAX", "Unreconciled", "unreconciled").create_alarm(
+            insights(ns, "MAX", "Unreconciled", "unreconciled").create_alarm(
                 self,
                 "Unreconciled",
                 alarm_description="The reconciler found deliveries it could not repair.",
@@ -167,27 +201,28 @@ class Monitoring(Construct):
 
     def _widgets(self) -> list[list[cw.IWidget]]:
         target = self._target
+        ns = self.namespace
         queues = target.queues.all
         rows: list[list[cw.IWidget]] = [
             [
                 _graph(
                     "Ingest (per minute)",
                     [
-                        insights("SUM", "EventsAccepted", "accepted"),
-                        insights("SUM", "EventsDuplicate", "duplicate"),
+                        insights(ns, "SUM", "EventsAccepted", "accepted"),
+                        insights(ns, "SUM", "EventsDuplicate", "duplicate"),
                     ],
                 ),
                 _graph(
                     "Rejections by reason",
-                    [insights("SUM", "EventsRejected", "rejected", group_by="Reason")],
+                    [insights(ns, "SUM", "EventsRejected", "rejected", group_by="Reason")],
                 ),
                 _graph(
                     "Fan-out",
                     [
-                        insights("SUM", "DeliveriesFannedOut", "fanned out"),
-                        insights("SUM", "DeliveriesEnqueued", "enqueued"),
+                        insights(ns, "SUM", "DeliveriesFannedOut", "fanned out"),
+                        insights(ns, "SUM", "DeliveriesEnqueued", "enqueued"),
                     ],
-                    right=[insights("MAX", "OutboxLagSeconds", "lag (s)")],
+                    right=[insights(ns, "MAX", "OutboxLagSeconds", "lag (s)")],
                 ),
             ],
             [
@@ -223,7 +258,7 @@ class Monitoring(Construct):
                 _graph(
                     "Delivery outcomes",
                     [
-                        insights("SUM", name, label)
+                        insights(ns, "SUM", name, label)
                         for name, label in (
                             ("DeliverySucceeded", "succeeded"),
                             ("DeliveryRetried", "retried"),
@@ -235,31 +270,31 @@ class Monitoring(Construct):
                 _graph(
                     "Delivery latency by kind (ms)",
                     [
-                        search("DeliveryLatencyMs", "p50", f"p50 {KIND_LABEL}"),
-                        search("DeliveryLatencyMs", "p99", f"p99 {KIND_LABEL}"),
+                        search(ns, "DeliveryLatencyMs", "p50", f"p50 {KIND_LABEL}"),
+                        search(ns, "DeliveryLatencyMs", "p99", f"p99 {KIND_LABEL}"),
                     ],
                 ),
                 _graph(
                     "Unreconciled",
-                    [insights("MAX", "Unreconciled", "unreconciled")],
+                    [insights(ns, "MAX", "Unreconciled", "unreconciled")],
                 ),
             ],
             # Per destination kind (decision 0057): the delivery metrics' one dimension.
             [
                 _graph(
                     "Delivered by kind",
-                    [insights("SUM", "DeliverySucceeded", "${LABEL}", group_by="kind")],
+                    [insights(ns, "SUM", "DeliverySucceeded", "${LABEL}", group_by="kind")],
                 ),
                 _graph(
                     "Failed and dead by kind",
                     [
-                        insights("SUM", "DeliveryFailed", "failed ${LABEL}", group_by="kind"),
-                        insights("SUM", "DeliveryDead", "dead ${LABEL}", group_by="kind"),
+                        insights(ns, "SUM", "DeliveryFailed", "failed ${LABEL}", group_by="kind"),
+                        insights(ns, "SUM", "DeliveryDead", "dead ${LABEL}", group_by="kind"),
                     ],
                 ),
                 _graph(
                     "Retried by kind",
-                    [insights("SUM", "DeliveryRetried", "${LABEL}", group_by="kind")],
+                    [insights(ns, "SUM", "DeliveryRetried", "${LABEL}", group_by="kind")],
                 ),
             ],
             [

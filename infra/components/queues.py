@@ -75,3 +75,9 @@ def resource_prefix(scope: Construct) -> str:
     """The start of this stack's physical names: its name, lowercased ("Hookline" keeps the
     names `hookline-deliver-<group>`; "HooklineStaging" gets its own)."""
     return Stack.of(scope).stack_name.lower()
+
+
+def metrics_namespace(scope: Construct) -> str:
+    """This stack's CloudWatch namespace for the application metrics: its name, so two stacks
+    in one account never add to each other's metrics or trip each other's alarms."""
+    return Stack.of(scope).stack_name

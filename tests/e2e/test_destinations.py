@@ -58,6 +58,10 @@ def deploy_role(stack: Stack, tenant: str, queue_arn: str) -> str:
     cloudformation.create_stack(
         StackName=name, TemplateBody=json.dumps(template), Capabilities=["CAPABILITY_NAMED_IAM"]
     )
+    # moto creates the stack at once; LocalStack (make test-localstack) in the background
+    cloudformation.get_waiter("stack_create_complete").wait(
+        StackName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+    )
     [deployed] = cloudformation.describe_stacks(StackName=name)["Stacks"]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in deployed["Outputs"]}
     return outputs["RoleArn"]

@@ -17,9 +17,9 @@ os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 
 @pytest.fixture(scope="session")
 def aws() -> StackView:
-    """The AWS stack with the default configuration."""
+    """The AWS stack with the default configuration (cfn-lint: every supported region)."""
     view = synthesize({})
-    view.start_lint()
+    view.start_lint(every_region=True)
     return view
 
 

@@ -95,6 +95,13 @@ def test_waf_rate_rules_guard_the_stage_without_blocking_a_large_provider(
     assert [set(k) for k in inbound["CustomKeys"]] == [{"IP"}, {"UriPath"}]
     match = inbound["ScopeDownStatement"]["ByteMatchStatement"]
     assert (match["SearchString"], match["FieldToMatch"]) == ("/in/", {"UriPath": {}})
+    # and per address alone across every source, so made-up source ids cannot cycle past it
+    per_ip = rules["inbound-rate-per-ip"]["Statement"]["RateBasedStatement"]
+    assert (per_ip["AggregateKeyType"], per_ip["Limit"]) == (
+        "IP",
+        infra.waf_inbound_ip_rate_limit_per_5min,
+    )
+    assert per_ip["ScopeDownStatement"] == {"ByteMatchStatement": match}
     # Everything else: per source address, outside /in/
     other = rules["rate-per-ip"]["Statement"]["RateBasedStatement"]
     assert (other["AggregateKeyType"], other["Limit"]) == ("IP", infra.waf_rate_limit_per_5min)

@@ -1,5 +1,6 @@
-"""RDS PostgreSQL 16 (encrypted, backed up, protected) behind an RDS Proxy; migrations on
-deploy run before the functions and the API are created or updated."""
+"""RDS PostgreSQL 16 (encrypted, backed up, protected once created) behind an RDS Proxy, its
+password managed and rotated by RDS; migrations on deploy run before the functions and the API
+are created or updated."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import pytest
 from aws_cdk.assertions import Match
 
+from hookline.config import HooklineConfig
 from tests.infra.view import StackView, env_of
 
 pytestmark = pytest.mark.infra
@@ -22,17 +24,23 @@ def test_postgres_16_is_encrypted_backed_up_private_and_protected(aws: StackView
             "Properties": Match.object_like(
                 {
                     "Engine": "postgres",
-                    "EngineVersion": Match.string_like_regexp(r"^16(\.\d+)?$"),
+                    # The major only: RDS picks (and upgrades) the minor (decision 0062).
+                    "EngineVersion": "16",
+                    "AutoMinorVersionUpgrade": True,
                     "StorageEncrypted": True,
                     "BackupRetentionPeriod": infra.db_backup_retention_days,
-                    "DeletionProtection": infra.deletion_protection,
                     "PubliclyAccessible": False,
                     "DBName": "hookline",
                 }
             ),
-            "DeletionPolicy": "Snapshot",
+            "DeletionPolicy": "RetainExceptOnCreate",
         },
     )
+
+
+def test_a_minor_engine_version_is_refused() -> None:
+    with pytest.raises(ValueError, match="db_engine_version must be a major version"):
+        HooklineConfig.from_dict({"infrastructure": {"db_engine_version": "16.13"}})
 
 
 def test_database_lives_in_the_isolated_subnets(aws: StackView) -> None:
@@ -42,21 +50,44 @@ def test_database_lives_in_the_isolated_subnets(aws: StackView) -> None:
     assert len(isolated) == 2
 
 
-def test_credentials_are_a_rotated_secret(aws: StackView) -> None:
-    # Two secrets: the database credentials (rotated) and the portal session key (by hand)
-    secrets = aws.template.find_resources("AWS::SecretsManager::Secret")
-    assert len(secrets) == 2
-    assert len([k for k in secrets if "SessionKey" not in k]) == 1
-    aws.template.resource_count_is("AWS::SecretsManager::RotationSchedule", 1)
-    aws.template.has_resource_properties(
-        "AWS::SecretsManager::RotationSchedule",
-        {
-            "RotationRules": {
-                "ScheduleExpression": f"rate({aws.config.infrastructure.db_secret_rotation_days}"
-                " days)"
-            }
-        },
+def test_rds_manages_and_rotates_the_password_without_a_serverless_application(
+    aws: StackView,
+) -> None:
+    # Given the default stack: no Serverless Application Repository app, no SAM transform (they
+    # do not exist in eu-south-2, ap-southeast-4, ...), no rotation function of our own
+    assert aws.of_type("AWS::Serverless::Application") == {}
+    assert "Transform" not in aws.raw
+    aws.template.resource_count_is("AWS::SecretsManager::RotationSchedule", 0)
+    # Then RDS keeps the password in the secret it creates and rotates
+    (instance,) = aws.of_type("AWS::RDS::DBInstance").values()
+    assert instance["Properties"]["ManageMasterUserPassword"] is True
+    assert "MasterUserPassword" not in instance["Properties"]
+    # and the only secret the stack makes itself is the portal session key
+    secrets = aws.of_type("AWS::SecretsManager::Secret")
+    assert [k for k in secrets if "SessionKey" not in k] == []
+
+
+def test_nothing_blocks_a_first_create_rollback(aws: StackView) -> None:
+    # Given the resources CloudFormation deletes when a first create fails
+    for logical_id, resource in aws.resources.items():
+        # Then none is protected from deletion at create
+        properties = resource.get("Properties", {})
+        assert properties.get("DeletionProtection") in (None, False, "INACTIVE"), logical_id
+        # and none is kept by a failed create, except the account-wide API Gateway role
+        if resource.get("DeletionPolicy") == "Retain":
+            assert resource["Type"] in ("AWS::IAM::Role", "AWS::ApiGateway::Account"), logical_id
+    # The database is protected only once everything else exists
+    (protect_id, protect) = next(
+        (k, v) for k, v in aws.of_type("Custom::AWS").items() if "DeletionProtection" in k
     )
+    assert '"DeletionProtection\\":true' in json.dumps(protect["Properties"]["Create"])
+    others = {
+        k
+        for k, v in aws.resources.items()
+        if k != protect_id and not k.startswith("AWS679f53fac002430cb0da5b7982bd2287")
+    }
+    missing = others - set(protect.get("DependsOn", []))
+    assert missing == set()
 
 
 def test_proxy_requires_tls_and_iam_and_keeps_the_secret_itself(aws: StackView) -> None:
@@ -79,7 +110,9 @@ def test_functions_connect_through_the_proxy_with_iam_except_migrate(aws: StackV
         if "Migrate" in name:
             # migrations go straight to the instance: the proxy may still be registering
             assert "HOOKLINE_DATABASE_SECRET_ARN" in env
-            assert "HOOKLINE_DATABASE_HOST" not in env
+            instance = aws.logical_id("DatabaseInstance", "AWS::RDS::DBInstance")
+            assert env["HOOKLINE_DATABASE_HOST"] == {"Fn::GetAtt": [instance, "Endpoint.Address"]}
+            assert env["HOOKLINE_DATABASE_NAME"] == "hookline"
         else:
             assert "HOOKLINE_DATABASE_SECRET_ARN" not in env, name
             assert env["HOOKLINE_DATABASE_HOST"] == {"Fn::GetAtt": [proxy, "Endpoint"]}, name
@@ -87,16 +120,15 @@ def test_functions_connect_through_the_proxy_with_iam_except_migrate(aws: StackV
             assert env["HOOKLINE_DATABASE_PROXIED"] == "true", name
 
 
-def test_only_the_proxy_rotation_and_migrate_reach_the_instance(aws: StackView) -> None:
+def test_only_the_proxy_and_migrate_reach_the_instance(aws: StackView) -> None:
     instance_sg = aws.logical_id("DatabaseInstanceSecurityGroup", "AWS::EC2::SecurityGroup")
     sources = [
         rule["Properties"]["SourceSecurityGroupId"]["Fn::GetAtt"][0]
         for rule in aws.of_type("AWS::EC2::SecurityGroupIngress").values()
         if rule["Properties"]["GroupId"] == {"Fn::GetAtt": [instance_sg, "GroupId"]}
     ]
-    assert len(sources) == 3
+    assert len(sources) == 2
     assert any("Proxy" in s for s in sources)
-    assert any("Rotation" in s for s in sources)
     assert any("Migrate" in s for s in sources)
 
 
@@ -128,17 +160,9 @@ def test_migrations_run_on_deploy_after_the_database_before_the_code(aws: StackV
     assert trigger_id in aws.resources[deployment].get("DependsOn", [])
 
 
-def test_the_rds_log_export_and_the_rotation_function_logs_expire(aws: StackView) -> None:
+def test_the_rds_log_export_expires(aws: StackView) -> None:
     days = 30  # retention(config.log_retention_days) for the default 30
     assert aws.config.log_retention_days == days
     (retention,) = aws.of_type("Custom::LogRetention").values()
     assert retention["Properties"]["RetentionInDays"] == days
     assert "/postgresql" in json.dumps(retention["Properties"]["LogGroupName"])
-    (app,) = aws.of_type("AWS::Serverless::Application").values()
-    name = app["Properties"]["Parameters"]["functionName"]
-    groups = {
-        g["Properties"]["LogGroupName"]: g
-        for g in aws.of_type("AWS::Logs::LogGroup").values()
-        if isinstance(g["Properties"].get("LogGroupName"), str)
-    }
-    assert groups[f"/aws/lambda/{name}"]["Properties"]["RetentionInDays"] == days

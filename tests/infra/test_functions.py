@@ -112,7 +112,7 @@ def test_every_function_can_unwrap_the_secrets_data_key(variant: StackView) -> N
         (k, v) for k, v in variant.of_type("AWS::KMS::Key").items() if "SecretsKey" in k
     ]
     assert key["Properties"]["EnableKeyRotation"] is True
-    assert key["DeletionPolicy"] == "Retain"
+    assert key["DeletionPolicy"] == "RetainExceptOnCreate"
     for name, fn in variant.functions().items():
         assert env_of(fn)["HOOKLINE_KMS_KEY_ID"] == {"Fn::GetAtt": [key_id, "Arn"]}, name
         actions = {

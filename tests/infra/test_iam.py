@@ -123,7 +123,8 @@ def test_the_api_sends_resends_to_every_group_queue_only(variant: StackView) -> 
 def test_only_migrate_reads_the_database_secret_the_others_connect_with_iam(
     aws: StackView,
 ) -> None:
-    attachment = aws.logical_id("SecretAttachment", "AWS::SecretsManager::SecretTargetAttachment")
+    # The secret RDS manages (decision 0062), named by the instance's MasterUserSecret.
+    attachment = aws.logical_id("DatabaseInstance", "AWS::RDS::DBInstance")
     for name in aws.functions():
         secret_reads = _targets(aws, name, "secretsmanager:GetSecretValue")
         connects = [s for s in _statements(aws, name) if "rds-db:connect" in actions_of(s)]

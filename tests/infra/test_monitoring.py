@@ -18,7 +18,10 @@ def _alarms(view: StackView) -> dict[str, dict]:  # type: ignore[type-arg]
 def test_alarms_per_group_and_for_the_pipeline(variant: StackView) -> None:
     groups = variant.config.tenant_groups
     alarms = _alarms(variant)
-    assert len(alarms) == 2 * len(groups) + 3
+    assert len([k for k in alarms if "DlqNotEmpty" in k or "OldestMessageAge" in k]) == 2 * len(
+        groups
+    )
+    assert [k for k in alarms if "FanoutLag" in k or "Unreconciled" in k or "Receiver5xx" in k]
     for group in groups:
         dlq = [a for k, a in alarms.items() if f"{group.name}DlqNotEmpty" in k]
         age = [a for k, a in alarms.items() if f"{group.name}OldestMessageAge" in k]
@@ -109,3 +112,63 @@ def test_dashboard_splits_delivery_outcomes_by_destination_kind(variant: StackVi
         assert f"SELECT SUM({metric}) FROM Hookline GROUP BY kind" in body, metric
     # and the latency percentiles one line per kind
     assert "p99 ${PROP('Dim.kind')}" in body
+
+
+def test_every_project_function_has_an_errors_alarm(variant: StackView) -> None:
+    # Given every Hookline function of the stack (receiver, API, fan-out, reconcile, replay,
+    # migrate, console, one deliver per group)
+    alarms = _alarms(variant)
+    watched = {
+        d["Value"]["Ref"]
+        for a in alarms.values()
+        if a.get("MetricName") == "Errors"
+        for d in a["Dimensions"]
+        if d["Name"] == "FunctionName"
+    }
+    # Then each has an Errors alarm that pages at the first failure
+    assert set(variant.functions()) <= watched
+    for alarm in alarms.values():
+        if alarm.get("MetricName") == "Errors":
+            assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+            assert alarm["Threshold"] == 1
+
+
+def test_fanout_and_reconcile_heartbeats_alarm_when_missing(variant: StackView) -> None:
+    alarms = _alarms(variant)
+    for name, metric in (("Fanout", "FanoutHeartbeat"), ("Reconcile", "ReconcileHeartbeat")):
+        (beat,) = [a for k, a in alarms.items() if f"{name}Heartbeat" in k]
+        # A stopped schedule sends no data at all: missing data must page, not read as OK.
+        assert beat["TreatMissingData"] == "breaching"
+        assert beat["ComparisonOperator"] == "LessThanThreshold"
+        assert beat["Metrics"][0]["Expression"] == f"SELECT SUM({metric}) FROM Hookline"
+    (retention,) = [a for k, a in alarms.items() if "RetentionFailing" in k]
+    assert retention["Metrics"][0]["Expression"] == "SELECT MAX(RetentionErrors) FROM Hookline"
+
+
+def test_database_storage_cpu_and_connections_alarm(aws: StackView) -> None:
+    infra = aws.config.infrastructure
+    alarms = {a.get("MetricName"): a for a in _alarms(aws).values()}
+    storage = alarms["FreeStorageSpace"]
+    assert storage["ComparisonOperator"] == "LessThanThreshold"
+    assert storage["Threshold"] == infra.db_max_allocated_storage_gb * 1024**3 // 10
+    assert alarms["CPUUtilization"]["Threshold"] == infra.alarm_db_cpu_percent
+    assert alarms["DatabaseConnections"]["Threshold"] == infra.alarm_db_connections
+    assert alarms["ClientConnections"]["Namespace"] == "AWS/RDS"
+
+
+def test_rejections_per_source_and_waf_blocks_alarm(aws: StackView) -> None:
+    # Given the REST API's access log, a Contributor Insights rule counts 401/403/404 per
+    # inbound path (one source each)
+    (rule,) = aws.of_type("AWS::CloudWatch::InsightRule").values()
+    body = json.dumps(rule["Properties"]["RuleBody"])
+    assert '\\"Keys\\":[\\"$.path\\"]' in body
+    assert "401" in body and "/in/{source_id}" in body
+    alarms = _alarms(aws)
+    (per_source,) = [a for k, a in alarms.items() if "SourceRejected" in k]
+    expression = per_source["Metrics"][0]["Expression"]
+    assert (
+        expression == "INSIGHT_RULE_METRIC('Hookline-rejections-per-source', 'MaxContributorValue')"
+    )
+    (waf,) = [a for k, a in alarms.items() if "WafBlocking" in k]
+    assert waf["MetricName"] == "BlockedRequests"
+    assert {"Name": "WebACL", "Value": "hookline-api"} in waf["Dimensions"]

@@ -54,3 +54,17 @@ def test_functions_run_in_the_private_subnets(aws: StackView) -> None:
     aws.template.has_resource_properties(
         "AWS::Lambda::Function", {"VpcConfig": Match.object_like({"SubnetIds": Match.any_value()})}
     )
+
+
+def test_the_elastic_ips_outlive_the_stack_and_a_nat_count_change(aws: StackView) -> None:
+    # Customers allowlist these addresses: a stack delete or a replacement keeps them, while a
+    # failed first create still releases them.
+    for logical_id, eip in aws.of_type("AWS::EC2::EIP").items():
+        assert eip["DeletionPolicy"] == "RetainExceptOnCreate", logical_id
+        assert eip["UpdateReplacePolicy"] == "Retain", logical_id
+
+
+def test_archive_traffic_skips_the_nat_gateways(aws: StackView) -> None:
+    (endpoint,) = aws.of_type("AWS::EC2::VPCEndpoint").values()
+    assert endpoint["Properties"]["VpcEndpointType"] == "Gateway"
+    assert "s3" in str(endpoint["Properties"]["ServiceName"])

@@ -5,6 +5,7 @@ an error of its report and the other repairs still happen."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -12,10 +13,13 @@ import pytest
 import hookline
 from hookline.config import HooklineConfig
 from hookline.db import Database
+from hookline.management import endpoint_service
+from hookline.management.access import OPERATOR, Caller
 from hookline.repositories.ledger import NewEvent, store_event
-from hookline.runtime import build_reconciler
+from hookline.runtime import build_reconciler, reset_runtime
 from hookline.settings import get_settings
 from tests.support import operator
+from tests.support.console import ConsoleClient, text
 from tests.support.pipeline import Pipeline
 from tests.support.sinks import Sink
 
@@ -127,3 +131,42 @@ def test_a_late_costly_event_is_quarantined_and_the_reconciler_repairs_the_rest(
     # And B's event is delivered
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
     assert len(sink.requests("/b")) == 1
+
+
+def test_the_console_shows_a_quarantined_pair_and_retries_it_once_fixed(
+    pipeline: Pipeline, db: Database, sink: Sink, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    # Given tenant A's event over its filter budget (decision 0060), quarantined by the
+    # fan-out against A's filtered endpoint
+    monkeypatch.setenv("HOOKLINE_LOCAL_MODE", "1")
+    monkeypatch.setenv("HOOKLINE_LOCAL_KEY_FILE", str(tmp_path / "master.key"))
+    get_settings.cache_clear()
+    reset_runtime()
+    from functions.console.handler import lambda_handler
+
+    console = ConsoleClient(lambda_handler)
+    a = operator.add_tenant(db, HooklineConfig(), name="prober", group="standard")["id"]
+    endpoint = operator.add_endpoint(
+        db, get_settings(), tenant_id=a, url=sink.url("/a"),
+        content_filter={"payload": {"x": [{"prefix": f"p{i}"} for i in range(200)]}},
+    )  # fmt: skip
+    costly = publish(db, a, {"x": ["y"] * 5000})
+    pipeline.fanout()
+    # When the operator opens the quarantine page
+    page = text(console.get("/console/quarantine"))
+    # Then the pair is listed with the reason it failed
+    row = re.search(r'<tr class="pair">(.*?)</tr>', page, re.S)
+    assert row and costly in row.group(1) and endpoint["id"] in row.group(1)
+    assert '<td class="reason">content filter: EvaluationBudgetExceeded' in row.group(1)
+    # When the cause is fixed (the filter cleared: the endpoint takes every event) and the
+    # operator retries
+    endpoint_service.update_endpoint(
+        db, get_settings(), Caller("test-operator", OPERATOR), endpoint["id"],
+        {"clear_content_filter": True},
+    )  # fmt: skip
+    retried = text(console.post("/console/quarantine/retry", {"tenant_id": a}))
+    # Then the page says one was delivered, nothing is left, and the event is delivered
+    assert re.search(r'id="retried".*?<strong>1</strong> delivered', retried, re.S)
+    assert "Nothing is quarantined." in retried
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    assert len(sink.requests("/a")) == 1

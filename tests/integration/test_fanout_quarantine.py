@@ -5,6 +5,7 @@ tenant, fans out in the same run; an operator decides the pair again once the ca
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -15,11 +16,13 @@ from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.management import endpoint_service
 from hookline.repositories import quarantine
+from hookline.repositories import replay as replay_repo
 from hookline.repositories.deliveries import fan_out_batch
 from hookline.repositories.ledger import NewEvent, store_event
 from hookline.repositories.reconcile import create_missing_deliveries
 from hookline.settings import Settings
 from tests.support import operator
+from tests.support.management import as_tenant
 from tests.support.operator import OPERATOR
 
 pytestmark = pytest.mark.integration
@@ -193,3 +196,63 @@ def test_the_reconcilers_repair_quarantines_instead_of_failing(
     assert (ok, t["b_filtered"]) in pairs(db)
     held = quarantined(db)
     assert held[bomb, t["a_filtered"]]["stage"] == "reconcile"
+
+
+def test_the_api_and_cli_show_quarantined_pairs_in_scope_and_retry_them(
+    db: Database, settings: Settings, mgmt: Any, cli: Any
+) -> None:
+    # Given a pair quarantined by a failing pattern of tenant A, and tenant B's own event
+    t = two_tenants(db, settings)
+    with db.connection() as conn:
+        conn.execute(
+            "UPDATE endpoints SET content_filter = %s::jsonb WHERE id = %s",
+            ('{"payload": {"amount": [{"numeric": [">", "x"]}]}}', t["a_filtered"]),
+        )
+    event = publish(db, t["a"], "invoice.paid", {"amount": 500})
+    publish(db, t["b"], "invoice.paid", {"amount": 500})
+    with db.connection() as conn:
+        fan_out_batch(conn, limit=100, deadline=HOUR)
+    # When tenant A, tenant B and the operator list the quarantine
+    seen_by_a = as_tenant(mgmt, db, t["a"]).request("GET", "/v1/fanout-quarantine").json()
+    seen_by_b = as_tenant(mgmt, db, t["b"]).request("GET", "/v1/fanout-quarantine").json()
+    code, out, _ = cli("quarantine", "list")
+    # Then A sees its pair with the reason, B sees nothing of A's, the CLI shows the reason
+    [item] = seen_by_a["items"]
+    assert (item["event_id"], item["endpoint_id"]) == (event, t["a_filtered"])
+    assert item["reason"].startswith("content filter: ")
+    assert seen_by_b["items"] == []
+    assert code == 0 and event in out and "content filter" in out
+    # When tenant B retries, nothing of A's is touched
+    retried = as_tenant(mgmt, db, t["b"]).post("/v1/fanout-quarantine/retry", {})
+    assert retried.status == 200 and retried.json()["delivered"] == 0
+    # When the operator fixes the pattern and retries from the CLI
+    endpoint_service.update_endpoint(
+        db, settings, OPERATOR, t["a_filtered"], {"content_filter": BIG}
+    )
+    code, out, _ = cli("quarantine", "retry", "--tenant", t["a"])
+    # Then the pair is delivered and the quarantine is empty
+    assert code == 0 and re.search(r"^delivered\s+1$", out, re.MULTILINE)
+    assert (event, t["a_filtered"]) in pairs(db)
+    assert mgmt.request("GET", "/v1/fanout-quarantine").json()["items"] == []
+
+
+def test_replays_refanout_quarantines_and_its_dry_run_records_nothing(
+    db: Database, settings: Settings
+) -> None:
+    # Given A's event over its filter budget and B's event, their deliveries lost
+    t = two_tenants(db, settings)
+    bomb = costly(db, settings, t)
+    ok = publish(db, t["b"], "invoice.paid", {"amount": 500})
+    with db.connection() as conn:
+        conn.execute("UPDATE outbox SET fanned_out_at = now()")
+    # When a replay counts what it would re-create (its dry run)
+    with db.connection() as conn:
+        replay_repo.count_missing(conn, [bomb, ok], None)
+    # Then nothing is quarantined by counting
+    assert quarantined(db) == {}
+    # When it re-fans them out
+    with db.connection() as conn:
+        replay_repo.create_missing(conn, [bomb, ok], None, deadline=HOUR, hold=timedelta(seconds=0))
+    # Then B's delivery and A's plain one are re-created and A's costly pair quarantined
+    assert {(ok, t["b_filtered"]), (bomb, t["a_plain"])} <= pairs(db)
+    assert quarantined(db)[bomb, t["a_filtered"]]["stage"] == "replay"

@@ -357,6 +357,33 @@ def test_the_dev_front_takes_the_cli_with_the_printed_key_and_refuses_keyless_ca
     assert names == ["by-cli", "by-page"]
 
 
+def test_a_url_signing_provider_verifies_on_the_dev_front_without_public_url(dev_front, db):
+    # Given a Twilio source (Twilio signs the URL it posts to) with no public_url option
+    from twilio.request_validator import RequestValidator
+
+    from hookline.config import HooklineConfig
+    from tests.support import operator
+
+    token = "twilio-auth-token-0123456789"
+    tenant = operator.add_tenant(db, HooklineConfig(), name="voice", group="standard")
+    source = operator.add_source(db, tenant_id=tenant["id"], scheme="twilio", secrets=[token])
+    url = f"{dev_front.state.url}{source['path']}"
+    params = {"CallSid": "CA123", "From": "+15550100"}
+    # When Twilio posts to the front's URL, signed over that very URL
+    signature = RequestValidator(token).compute_signature(url, params)
+    answer = httpx.post(
+        url,
+        data=params,
+        headers={"X-Twilio-Signature": signature, "I-Twilio-Idempotency-Token": "idem-1"},
+    )
+    # Then the receiver rebuilt the URL from what the front forwarded (proto, host, no stage)
+    # and accepted it; a signature over the https URL API Gateway would show is refused here
+    assert answer.status_code == 200, answer.text
+    wrong = RequestValidator(token).compute_signature(url.replace("http:", "https:"), params)
+    refused = httpx.post(url, data=params, headers={"X-Twilio-Signature": wrong})
+    assert refused.status_code == 401
+
+
 def test_the_dev_fronts_console_takes_the_key_v1_takes(dev_front) -> None:
     # Given the dev stack's front, whose /v1 takes the operator key (decision 0030)
     url, key = dev_front.state.url, dev_front.environ["HOOKLINE_API_KEY"]

@@ -10,12 +10,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import jsonschema
 import pytest
 
 import hookline
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.fanout import FanoutOptions, run_fanout
+from hookline.operational.catalogue import BY_NAME
 from hookline.queues import DeliveryQueues
 from hookline.settings import Settings, get_settings
 from tests.support import operator
@@ -143,6 +145,9 @@ def test_410_disables_the_endpoint_and_tells_the_tenant(pipeline, db, sink):
     assert row["enabled"] is False and "410" in row["disabled_reason"]
     notice = json.loads(sink.requests("/ops")[0].body)
     assert notice["endpoint_id"] == gone["id"]
+    # with how to re-enable it, in the documented shape (decision 0068)
+    assert f"/v1/endpoints/{gone['id']}/enable" in notice["how_to_reenable"]
+    jsonschema.validate(notice, BY_NAME["endpoint.disabled"].schema)
     assert_signed(sink.requests("/ops"), [ops["secret"]])
     # And later events no longer go to it
     publish(db, t)

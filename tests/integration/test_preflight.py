@@ -35,10 +35,19 @@ class Account:
         self.unreserved = 1000
 
 
+# Alarms reach someone: without a destination preflight fails (test_alarm_destination_...).
+PAGED = {"infrastructure": {"alarm_email": "ops@example.com"}}
+
+
 @pytest.fixture
-def account(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Account]:
+def account(
+    moto_endpoint: str, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Account]:
     reset_moto(moto_endpoint)
     limits = Account()
+    paged = tmp_path_factory.mktemp("config") / "hookline.json"
+    paged.write_text(json.dumps(PAGED))
+    monkeypatch.setenv("HOOKLINE_CONFIG", str(paged))
 
     class Front(BaseHTTPRequestHandler):
         def _forward(self) -> None:
@@ -104,6 +113,8 @@ def test_a_new_account_with_50_concurrency_is_told_what_to_request(account):
     lam = checks["lambda reserved concurrency"]
     assert (lam["ok"], lam["needed"]) == (False, 25)
     assert "L-B99A9384" in lam["advice"] and "at least 125" in lam["advice"]
+    # and how to deploy now: without reserved concurrency until the quota is raised
+    assert "infrastructure.reserve_concurrency to false" in lam["advice"]
     # And the rest of an empty account fits
     assert all(c["ok"] for name, c in checks.items() if name != "lambda reserved concurrency")
 
@@ -176,7 +187,9 @@ def test_a_hosted_ui_domain_prefix_taken_by_another_pool_fails_the_console(
     assert prefix in domain["advice"] and "console.cognito_domain_prefix" in domain["advice"]
     # But a configured free prefix fits
     config = tmp_path / "hookline.json"
-    config.write_text(json.dumps({"console": {"cognito_domain_prefix": "acme-hookline-ops"}}))
+    config.write_text(
+        json.dumps({**PAGED, "console": {"cognito_domain_prefix": "acme-hookline-ops"}})
+    )
     code, checks = preflight("--config", str(config))
     assert code == 0 and checks["cognito hosted-ui domain"]["ok"]
     # And one with a word Cognito reserves is refused before asking
@@ -196,3 +209,66 @@ def test_on_an_update_the_stacks_own_hosted_ui_domain_fits(account, moto_endpoin
     # When preflight checks the same stack, then its domain counts as its own
     code, checks = preflight("--stack", "Hookline")
     assert code == 0 and checks["cognito hosted-ui domain"]["advice"] == "fits (this stack's own)"
+
+
+def test_a_fresh_account_deploys_without_reserved_concurrency(account, tmp_path):
+    # Given a fresh account: a concurrency quota of 10, which reserves nothing
+    account.concurrency = account.unreserved = 10
+    code, checks = preflight()
+    assert code == 1 and not checks["lambda reserved concurrency"]["ok"]
+    # When the configuration turns reserved concurrency off, as the advice says
+    config = tmp_path / "hookline.json"
+    config.write_text(json.dumps({"infrastructure": {**PAGED["infrastructure"],
+                                                     "reserve_concurrency": False}}))  # fmt: skip
+    code, checks = preflight("--config", str(config))
+    # Then the stack needs none and fits
+    assert (checks["lambda reserved concurrency"]["needed"], code) == (0, 0)
+
+
+def test_alarm_destination_is_required_and_an_external_topic_must_exist(
+    account, moto_endpoint, tmp_path
+):
+    account.concurrency = account.unreserved = 1000
+    config = tmp_path / "hookline.json"
+    # Given no alarm destination at all
+    config.write_text(json.dumps({}))
+    code, checks = preflight("--config", str(config))
+    # Then preflight fails: the alarms would reach nobody, and it names the settings
+    alarm = checks["alarm destination"]
+    assert code == 1 and not alarm["ok"]
+    assert "infrastructure.alarm_email" in alarm["advice"]
+    assert "infrastructure.alarm_topic_arn" in alarm["advice"]
+    # Given an SNS topic ARN that does not exist
+    missing = f"arn:aws:sns:{REGION}:123456789012:pager"
+    config.write_text(json.dumps({"infrastructure": {"alarm_topic_arn": missing}}))
+    code, checks = preflight("--config", str(config))
+    assert code == 1 and "cannot be read" in checks["alarm destination"]["advice"]
+    # Given one that exists
+    sns = boto3.client("sns", endpoint_url=moto_endpoint, region_name=REGION)
+    topic = sns.create_topic(Name="pager")["TopicArn"]
+    config.write_text(json.dumps({"infrastructure": {"alarm_topic_arn": topic}}))
+    code, checks = preflight("--config", str(config))
+    assert code == 0 and checks["alarm destination"]["advice"] == f"alarms go to {topic}"
+
+
+def test_a_region_without_a_service_the_stack_uses_fails(account, monkeypatch, tmp_path):
+    account.concurrency = account.unreserved = 1000
+    # Given the CLI pointed at ap-east-2, which has no RDS Proxy
+    monkeypatch.setenv("AWS_REGION", "ap-east-2")
+    _client.cache_clear()
+    code, checks = preflight()
+    # Then preflight fails before anything is deployed, and lists where it can go
+    region = checks["region ap-east-2"]
+    assert code == 1 and not region["ok"]
+    assert "eu-south-2" in region["advice"]
+    # And function URLs are refused where Lambda has none
+    monkeypatch.setenv("AWS_REGION", "ap-southeast-4")
+    _client.cache_clear()
+    config = tmp_path / "hookline.json"
+    config.write_text(json.dumps({"infrastructure": {**PAGED["infrastructure"],
+                                                     "ingress": "function_url"}}))  # fmt: skip
+    code, checks = preflight("--config", str(config))
+    assert code == 1 and "function_url" in checks["region ap-southeast-4"]["advice"]
+    # but the default front deploys there
+    code, checks = preflight()
+    assert checks["region ap-southeast-4"]["ok"]

@@ -201,7 +201,7 @@ def test_a_delivery_past_its_deadline_is_dead_with_the_reason(pipeline, db, sink
     # Given a delivery that failed once and waits an hour in Postgres for its retry
     sink.behave("/down", statuses=[503])
     t = tenant(db)
-    ep = endpoint(db, t, sink.url("/down"))
+    ep = endpoint(db, t, sink.url("/down"), event_types=["order.*"])
     publish(db, t)
     pipeline.fanout()
     pipeline.deliver_once()
@@ -218,6 +218,9 @@ def test_a_delivery_past_its_deadline_is_dead_with_the_reason(pipeline, db, sink
     assert report["findings"]["deliveries_by_state"]["dead"] == 1
     assert nothing_repaired(reconcile())
     assert len(sink.requests("/down")) == 1
+    # And the tenant's delivery.dead says so, once (decision 0068)
+    assert report["findings"]["operational"]["delivery_dead"] == 1
+    assert len(sql(db, "SELECT id FROM events WHERE type = 'delivery.dead'")) == 1
 
 
 def test_a_lost_delivery_is_recreated_only_for_endpoints_that_matched_when_the_event_came(
@@ -446,6 +449,9 @@ def test_dlq_depth_is_reported_per_group_and_alarms_as_unreconciled(pipeline, db
     assert values[(None, "Unreconciled")] == 1.0
     assert values[("standard", "DlqDepth")] == 1.0
     assert values[(None, "ReconcileLostMessages")] == 0.0
+    # the run's heartbeat, and partition upkeep without errors (their alarms, infra/alarms.py)
+    assert values[(None, "ReconcileHeartbeat")] == 1.0
+    assert values[(None, "RetentionErrors")] == 0.0
     # And the report row is stored
     [row] = sql(db, "SELECT unreconciled, findings FROM reconcile_runs")
     assert row["unreconciled"] == 1 and row["findings"]["dlq_depth"]["standard"] == 1
@@ -454,7 +460,7 @@ def test_dlq_depth_is_reported_per_group_and_alarms_as_unreconciled(pipeline, db
 def test_two_reconciles_at_once_do_not_double_repair(pipeline, db, database_url, sink):
     # Given 30 lost queue messages (5 of them past their deadline) and 10 late outbox rows
     t = tenant(db)
-    endpoint(db, t, sink.url("/race"))
+    endpoint(db, t, sink.url("/race"), event_types=["order.*"])
     for n in range(30):
         publish(db, t, n=n)
     pipeline.fanout()
@@ -494,6 +500,8 @@ def test_two_reconciles_at_once_do_not_double_repair(pipeline, db, database_url,
     assert total["lost_messages_requeued"] == 25
     assert total["late_outbox_fanned_out"] == 10
     assert total["enqueued"] == 35
+    # (and the five deaths were announced once, by one of them: decision 0068)
+    assert sum(r.findings["operational"]["delivery_dead"] for r in reports) == 5
     assert pipeline.queue_depth(pipeline.queues["standard"].url) == 35
     # And each delivery reaches the subscriber exactly once
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 35, "dead": 5}, timeout=40)

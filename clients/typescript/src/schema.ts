@@ -143,6 +143,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{endpoint_id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Health: state, success rate, p50/p99 latency, last success (hour, day) */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/endpoints/{endpoint_id}/health/thresholds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set when the endpoint counts as failing (null: the default) */
+        put: operations["putThresholds"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{endpoint_id}/preview": {
         parameters: {
             query?: never;
@@ -260,6 +294,40 @@ export interface paths {
         get: operations["getEvent"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fanout-quarantine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List fan-out pairs in quarantine */
+        get: operations["listFanoutQuarantine"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fanout-quarantine/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decide quarantined fan-out pairs again (audited) */
+        post: operations["retryFanoutQuarantine"];
         delete?: never;
         options?: never;
         head?: never;
@@ -472,6 +540,24 @@ export interface paths {
         post?: never;
         /** Erase a tenant's events, deliveries, secrets and archive (operators; erase=true) */
         delete: operations["eraseTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tenants/{tenant_id}/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who is told when the tenant's endpoints fail (e-mail, chat) */
+        get: operations["getNotifications"];
+        /** Opt in to e-mail and chat messages when the tenant's endpoints fail */
+        put: operations["putNotifications"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -949,6 +1035,28 @@ export interface components {
             reason?: string;
         };
         /**
+         * EndpointHealth
+         * @description An endpoint's state and its last hour and day.
+         */
+        EndpointHealth: {
+            /** Disabled Reason */
+            disabled_reason: string | null;
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Hourly */
+            hourly: components["schemas"]["HealthHour"][];
+            last_day: components["schemas"]["HealthPeriod"];
+            last_hour: components["schemas"]["HealthPeriod"];
+            /**
+             * State
+             * @description healthy, failing or disabled
+             */
+            state: string;
+            /** State Since */
+            state_since: string | null;
+            thresholds: components["schemas"]["Thresholds"];
+        };
+        /**
          * EndpointPage
          * @description Endpoints, newest first.
          */
@@ -1008,6 +1116,20 @@ export interface components {
             public_key?: string | null;
             /** Secret */
             secret: string | null;
+        };
+        /**
+         * EndpointThresholds
+         * @description An endpoint's thresholds in force.
+         */
+        EndpointThresholds: {
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Failing After Attempts */
+            failing_after_attempts?: number | null;
+            /** Failing Error Rate */
+            failing_error_rate?: number | null;
+            /** Failing Window Seconds */
+            failing_window_seconds?: number | null;
         };
         /**
          * EndpointUpdate
@@ -1242,6 +1364,51 @@ export interface components {
             } | null;
         };
         /**
+         * HealthHour
+         * @description Attempts and successes in one hour.
+         */
+        HealthHour: {
+            /** Attempts */
+            attempts: number;
+            /** Hour */
+            hour: string;
+            /** Successes */
+            successes: number;
+        };
+        /**
+         * HealthPeriod
+         * @description An endpoint's attempts over one period.
+         */
+        HealthPeriod: {
+            /** Attempts */
+            attempts: number;
+            /** Consecutive Failures */
+            consecutive_failures: number;
+            /** Last Success At */
+            last_success_at: string | null;
+            /** P50 Ms */
+            p50_ms: number | null;
+            /** P99 Ms */
+            p99_ms: number | null;
+            /**
+             * Success Rate
+             * @description successes / attempts; null without any
+             */
+            success_rate: number | null;
+            /** Successes */
+            successes: number;
+        };
+        /**
+         * Notifications
+         * @description A tenant's opt-in: e-mail addresses and a Slack-compatible incoming webhook URL.
+         */
+        Notifications: {
+            /** Chat Url */
+            chat_url?: string | null;
+            /** Emails */
+            emails?: string[];
+        };
+        /**
          * OAuth2ClientCredentials
          * @description OAuth2 client credentials (decision 0067): a token from `token_url` (fetched through
          *     the SSRF guard, the client authenticating with HTTP Basic) is sent as `Authorization:
@@ -1407,6 +1574,76 @@ export interface components {
             duplicate: boolean;
             /** Id */
             id: string;
+        };
+        /**
+         * QuarantinePage
+         * @description Quarantined pairs, by event then endpoint id.
+         */
+        QuarantinePage: {
+            /** Items */
+            items: components["schemas"]["QuarantinedPair"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /**
+         * QuarantineRetried
+         * @description What a retry decided: deliveries made, pairs released without one (the pattern does
+         *     not match, or the endpoint no longer takes the event), and those still failing.
+         */
+        QuarantineRetried: {
+            /** Delivered */
+            delivered: number;
+            /** Released */
+            released: number;
+            /** Still Failing */
+            still_failing: components["schemas"]["StillFailing"][];
+        };
+        /**
+         * QuarantineRetry
+         * @description Which quarantined pairs to decide again: a tenant's (an operator may name one; none:
+         *     every tenant's), only these events' when given, at most `limit`.
+         */
+        QuarantineRetry: {
+            /** Event Ids */
+            event_ids?: string[] | null;
+            /**
+             * Limit
+             * @default 100
+             */
+            limit?: number;
+            /** Tenant Id */
+            tenant_id?: string | null;
+        };
+        /**
+         * QuarantinedPair
+         * @description An (event, endpoint) pair whose matching raised: undecided until retried.
+         */
+        QuarantinedPair: {
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Event Id */
+            event_id: string;
+            /** Failures */
+            failures: number;
+            /**
+             * Last Failed At
+             * Format: date-time
+             */
+            last_failed_at: string;
+            /**
+             * Quarantined At
+             * Format: date-time
+             */
+            quarantined_at: string;
+            /** Reason */
+            reason: string;
+            /**
+             * Stage
+             * @description what found it: fanout, reconcile, replay or retry
+             */
+            stage: string;
+            /** Tenant Id */
+            tenant_id: string;
         };
         /**
          * Replay
@@ -1876,6 +2113,18 @@ export interface components {
             outbox_pending: number;
         };
         /**
+         * StillFailing
+         * @description A pair that failed again, with the new reason.
+         */
+        StillFailing: {
+            /** Endpoint Id */
+            endpoint_id: string;
+            /** Event Id */
+            event_id: string;
+            /** Reason */
+            reason: string;
+        };
+        /**
          * Tenant
          * @description A tenant.
          */
@@ -1925,6 +2174,18 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * TenantNotifications
+         * @description A tenant's notification targets.
+         */
+        TenantNotifications: {
+            /** Chat Url */
+            chat_url?: string | null;
+            /** Emails */
+            emails?: string[];
+            /** Tenant Id */
+            tenant_id: string;
+        };
+        /**
          * TenantPage
          * @description Tenants, newest first.
          */
@@ -1958,6 +2219,19 @@ export interface components {
             delivery_id: string;
             /** Event Id */
             event_id: string;
+        };
+        /**
+         * Thresholds
+         * @description When an endpoint counts as failing: N consecutive failed attempts, or an error rate
+         *     over a window (with enough attempts in it).
+         */
+        Thresholds: {
+            /** Failing After Attempts */
+            failing_after_attempts?: number | null;
+            /** Failing Error Rate */
+            failing_error_rate?: number | null;
+            /** Failing Window Seconds */
+            failing_window_seconds?: number | null;
         };
         /**
          * TlsShown
@@ -2861,6 +3135,162 @@ export interface operations {
             };
         };
     };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointHealth"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putThresholds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Thresholds"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointThresholds"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     previewEndpoint: {
         parameters: {
             query?: never;
@@ -3690,6 +4120,164 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listFanoutQuarantine: {
+        parameters: {
+            query?: {
+                tenant_id?: string | null;
+                /** @description next_cursor of a page */
+                cursor?: string | null;
+                /** @description page size */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuarantinePage"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryFanoutQuarantine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuarantineRetry"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuarantineRetried"];
                 };
             };
             /** @description Bad request */
@@ -5207,6 +5795,162 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TenantErased"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantNotifications"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or not visible to this caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body must be JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database or key service unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Notifications"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantNotifications"];
                 };
             };
             /** @description Bad request */

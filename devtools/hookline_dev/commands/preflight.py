@@ -1,7 +1,8 @@
 """`hookline preflight`: will `cdk deploy` fit this account? Run it before deploying.
 
 It reads, with the usual credential chain (boto3), what the stack's configuration needs and
-what the account has left — Lambda concurrency (reserved concurrency must leave 100
+what the account has left — the region (does it have every service the stack uses?), the
+alarm destination (is anyone told?), Lambda concurrency (reserved concurrency must leave 100
 unreserved), Elastic IPs for the NAT gateways, a VPC, a database instance, the console's
 Cognito hosted-UI domain prefix (unique in the region across every account) — and prints what
 to change or which quota to request. Exit 1 when the deploy would fail.
@@ -17,7 +18,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from hookline.config import HooklineConfig, load_config
+from hookline.config import HooklineConfig, load_config, supported_regions
 from hookline_dev.terminal import Outcome
 
 if TYPE_CHECKING:
@@ -48,10 +49,16 @@ class Check:
 def reserved_concurrency(config: HooklineConfig) -> int:
     """Reserved concurrency the stack sets: each deliver function its group's cap, fan-out
     its reservation, reconcile and migrate one each, and behind function URLs the receiver
-    its throttle (infra/components)."""
+    and the console their throttles (infra/components); none with `reserve_concurrency:
+    false`."""
     infra = config.infrastructure
+    if not infra.reserve_concurrency:
+        return 0
     deliver = sum(g.max_concurrency for g in config.tenant_groups)
-    receiver = infra.receiver_reserved_concurrency if infra.ingress == "function_url" else 0
+    urls = infra.ingress == "function_url"
+    receiver = (
+        infra.receiver_reserved_concurrency + infra.console_reserved_concurrency if urls else 0
+    )
     return deliver + infra.fanout_reserved_concurrency + 2 + receiver
 
 
@@ -63,16 +70,25 @@ def check_lambda(lambda_: Any, config: HooklineConfig, stack: str) -> Check:
     unreserved = int(limits["UnreservedConcurrentExecutions"])
     own = _own_reservations(lambda_, stack)
     available = unreserved + own - LAMBDA_MIN_UNRESERVED
-    ok = available >= needed
+    # Nothing reserved: Lambda's unreserved minimum does not apply.
+    ok = needed == 0 or available >= needed
     advice = (
-        "fits"
+        (
+            "fits"
+            if needed
+            else f"nothing reserved: the tenant groups share the account's {total} without a "
+            "guaranteed share (set infrastructure.reserve_concurrency back to true once the "
+            "quota is raised)"
+        )
         if ok
         else f"the account's Lambda concurrency is {total} with {total - unreserved - own} "
         f"reserved by others; the stack reserves {needed} and Lambda keeps "
         f"{LAMBDA_MIN_UNRESERVED} unreserved: request a 'Concurrent executions' quota "
         f"(Service Quotas, Lambda, L-B99A9384) of at least "
-        f"{total + needed - available}, or lower tenant_groups[].max_concurrency and "
-        f"infrastructure.fanout_reserved_concurrency"
+        f"{total + needed - available}; to deploy now, set infrastructure.reserve_concurrency "
+        f"to false (each tenant group stays capped by its queue's MaximumConcurrency, without "
+        f"a guaranteed share; docs/operations.md, 'Concurrency') and set it back to true once "
+        f"the quota is raised"
     )
     return Check("lambda reserved concurrency", needed, available, ok, advice)
 
@@ -162,11 +178,67 @@ def check_cognito_domain(cognito: Any, account: str, config: HooklineConfig, sta
     return Check("cognito hosted-ui domain", 1, 1 if ok else 0, ok, advice)
 
 
-def preflight(clients: Any, config: HooklineConfig, stack: str) -> list[Check]:
+def check_region(region: str, config: HooklineConfig) -> Check:
+    """The region has every service the stack uses (`hookline.config.supported_regions`; the
+    template's own rule refuses the others before CloudFormation creates anything)."""
+    regions = supported_regions(config)
+    ok = region in regions
+    why = (
+        " with infrastructure.ingress function_url"
+        if config.infrastructure.ingress == ("function_url")
+        else ""
+    )
+    advice = (
+        "supported"
+        if ok
+        else f"{region} lacks a service the stack uses{why}: deploy to one of "
+        f"{', '.join(regions)} (docs/operations.md, 'Regions')"
+    )
+    return Check(f"region {region}", 1, 1 if ok else 0, ok, advice)
+
+
+def check_alarm_destination(sns: Any, config: HooklineConfig) -> Check:
+    """Someone is told: an alarm e-mail, an existing topic this account can publish to, or a
+    chat webhook. Without one the alarms fire into a topic nobody reads."""
+    infra = config.infrastructure
+    destinations = [
+        d for d in (infra.alarm_email, infra.alarm_topic_arn, infra.alarm_chat_webhook_url) if d
+    ]
+    if infra.alarm_topic_arn:
+        try:
+            sns.get_topic_attributes(TopicArn=infra.alarm_topic_arn)
+        except Exception:  # missing, another region, or not ours to read
+            return Check(
+                "alarm destination", 1, 0, False,
+                f"infrastructure.alarm_topic_arn {infra.alarm_topic_arn} cannot be read from "
+                "this account and region: create it, or fix the ARN",
+            )  # fmt: skip
+    if infra.alarm_chat_webhook_url and not infra.alarm_chat_webhook_url.startswith("https://"):
+        return Check(
+            "alarm destination", 1, 0, False,
+            "infrastructure.alarm_chat_webhook_url must be an https:// URL",
+        )  # fmt: skip
+    ok = bool(destinations)
+    advice = (
+        "alarms go to " + ", ".join(destinations)
+        if ok
+        else "no alarm reaches anyone: set infrastructure.alarm_email (confirm the e-mail SNS "
+        "sends), infrastructure.alarm_topic_arn (an existing SNS topic) or "
+        "infrastructure.alarm_chat_webhook_url"
+    )
+    return Check("alarm destination", 1, len(destinations), ok, advice)
+
+
+def preflight(
+    clients: Any, config: HooklineConfig, stack: str, region: str | None = None
+) -> list[Check]:
     """Every check; `clients(service)` returns a boto3 client."""
     ec2 = clients("ec2")
     account = str(clients("sts").get_caller_identity()["Account"])
+    region = region or str(ec2.meta.region_name)
     return [
+        check_region(region, config),
+        check_alarm_destination(clients("sns"), config),
         check_lambda(clients("lambda"), config, stack),
         check_elastic_ips(ec2, config, stack),
         check_vpcs(ec2, clients("service-quotas"), stack),

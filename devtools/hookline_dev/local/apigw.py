@@ -28,8 +28,11 @@ def build_rest_event(
     base64_body: bool = True,
     identity_arn: str | None = None,
     stage: str = "local",
+    stage_in_path: bool = True,
 ) -> dict[str, Any]:
-    """An API Gateway REST proxy event for one request."""
+    """An API Gateway REST proxy event for one request. `stage_in_path`: the request
+    context's path starts with the stage, as on the API's execute-api URL; without it, as on
+    a custom domain (and the local front) the path is the one the caller used."""
     pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
     single: dict[str, str] = {}
     multi: dict[str, list[str]] = {}
@@ -52,7 +55,7 @@ def build_rest_event(
         "requestContext": {
             "resourcePath": resource,
             "httpMethod": method.upper(),
-            "path": f"/{stage}{path}",
+            "path": f"/{stage}{path}" if stage_in_path else path,
             "stage": stage,
             "requestId": str(uuid.uuid4()),
             "requestTimeEpoch": int(now * 1000),

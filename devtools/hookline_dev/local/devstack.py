@@ -57,6 +57,7 @@ from hookline_dev.local.emulator import MotoProcess, wait_until_answering
 from hookline_dev.local.front import LocalFront
 from hookline_dev.local.handlers import context_factory, load_handlers
 from hookline_dev.local.listener import FanoutListener
+from hookline_dev.local.notify_sender import ensure_notify_sender
 from hookline_dev.local.poller import SqsEventSource
 from hookline_dev.local.powertools import isolate_resolver_state, serialize_metrics
 from hookline_dev.local.queues import GroupQueues, ensure_queues
@@ -77,7 +78,7 @@ LOCK_WAIT_SECONDS = 5.0
 # operator key is what the CLI sends to the front's /v1 (decision 0030).
 SHARED_ENV = (
     "HOOKLINE_LOCAL_KEY_FILE", "HOOKLINE_KMS_KEY_ID", "HOOKLINE_SQS_FAIR_QUEUES",
-    "HOOKLINE_API_KEY", "HOOKLINE_ARCHIVE_BUCKET",
+    "HOOKLINE_API_KEY", "HOOKLINE_ARCHIVE_BUCKET", "HOOKLINE_NOTIFY_FROM",
 )  # fmt: skip
 
 
@@ -151,6 +152,7 @@ class DevStack:
         aws_endpoint, emulator = self._aws()
         configure_environment(self.environ, self.state_dir, database_url, aws_endpoint, emulator)
         ensure_archive_bucket(self.environ, aws_endpoint)  # retention archives here too
+        ensure_notify_sender(self.environ, aws_endpoint)  # operational e-mail (decision 0068)
         # Many invocations share this process: make Powertools' per-process state per thread.
         serialize_metrics()
         self.isolated = isolate_resolver_state()

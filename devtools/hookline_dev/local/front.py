@@ -13,6 +13,11 @@ Where AWS asks `/v1` callers for SigV4, the front screens `/v1` requests itself
 (`hookline_dev.local.guard`: its own Host, no foreign Origin, JSON bodies, a key unless
 same-origin), so a web page cannot drive the stack (decision 0030).
 
+Like API Gateway, the front tells the function how the request arrived: `X-Forwarded-Proto`,
+`X-Forwarded-Port` and `X-Forwarded-For` (a tunnel's own, such as ngrok's `https`, are kept),
+the `Host` the caller used, and a request path without a stage, since the front has none. So
+providers that sign the URL (Twilio, ...) verify on `hookline dev` without a `public_url`.
+
 `GET /_hookline/health` is the front's own (not the receiver's): the dev stack's liveness.
 
 The server is the standard library's `ThreadingHTTPServer` (a thread per connection, HTTP/1.1
@@ -163,13 +168,14 @@ class LocalFront:
             except Refused as refused:
                 kind = "ForbiddenException" if refused.status == 403 else None
                 return _api_gateway_error(refused.status, refused.message, kind)
+        headers = forwarded(headers, self.port)
         if resource in ("/in/{source_id}", "/v1/{proxy+}") and self.ingress != "rest":
             function_url = self.ingress == "function_url"
             event = build_http_event(
                 method, path, headers, body, query=query, function_url=function_url
             )
         else:
-            event = build_rest_event(method, path, headers, body, query=query)
+            event = build_rest_event(method, path, headers, body, query=query, stage_in_path=False)
         context = LocalContext(
             function_name=FUNCTION_NAMES[resource], timeout_seconds=self.timeout_seconds
         )
@@ -309,6 +315,21 @@ def _no_route(event: dict[str, Any], context: Any) -> dict[str, Any]:
 def _method_allowed(resource: str, method: str) -> bool:
     allowed = ROUTES[resource]
     return allowed is None or method.upper() in allowed
+
+
+def forwarded(headers: list[tuple[str, str]], port: int) -> list[tuple[str, str]]:
+    """`headers` with what API Gateway adds: X-Forwarded-Proto (`http`: the front's own
+    scheme), X-Forwarded-Port and X-Forwarded-For (the caller, appended). A tunnel in front of
+    the front (ngrok, cloudflared) has set its own proto and port: those are kept."""
+    names = {name.lower() for name, _ in headers}
+    out = [(n, v) for n, v in headers if n.lower() != "x-forwarded-for"]
+    chain = [v for n, v in headers if n.lower() == "x-forwarded-for"]
+    if "x-forwarded-proto" not in names:
+        out.append(("X-Forwarded-Proto", "http"))
+    if "x-forwarded-port" not in names:
+        out.append(("X-Forwarded-Port", str(port)))
+    out.append(("X-Forwarded-For", ", ".join([*chain, "127.0.0.1"])))
+    return out
 
 
 def _proxy_response(response: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:

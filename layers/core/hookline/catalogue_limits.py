@@ -175,3 +175,28 @@ def screen_json_text(text: str, limits: CatalogueLimits) -> None:
             limit="body_max_depth",
             where="body",
         )
+
+
+def screen_received_body(body: bytes, max_depth: int) -> None:
+    """Refuse a received body that JSON parsing would nest deeper than `max_depth` (the publish
+    limit, `payload_max_depth`), whatever the scheme, so that nothing stored can stall what
+    later parses it (fan-out's matching, transformers, the console; decision 0059). Only a body
+    that starts like JSON (`[` or `{`) and is UTF-8 is read: any other is never parsed as JSON.
+    Linear in the body, as `screen_json_text`."""
+    start = body.lstrip()[:1]
+    if start not in (b"[", b"{"):
+        return
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    brackets = _NOT_BRACKET.sub("", _STRING.sub('""', text))
+    if brackets.count("[") + brackets.count("{") <= max_depth:
+        return
+    if max(accumulate(map(_STEP.__getitem__, brackets.encode()))) > max_depth:
+        raise LimitExceeded(
+            f"body nests deeper than {max_depth} levels (limit payload_max_depth); "
+            "nothing was stored",
+            limit="payload_max_depth",
+            where="body",
+        )

@@ -19,6 +19,31 @@ DEFAULT_RESOURCE_PREFIX = "hookline"
 INGRESSES = ("rest", "http", "function_url")
 
 
+# Regions with every resource type the AWS stack uses (decision 0062): cfn-lint's region
+# schemas hold every synthesized template to this list (tests/infra). Left out: ap-east-2 (no
+# RDS Proxy), ca-west-1 (no db.t4g instances), China, GovCloud and the isolated partitions
+# (untested). Lambda function URLs (`ingress: function_url`) are missing in a few more.
+SUPPORTED_REGIONS: tuple[str, ...] = (
+    "af-south-1", "ap-east-1", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
+    "ap-south-1", "ap-south-2", "ap-southeast-1", "ap-southeast-2", "ap-southeast-3",
+    "ap-southeast-4", "ap-southeast-5", "ap-southeast-6", "ap-southeast-7", "ca-central-1",
+    "eu-central-1", "eu-central-2", "eu-north-1", "eu-south-1", "eu-south-2", "eu-west-1",
+    "eu-west-2", "eu-west-3", "il-central-1", "me-central-1", "me-south-1", "mx-central-1",
+    "sa-east-1", "us-east-1", "us-east-2", "us-west-1", "us-west-2",
+)  # fmt: skip
+NO_FUNCTION_URLS: tuple[str, ...] = (
+    "ap-south-2", "ap-southeast-4", "ap-southeast-5", "ap-southeast-6", "ap-southeast-7",
+    "eu-central-2", "il-central-1", "me-central-1", "mx-central-1",
+)  # fmt: skip
+
+
+def supported_regions(config: HooklineConfig) -> tuple[str, ...]:
+    """Where a stack with this configuration deploys."""
+    if config.infrastructure.ingress == "function_url":
+        return tuple(r for r in SUPPORTED_REGIONS if r not in NO_FUNCTION_URLS)
+    return SUPPORTED_REGIONS
+
+
 @dataclass(frozen=True)
 class TenantGroup:
     """An isolation class: its own queue, DLQ, deliver function and concurrency cap."""
@@ -62,23 +87,33 @@ class Infrastructure:
     """Sizes, switches and alarm thresholds of the AWS stack (read by the CDK app in infra/)."""
 
     nat_gateways: int = 2  # one per AZ; their Elastic IPs are the static delivery source addresses
+    # Existing Elastic IP allocations (eipalloc-...) for the NAT gateways, one per gateway, so
+    # the allowlisted addresses outlive any stack; empty: the stack allocates (and retains) them.
+    nat_eip_allocation_ids: tuple[str, ...] = ()
     deletion_protection: bool = True  # RDS deletion protection and snapshot-on-delete
     python_version: str = "3.12"  # Lambda runtime and the layer's wheels (--python-version)
-    db_engine_version: str = "16.13"  # PostgreSQL 16; minor upgrades apply automatically
+    # The major version only: RDS picks its current minor and upgrades it automatically, so a
+    # fresh deploy never names a retired minor (decision 0062).
+    db_engine_version: str = "16"
     db_instance_type: str = "t4g.small"
     db_allocated_storage_gb: int = 20
     db_max_allocated_storage_gb: int = 100
     db_multi_az: bool = False
     db_backup_retention_days: int = 7
-    db_secret_rotation_days: int = 30
+    # UTC windows ("hh24:mi-hh24:mi", "ddd:hh24:mi-ddd:hh24:mi"); None: RDS picks them.
+    db_backup_window: str | None = None
+    db_maintenance_window: str | None = None
     ingress: str = "rest"  # one of INGRESSES
     # With `function_url` the receiver's reserved concurrency is its only throttle.
     receiver_reserved_concurrency: int = 50
+    console_reserved_concurrency: int = 10  # likewise the console's public function URL
     waf_enabled: bool = True  # the REST API's web ACL (the other fronts take no WAF)
     waf_rate_limit_per_5min: int = 10_000  # per source IP, for everything but /in/
     # /in/: per source IP *and* source path — a large provider sends from a few addresses,
     # to one path per source; 100,000 per 5 minutes is ~330 requests/s per address and source.
     waf_inbound_rate_limit_per_5min: int = 100_000
+    # /in/ per source IP across every source (made-up source ids cycle past the rule above).
+    waf_inbound_ip_rate_limit_per_5min: int = 500_000
     api_throttle_rate_per_second: int = 1_000
     api_throttle_burst: int = 2_000
     receiver_memory_mb: int = 256
@@ -92,11 +127,38 @@ class Infrastructure:
     replay_timeout_seconds: int = 300
     migrate_timeout_seconds: int = 300
     fanout_reserved_concurrency: int = 5  # nudges beyond this coalesce instead of piling up
+    # Reserved concurrency guarantees each tenant group its capacity; a fresh account (a
+    # concurrency quota of 10) cannot reserve any: false deploys without it, each group still
+    # capped by its event source's MaximumConcurrency (docs/operations.md, "Concurrency").
+    reserve_concurrency: bool = True
     xray_sampling_rate: float = 0.01  # fixed rate after a 1 request/s reservoir
-    alarm_email: str | None = None  # subscribed to the alarm topic when set
+    # Where alarms go (at least one, or nobody is told; `hookline preflight` says so): an
+    # e-mail subscribed to the stack's topic, an existing SNS topic (of PagerDuty, Opsgenie,
+    # AWS Chatbot...) that every alarm also notifies, and/or a chat incoming-webhook URL
+    # (Slack, Teams, Chime, Mattermost) posted to by a small subscriber function.
+    alarm_email: str | None = None
+    alarm_topic_arn: str | None = None
+    alarm_chat_webhook_url: str | None = None
     alarm_oldest_message_age_seconds: int = 900
     alarm_fanout_lag_seconds: int = 300
     alarm_receiver_5xx_per_5min: int = 5
+    # A source whose requests are rejected (401/403/404) this often in 5 minutes: a rotated
+    # provider secret, a changed URL, or a blocked caller.
+    alarm_rejections_per_source_per_5min: int = 20
+    alarm_waf_blocked_per_5min: int = 100
+    alarm_function_errors_per_5min: int = 1
+    alarm_db_free_storage_percent: int = 10  # of db_max_allocated_storage_gb
+    alarm_db_cpu_percent: int = 80
+    alarm_db_connections: int = 150  # instance connections (t4g.small allows ~190)
+    alarm_proxy_client_connections: int = 500
+    # Operational events' messages (docs/decisions/0068), set on the reconcile function: the
+    # verified SES identity they come from (none: no e-mail), the operator tenant that gets a
+    # copy of every tenant's operational events, the operator's addresses (comma-separated)
+    # and chat webhook. The reconcile role may send as `notify_from` only.
+    notify_from: str | None = None
+    operator_tenant: str | None = None
+    operator_emails: str = ""
+    operator_chat_url: str | None = None
 
 
 MFA_CHOICES = ("required", "optional")
@@ -183,7 +245,10 @@ class HooklineConfig:
         """Build from a parsed JSON document; unspecified fields keep their defaults."""
         groups = tuple(TenantGroup(**g) for g in data.get("tenant_groups", []))
         schedules = Schedules(**data.get("schedules", {}))
-        infrastructure = Infrastructure(**data.get("infrastructure", {}))
+        infra_data = dict(data.get("infrastructure", {}))
+        if "nat_eip_allocation_ids" in infra_data:
+            infra_data["nat_eip_allocation_ids"] = tuple(infra_data["nat_eip_allocation_ids"])
+        infrastructure = Infrastructure(**infra_data)
         nested = ("tenant_groups", "schedules", "infrastructure", "console")
         rest = {k: v for k, v in data.items() if k not in nested}
         rest["console"] = Console(**data.get("console", {}))
@@ -204,6 +269,11 @@ class HooklineConfig:
         for name in ("ledger_retention_days", "dedupe_retention_days", "restore_hold_days"):
             if getattr(config, name) <= 0:
                 raise ValueError(f"{name} must be at least 1 day, not {getattr(config, name)}")
+        if not config.infrastructure.db_engine_version.isdigit():
+            raise ValueError(
+                'infrastructure.db_engine_version must be a major version such as "16": RDS '
+                "retires minor versions, and a template naming one fails to deploy then"
+            )
         if config.reconcile_repair_max_pages < 1:
             raise ValueError("reconcile_repair_max_pages must be at least 1")
         return config

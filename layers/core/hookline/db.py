@@ -80,11 +80,14 @@ class SecretCredentials:
         read_secret: Callable[[], str],
         *,
         host: str | None = None,
+        dbname: str = "postgres",
         sslmode: str = "require",
         proxied: bool = False,
     ) -> None:
         self._read = read_secret
         self._host = host
+        # An RDS-managed secret holds the user and password only (decision 0062).
+        self._dbname = dbname
         self._sslmode = sslmode
         self.proxied = proxied
         self._lock = threading.Lock()
@@ -111,7 +114,7 @@ class SecretCredentials:
         return (
             f"postgresql://{quote(secret['username'], safe='')}:"
             f"{quote(secret['password'], safe='')}@{host}:{secret.get('port', 5432)}/"
-            f"{secret.get('dbname', 'postgres')}?sslmode={self._sslmode}"
+            f"{secret.get('dbname', self._dbname)}?sslmode={self._sslmode}"
         )
 
 
@@ -286,6 +289,7 @@ def credentials_for(settings: Settings) -> Credentials:
     return SecretCredentials(
         read_secret,
         host=settings.database_host,
+        dbname=settings.database_name,
         sslmode=settings.database_sslmode,
         proxied=settings.database_proxied,
     )

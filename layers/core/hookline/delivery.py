@@ -96,6 +96,7 @@ class AttemptResult:
     error: str | None
     retry_after: float | None
     final: bool = False  # the delivery fails now, whatever the status says (e.g. a transform)
+    headers: dict[str, str] | None = None  # the response's, bounded (response_headers)
 
 
 @dataclass(frozen=True)
@@ -127,10 +128,15 @@ class Deliverer:
         clock: Callable[[], datetime] = utcnow,
         destinations: AwsSenders | None = None,
         endpoint_auth: EndpointAuth | None = None,
+        public_http: httpx.Client | None = None,
     ) -> None:
-        """`settings` go to the operational events it publishes (`endpoint.disabled`)."""
+        """`settings` go to the operational events it publishes (`endpoint.disabled`).
+        `public_http` connects to public addresses only, for the endpoints that must not
+        reach a private one whatever the deployment allows (decision 0059); None: `http`
+        already refuses them."""
         self.endpoint_auth = endpoint_auth or endpoint_auth_for(http, settings, options)
         self.destinations = destinations
+        self.public_http = public_http if public_http is not None else http
         self.settings = settings
         self.db = db
         self.queues = queues
@@ -250,10 +256,13 @@ class Deliverer:
         excerpt: str | None = None
         error: str | None = None
         retry_after: float | None = None
+        answered: dict[str, str] | None = None
         total = self.options.timeout_seconds
         try:
             headers = self._headers(job, secrets, timestamp, payload, content_type)
             client = self.endpoint_auth.client(job.endpoint_id, credentials)
+            if job.public_only and client is self.http:
+                client = self.public_http  # public addresses only, at connect time (0059)
             rejected: str | None = None
             while True:  # twice at most: a 401 to an OAuth2 token fetches a new one, once
                 sent = self.endpoint_auth.authorize(job.endpoint_id, credentials, headers, rejected)
@@ -269,6 +278,7 @@ class Deliverer:
                     if status == 401 and rejected is None and credentials.oauth2 is not None:
                         rejected = sent["authorization"]
                         continue
+                    answered = response_headers(response.headers)
                     retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
                     excerpt = self._read_excerpt(response, began + total)
                 break
@@ -292,7 +302,9 @@ class Deliverer:
                 extra={"delivery": job.id, "endpoint": job.endpoint_id, "error": error},
             )
         duration_ms = int((time.monotonic() - began) * 1000)
-        return AttemptResult(started_at, duration_ms, status, excerpt, error, retry_after)
+        return AttemptResult(
+            started_at, duration_ms, status, excerpt, error, retry_after, headers=answered
+        )
 
     @staticmethod
     def _headers(
@@ -366,8 +378,9 @@ class Deliverer:
         requeue_at: datetime | None = None
         seq: int | None = None
         recorded = AttemptRecord(
-            attempt.started_at, attempt.duration_ms, attempt.status, attempt.excerpt, attempt.error
-        )
+            attempt.started_at, attempt.duration_ms, attempt.status, attempt.excerpt,
+            attempt.error, attempt.headers,
+        )  # fmt: skip
         if outcome == Outcome.DELIVERED:
             if delivered is not None:
                 delivered(job, recorded)
@@ -429,8 +442,12 @@ class Deliverer:
             conn,
             tenant_id=job.tenant_id,
             type="endpoint.disabled",
-            payload={"endpoint_id": job.endpoint_id, "url": disabled["url"], "reason": reason,
-                     "disabled_at": self.clock().isoformat()},
+            payload={"endpoint_id": job.endpoint_id, "tenant_id": job.tenant_id,
+                     "url": disabled["url"], "reason": reason,
+                     "disabled_at": self.clock().isoformat(),
+                     "how_to_reenable": f"POST /v1/endpoints/{job.endpoint_id}/enable, or "
+                                        "Enable on the endpoint's page in the portal or "
+                                        "console"},
             settings=self.settings,
             idempotency_key=f"endpoint.disabled:{job.endpoint_id}:{job.id}",
         )  # fmt: skip
@@ -448,6 +465,24 @@ def outgoing_body(job: Job) -> tuple[bytes, str]:
     document = event_document(job.event_type, job.tenant_id, job.source_id, job.payload)
     rendered = render(job.input_transformer, document)
     return rendered.body, rendered.content_type
+
+
+# Response headers kept per attempt (the delivery page shows them): bounded in number and
+# size; a Set-Cookie value (the endpoint's session) is withheld.
+MAX_RESPONSE_HEADERS, MAX_HEADER_NAME, MAX_HEADER_VALUE = 32, 64, 256
+
+
+def response_headers(headers: httpx.Headers) -> dict[str, str]:
+    """An answer's headers as stored: the first MAX_RESPONSE_HEADERS names, each cut."""
+    kept: dict[str, str] = {}
+    for name, value in headers.multi_items():
+        key = storable_text(name.lower(), MAX_HEADER_NAME)
+        if key in kept:
+            continue
+        if len(kept) >= MAX_RESPONSE_HEADERS:
+            break
+        kept[key] = "•••" if key == "set-cookie" else storable_text(value, MAX_HEADER_VALUE)
+    return kept
 
 
 def _error_class(err: httpx.HTTPError) -> str:

@@ -14,6 +14,7 @@ from hookline.catalogue_limits import (
     CatalogueLimits,
     check_json_shape,
     check_payload_size,
+    screen_received_body,
 )
 from hookline.db import Connection, Database
 from hookline.errors import (
@@ -82,11 +83,13 @@ def receive_inbound(
     query: Mapping[str, str] | None = None,
     url: str | None = None,
     http: Any = None,
+    max_depth: int = DEFAULT_LIMITS.payload_max_depth,
 ) -> Accepted | Handshook:
     """Answer a provider's handshake, or verify its request against its source and store it
     once. `url` is the URL the request reached; a source's `public_url` option replaces it
     (the URL the provider was given, which is what URL-signing providers sign). `http` is the
-    SSRF-guarded client a scheme may need (SNS: its certificates and confirmations).
+    SSRF-guarded client a scheme may need (SNS: its certificates and confirmations). A verified
+    body that would parse deeper than `max_depth` is refused, for every scheme (decision 0059).
 
     Raises NotFound (unknown or disabled source), PayloadTooLarge, MethodNotAllowed (a GET
     that is not the source's handshake), UnsupportedMediaType, VerificationFailed,
@@ -111,6 +114,8 @@ def receive_inbound(
             if adopt is not None and not adopt_handshake_secret(conn, source.id, adopt):
                 raise HandshakeRefused("this source already took its secret by handshake")
             verified = None if answer else verifier.verify(hdrs, body, context)
+            if verified is not None:
+                screen_received_body(body, max_depth)
         except REJECTIONS as err:
             record_rejection(conn, source.id, type(err).__name__)
             raise

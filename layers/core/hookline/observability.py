@@ -17,7 +17,9 @@ from typing import Any, TypeVar, overload
 from aws_lambda_powertools import Logger, Metrics
 
 SERVICE = "hookline"
-NAMESPACE = "Hookline"
+# The stack sets its own namespace (its name), so two stacks in one account never share a
+# metric or an alarm; "Hookline" locally.
+NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Hookline"
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 

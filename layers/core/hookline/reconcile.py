@@ -19,6 +19,7 @@ A run, in order:
 5. provider catch-up (Stripe events, GitHub redeliveries) for sources that enable it;
 5b. replays: a lost continuation is invoked again, a dead runner's replay marked failed
     (`hookline.replay.sweep`, passed in as `sweep_replays`);
+5c. the operational monitor, when wired (`hookline.operational.monitor`, decision 0068);
 6. the ordinary fan-out and enqueue, which sends everything repaired;
 6b. day partitions ahead, archive and retention, when wired (`hookline.retention`);
 7. checks: deliveries per state, deliveries never attempted, DLQ depth per tenant group,
@@ -142,6 +143,7 @@ class Reconciler:
         catchup: CatchupContext | None = None,
         sweep_replays: Callable[[], Mapping[str, int]] | None = None,
         retention: Callable[[datetime], dict[str, Any]] | None = None,
+        operational: Callable[[datetime], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.db = db
@@ -150,6 +152,7 @@ class Reconciler:
         self.catchup = catchup
         self.sweep_replays = sweep_replays
         self.retention = retention
+        self.operational = operational  # the operational monitor (decision 0068)
         self.clock = clock
 
     def run(
@@ -216,6 +219,12 @@ class Reconciler:
         repairs["certificates_expiring"] = announce_expiring_certificates(
             self.db, report.started_at
         )
+        operational = self.operational  # endpoint.failing/recovered, delivery.dead (0068)
+        if operational is not None:
+            announced: dict[str, Any] = step(
+                "operational", lambda: operational(report.started_at), {}
+            )
+            report.findings["operational"] = announced
         fanout = step(
             "fanout",
             lambda: run_fanout(self.db, self.queues, self.options.fanout, keep_going=keep_going),

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from hookline.delivery import Deliverer, DeliveryOptions
     from hookline.destinations.senders import AwsSenders
     from hookline.endpoint_auth import EndpointAuth
+    from hookline.operational.monitor import OperationalMonitor
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
     from hookline.restore_requests import RestoreOptions
@@ -103,6 +104,26 @@ def _http(settings: Settings) -> httpx.Client:
     )
 
 
+def public_http_client(settings: Settings) -> httpx.Client:
+    """The client for endpoints that must reach public addresses only whatever the
+    deployment allows (decision 0059): `http_client` itself where it refuses private ones."""
+    if not settings.allow_private_targets:
+        return http_client(settings)
+    with _lock:
+        return _public_http(settings)
+
+
+@lru_cache(maxsize=4)
+def _public_http(settings: Settings) -> httpx.Client:
+    from hookline.ssrf import guarded_client
+
+    return guarded_client(
+        allow_private=False,
+        allow_http=settings.allow_http_targets,
+        timeout=settings.config.deliver_timeout_seconds,
+    )
+
+
 def endpoint_auth(settings: Settings) -> EndpointAuth:
     """The process's OAuth2 tokens and mutual-TLS clients per endpoint (decision 0067)."""
     with _lock:
@@ -149,6 +170,7 @@ def get_deliverer() -> Deliverer:
         settings=settings,
         destinations=aws_senders(settings),
         endpoint_auth=endpoint_auth(settings),
+        public_http=public_http_client(settings),
     )
 
 
@@ -157,6 +179,7 @@ def reset_runtime() -> None:
     with _lock:
         _queues.cache_clear()
         _http.cache_clear()
+        _public_http.cache_clear()
         _senders.cache_clear()
         _endpoint_auth.cache_clear()
         _provider_http.cache_clear()
@@ -257,6 +280,20 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
             **fail_stale_restores(db),
         },
         retention=retention,
+        operational=operational_monitor(settings, db).run,
+    )
+
+
+def operational_monitor(settings: Settings, db: Database) -> OperationalMonitor:
+    """The operational monitor on `db`, with SES and the SSRF-guarded client for its
+    notifications (decision 0068)."""
+    from hookline.operational.monitor import OperationalMonitor
+    from hookline.operational.notify import Notifier
+
+    options = settings.operational
+    ses = client("ses", settings) if options.notify_from else None
+    return OperationalMonitor(
+        db, settings, Notifier(ses, http_client(settings), options.notify_from)
     )
 
 

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from hookline.catalogue_limits import CatalogueLimits
 from hookline.config import HooklineConfig, load_config
+from hookline.operational_options import OperationalOptions
 
 
 def _bool(value: str | None, default: bool = False) -> bool:
@@ -112,6 +113,8 @@ class Settings:
     cognito_client_id_parameter: str | None = None
     cognito_domain: str | None = None  # the hosted UI's base URL, https://…
     cognito_jwks_url: str | None = None
+    # Operational events and notifications (docs/decisions/0068): thresholds, the operator.
+    operational: OperationalOptions = field(default_factory=OperationalOptions)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -166,6 +169,7 @@ class Settings:
             cognito_client_id_parameter=e.get("HOOKLINE_COGNITO_CLIENT_ID_PARAMETER") or None,
             cognito_domain=(e.get("HOOKLINE_COGNITO_DOMAIN") or "").rstrip("/") or None,
             cognito_jwks_url=e.get("HOOKLINE_COGNITO_JWKS_URL") or None,
+            operational=OperationalOptions.from_env(e),
         )
 
     @property

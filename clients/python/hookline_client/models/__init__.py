@@ -29,6 +29,7 @@ from .endpoint_deleted_signing import EndpointDeletedSigning
 from .endpoint_destination import EndpointDestination
 from .endpoint_disable import EndpointDisable
 from .endpoint_headers import EndpointHeaders
+from .endpoint_health import EndpointHealth
 from .endpoint_input_transformer_type_0 import EndpointInputTransformerType0
 from .endpoint_page import EndpointPage
 from .endpoint_preview import EndpointPreview
@@ -37,6 +38,7 @@ from .endpoint_preview_input_transformer_type_0 import EndpointPreviewInputTrans
 from .endpoint_previewed import EndpointPreviewed
 from .endpoint_rotated import EndpointRotated
 from .endpoint_signing import EndpointSigning
+from .endpoint_thresholds import EndpointThresholds
 from .endpoint_update import EndpointUpdate
 from .endpoint_update_content_filter_type_0 import EndpointUpdateContentFilterType0
 from .endpoint_update_destination_type_0 import EndpointUpdateDestinationType0
@@ -54,8 +56,11 @@ from .event_type_page import EventTypePage
 from .event_type_schema_type_0 import EventTypeSchemaType0
 from .event_type_update import EventTypeUpdate
 from .event_type_update_schema_type_0 import EventTypeUpdateSchemaType0
+from .health_hour import HealthHour
+from .health_period import HealthPeriod
 from .list_deliveries_state_type_0 import ListDeliveriesStateType0
 from .list_replays_state_type_0 import ListReplaysStateType0
+from .notifications import Notifications
 from .o_auth_2_client_credentials import OAuth2ClientCredentials
 from .o_auth_2_shown import OAuth2Shown
 from .portal_link import PortalLink
@@ -66,6 +71,10 @@ from .portal_link_state import PortalLinkState
 from .problem import Problem
 from .problem_errors_type_0_item import ProblemErrorsType0Item
 from .published import Published
+from .quarantine_page import QuarantinePage
+from .quarantine_retried import QuarantineRetried
+from .quarantine_retry import QuarantineRetry
+from .quarantined_pair import QuarantinedPair
 from .replay import Replay
 from .replay_create import ReplayCreate
 from .replay_create_states_type_0_item import ReplayCreateStatesType0Item
@@ -98,13 +107,16 @@ from .source_update import SourceUpdate
 from .source_update_options_type_0 import SourceUpdateOptionsType0
 from .status import Status
 from .status_deliveries import StatusDeliveries
+from .still_failing import StillFailing
 from .tenant import Tenant
 from .tenant_create import TenantCreate
 from .tenant_erased import TenantErased
+from .tenant_notifications import TenantNotifications
 from .tenant_page import TenantPage
 from .test_event_request import TestEventRequest
 from .test_event_request_payload_type_0 import TestEventRequestPayloadType0
 from .test_event_sent import TestEventSent
+from .thresholds import Thresholds
 from .tls_shown import TlsShown
 
 __all__ = (
@@ -137,6 +149,7 @@ __all__ = (
     "EndpointDestination",
     "EndpointDisable",
     "EndpointHeaders",
+    "EndpointHealth",
     "EndpointInputTransformerType0",
     "EndpointPage",
     "EndpointPreview",
@@ -145,6 +158,7 @@ __all__ = (
     "EndpointPreviewInputTransformerType0",
     "EndpointRotated",
     "EndpointSigning",
+    "EndpointThresholds",
     "EndpointUpdate",
     "EndpointUpdateContentFilterType0",
     "EndpointUpdateDestinationType0",
@@ -162,8 +176,11 @@ __all__ = (
     "EventTypeSchemaType0",
     "EventTypeUpdate",
     "EventTypeUpdateSchemaType0",
+    "HealthHour",
+    "HealthPeriod",
     "ListDeliveriesStateType0",
     "ListReplaysStateType0",
+    "Notifications",
     "OAuth2ClientCredentials",
     "OAuth2Shown",
     "PortalLink",
@@ -174,6 +191,10 @@ __all__ = (
     "Problem",
     "ProblemErrorsType0Item",
     "Published",
+    "QuarantinedPair",
+    "QuarantinePage",
+    "QuarantineRetried",
+    "QuarantineRetry",
     "Replay",
     "ReplayCreate",
     "ReplayCreateStatesType0Item",
@@ -206,12 +227,15 @@ __all__ = (
     "SourceUpdateOptionsType0",
     "Status",
     "StatusDeliveries",
+    "StillFailing",
     "Tenant",
     "TenantCreate",
     "TenantErased",
+    "TenantNotifications",
     "TenantPage",
     "TestEventRequest",
     "TestEventRequestPayloadType0",
     "TestEventSent",
+    "Thresholds",
     "TlsShown",
 )

@@ -1,5 +1,5 @@
-"""`hookline tenants|sources|endpoints|events|event-types` (and `publish`): each command is
-one management API request (`hookline_dev.apiclient`), in this process or to `--api URL`.
+"""`hookline tenants|sources|endpoints|events|event-types|quarantine` (and `publish`): each
+command is one management API request (`hookline_dev.apiclient`), in this process or to `--api URL`.
 One module per resource; `parsers` holds what their parsers share."""
 
 from __future__ import annotations
@@ -7,11 +7,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hookline_dev.commands.resources import endpoints, event_types, events, sources, tenants
+from hookline_dev.commands.resources import (
+    endpoints,
+    event_types,
+    events,
+    quarantine,
+    sources,
+    tenants,
+)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Add `tenants`, `sources`, `endpoints`, `events`, `event-types` and `publish`, in that
-    order (`hookline --help` lists them so; `retention` adds to `tenants`, after them)."""
-    for resource in (tenants, sources, endpoints, events, event_types):
+    """Add `tenants`, `sources`, `endpoints`, `events`, `event-types`, `publish` and
+    `quarantine`, in that order (`hookline --help` lists them so; `retention` adds to
+    `tenants`, after them)."""
+    for resource in (tenants, sources, endpoints, events, event_types, quarantine):
         resource.register(sub, common)

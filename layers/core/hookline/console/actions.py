@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from hookline.db import Database
 from hookline.errors import BadRequest
-from hookline.management import delivery_service, endpoint_service
+from hookline.management import delivery_log, delivery_service, endpoint_service
 from hookline.management.access import Caller
+from hookline.operational import subscriptions
 from hookline.settings import Settings
 
 
@@ -23,12 +25,38 @@ def resend(db: Database, settings: Settings, caller: Caller, delivery_id: str) -
 
 
 def delivery_view(db: Database, caller: Caller, delivery_id: str) -> dict[str, Any]:
-    """A delivery with its attempts (oldest first)."""
-    delivery = delivery_service.get_delivery(db, caller, delivery_id)
-    attempts = delivery_service.list_attempts(db, caller, delivery_id, cursor=None, limit=200)[
-        "items"
-    ]
-    return {"delivery": delivery, "attempts": attempts}
+    """A delivery as sent: its event type, payload (and transformed body), the request
+    headers and each attempt (oldest first) — `hookline.management.delivery_log`."""
+    return delivery_log.delivery_as_sent(db, caller, delivery_id)
+
+
+def delivery_list(db: Database, caller: Caller, query: dict[str, str]) -> dict[str, Any]:
+    """The delivery log page's context: rows naming their event type, endpoint and tenant,
+    filtered by the page's query (state, event type, since, until; tenant for operators)."""
+    keys = ("state", "event_type", "since", "until", "tenant_id", "endpoint_id")
+    filters = {k: query[k] for k in keys if query.get(k)}
+    rows = delivery_log.delivery_log(db, caller, filters)
+    return {"q": filters, "states": delivery_log.STATES, "deliveries": rows}
+
+
+def endpoint_view(
+    db: Database, settings: Settings, caller: Caller, endpoint_id: str
+) -> dict[str, Any]:
+    """An endpoint's page: the endpoint, its health (state, last hour and day) with a chart
+    of its success rate per hour, and its latest deliveries."""
+    from hookline.console.charts import HEIGHT, PAD, WIDTH, success_rate_bars
+
+    shown = endpoint_service.get_endpoint(db, caller, endpoint_id)
+    health = subscriptions.get_endpoint_health(db, settings, caller, endpoint_id)
+    now = datetime.now(UTC)
+    hours = [
+        {"hour": datetime.fromisoformat(h["hour"]), "attempts": h["attempts"],
+         "succeeded": h["successes"]}
+        for h in health["hourly"]
+    ]  # fmt: skip
+    chart = {"width": WIDTH, "height": HEIGHT, "pad": PAD, "bars": success_rate_bars(hours, now)}
+    rows = delivery_log.delivery_log(db, caller, {"endpoint_id": endpoint_id}, limit=50)
+    return {"endpoint": shown, "health": health, "health_chart": chart, "deliveries": rows}
 
 
 TEST_EVENT_TYPE = "hookline.test"

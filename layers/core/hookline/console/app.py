@@ -9,6 +9,7 @@ from hookline.console import (
     operator,
     operator_dlq,
     operator_endpoint_edit,
+    operator_quarantine,
     operator_sources,
     portal,
     signin,
@@ -22,7 +23,7 @@ def build_app() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver()
     signin.register(app)
     operator.register(app)
-    for pages in (operator_dlq, operator_sources, operator_endpoint_edit):
+    for pages in (operator_dlq, operator_sources, operator_endpoint_edit, operator_quarantine):
         pages.register(app)
     portal.register(app)
 

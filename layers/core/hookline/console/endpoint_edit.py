@@ -80,6 +80,8 @@ def submit(
             body = EndpointUpdate.model_validate(changes).model_dump(exclude_unset=True)
             if body:
                 endpoint_service.update_endpoint(db, settings, who, endpoint_id, body)
+            if public_urls_only and "url" in changes:  # checked at connect time too (0059)
+                endpoint_service.keep_to_public_targets(db, who, endpoint_id)
         except ValidationError as err:
             errors = _model_errors(err)
         except BadRequest as err:

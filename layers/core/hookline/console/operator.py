@@ -148,15 +148,7 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/console/deliveries")
     def deliveries() -> Response[str]:
         who = operator(app)
-        q = web.query(app)
-        state = q.get("state")
-        if state and state not in STATES:
-            raise BadRequest(f"state is one of {', '.join(STATES)}")
-        filters = {"state": state, "tenant_id": q.get("tenant_id")}
-        page = delivery_service.list_deliveries(
-            get_database(), who, filters=filters, cursor=None, limit=100
-        )
-        return render("deliveries.html", {"q": q, "states": STATES, "deliveries": page["items"]})
+        return render("deliveries.html", actions.delivery_list(get_database(), who, web.query(app)))
 
     @app.get("/console/deliveries/<delivery_id>")
     def delivery(delivery_id: str) -> Response[str]:
@@ -225,13 +217,8 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.get("/console/endpoints/<endpoint_id>")
     def endpoint(endpoint_id: str) -> Response[str]:
         who, db = operator(app), get_database()
-        shown = endpoint_service.get_endpoint(db, who, endpoint_id)
-        deliveries = delivery_service.list_deliveries(
-            db, who, filters={"endpoint_id": endpoint_id}, cursor=None, limit=50
-        )["items"]
-        notice = web.query(app).get("notice")
-        context = {"endpoint": shown, "deliveries": deliveries, "notice": notice}
-        return render("endpoint.html", context)
+        view = actions.endpoint_view(db, get_settings(), who, endpoint_id)
+        return render("endpoint.html", {**view, "notice": web.query(app).get("notice")})
 
     @app.post("/console/endpoints/<endpoint_id>/<action>")
     def endpoint_action(endpoint_id: str, action: str) -> Response[str]:

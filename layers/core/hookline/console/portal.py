@@ -23,9 +23,10 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from hookline.console import actions, endpoint_edit, web
 from hookline.db import get_database
 from hookline.errors import BadRequest, SessionInvalid
-from hookline.management import delivery_service, endpoint_service, portal_links, tenant_service
+from hookline.management import endpoint_service, portal_links, tenant_service
 from hookline.management import event_types as catalogue
 from hookline.management.access import Caller
+from hookline.operational.catalogue import TYPES as OPERATIONAL_TYPES
 from hookline.sessions import TenantSession, csrf_token, session_key
 from hookline.settings import get_settings
 from hookline.ssrf import check_url
@@ -153,6 +154,8 @@ def register(app: APIGatewayRestResolver) -> None:
                 created = endpoint_service.create_endpoint(
                     db, settings, who, actions.endpoint_body(submitted, None)
                 )
+                # And at connect time, against DNS that later answers a private address.
+                endpoint_service.keep_to_public_targets(db, who, created["id"])
             except BadRequest as err:  # the SSRF check's message, next to the field
                 page = endpoint_service.list_endpoints(
                     db, who, tenant_id=None, enabled=None, cursor=None, limit=100
@@ -170,14 +173,8 @@ def register(app: APIGatewayRestResolver) -> None:
     def endpoint(endpoint_id: str) -> Response[str]:
         found, _ = session()
         db, who = get_database(), caller(found)
-        shown = endpoint_service.get_endpoint(db, who, endpoint_id)
-        deliveries = delivery_service.list_deliveries(
-            db, who, filters={"endpoint_id": endpoint_id}, cursor=None, limit=50
-        )["items"]
-        return render(
-            "endpoint.html",
-            {"endpoint": shown, "deliveries": deliveries, "notice": web.query(app).get("notice")},
-        )
+        view = actions.endpoint_view(db, get_settings(), who, endpoint_id)
+        return render("endpoint.html", {**view, "notice": web.query(app).get("notice")})
 
     @app.get("/portal/endpoints/<endpoint_id>/edit")
     def edit_endpoint(endpoint_id: str) -> Response[str]:
@@ -219,15 +216,23 @@ def register(app: APIGatewayRestResolver) -> None:
             get_database(), caller(found), tenant_id=None, name=None, archived=False,
             cursor=None, limit=200,
         )  # fmt: skip
-        return render("event_types.html", {"event_types": page["items"]})
+        # Hookline's own operational events, documented like the tenant's (decision 0068)
+        operational = [
+            {"name": t.name, "description": t.description, "schema": t.schema,
+             "example": t.example}
+            for t in OPERATIONAL_TYPES
+        ]  # fmt: skip
+        return render(
+            "event_types.html", {"event_types": page["items"], "operational": operational}
+        )
 
     @app.get("/portal/deliveries")
     def deliveries() -> Response[str]:
         found, _ = session()
-        page = delivery_service.list_deliveries(
-            get_database(), caller(found), filters={}, cursor=None, limit=100
+        query = {k: v for k, v in web.query(app).items() if k != "tenant_id"}
+        return render(
+            "deliveries.html", actions.delivery_list(get_database(), caller(found), query)
         )
-        return render("deliveries.html", {"q": {}, "states": (), "deliveries": page["items"]})
 
     @app.get("/portal/deliveries/<delivery_id>")
     def delivery(delivery_id: str) -> Response[str]:

@@ -144,6 +144,14 @@ def get_endpoint(db: Database, caller: Caller, endpoint_id: str) -> dict[str, An
         return endpoint_repo.get_in_scope(conn, caller.tenant, endpoint_id)
 
 
+def keep_to_public_targets(db: Database, caller: Caller, endpoint_id: str) -> None:
+    """From now on the endpoint (in scope) reaches public addresses only: the deliverer refuses
+    a private one at connect time too, whatever the deployment allows (decision 0059, after
+    0043's check at save). For what a tenant's customer adds or re-points in the portal."""
+    with db.connection() as conn:
+        endpoint_repo.keep_public(conn, caller.tenant, endpoint_id)
+
+
 def list_endpoints(
     db: Database,
     caller: Caller,

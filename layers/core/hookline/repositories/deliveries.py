@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
+from psycopg.types.json import Jsonb
+
 from hookline.db import Connection
 from hookline.errors import NotFound, failure_reason
 from hookline.patterns import event_document, matches
@@ -53,6 +55,7 @@ class Job:
     role_arn: str | None = None
     external_id: str | None = None
     destination: dict[str, Any] | None = None
+    public_only: bool = False  # public addresses only, at connect time too (decision 0059)
     # Decision 0067: OAuth2 client and mutual TLS material, the secret parts sealed.
     auth: dict[str, Any] | None = None
     auth_secret: str | None = None
@@ -260,6 +263,7 @@ def job_from_row(r: dict[str, Any]) -> Job:
         role_arn=r.get("role_arn"),
         external_id=r.get("external_id"),
         destination=r.get("destination"),
+        public_only=bool(r.get("public_only")),
         auth=r.get("auth"),
         auth_secret=r.get("auth_secret"),
         tls=r.get("tls"),
@@ -339,6 +343,7 @@ class AttemptRecord:
     status: int | None
     excerpt: str | None
     error: str | None
+    headers: dict[str, str] | None = None  # the response's, bounded by the deliverer
 
     def params(self, job: Job) -> dict[str, Any]:
         return {
@@ -348,6 +353,7 @@ class AttemptRecord:
             "status": self.status,
             "excerpt": self.excerpt,
             "error": self.error,
+            "headers": Jsonb(self.headers) if self.headers else None,
         }
 
 

@@ -221,3 +221,8 @@ def delete_in_scope(conn: Connection, tenant: str | None, endpoint_id: str) -> d
     return one_or_not_found(
         conn, "scoped_delete_endpoint", {"id": endpoint_id, "tenant": tenant}, "endpoint"
     )
+
+
+def keep_public(conn: Connection, tenant: str | None, endpoint_id: str) -> None:
+    """Mark the endpoint (in scope) as reaching public addresses only, for good."""
+    conn.execute(query("keep_endpoint_public"), {"id": endpoint_id, "tenant": tenant})

@@ -128,6 +128,7 @@ WITH opts AS MATERIALIZED (
               p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
               p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
               p.kind, p.role_arn, p.destination, p.auth, p.auth_secret, p.tls, p.tls_key,
+              p.public_only,
               (SELECT t.external_id FROM tenants t WHERE t.id = d.tenant_id) AS external_id,
               p.enabled AND %(now)s < d.deadline_at AS sendable,
               e.type AS event_type, e.payload, e.content_type, e.source_id
@@ -164,8 +165,9 @@ WHERE id = %(id)s AND state = 'delivering'
 
 -- insert_attempt --
 INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt,
-                      error_class)
-VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s)
+                      error_class, response_headers)
+VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s,
+        %(headers)s)
 
 -- release_endpoint_slot --
 -- Only while this worker's claim stands: a run that took the delivery over holds the slot now.
@@ -215,8 +217,9 @@ WHERE d.id = %(id)s AND d.state = 'delivering'
 -- when there is none). Returns the generation, or NULL when the claim no longer stood.
 WITH attempt AS (
     INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code,
-                          response_excerpt, error_class)
-    VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s)
+                          response_excerpt, error_class, response_headers)
+    VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s,
+            %(headers)s)
 ), finished AS (
     UPDATE deliveries
     SET state = 'delivered', attempt_count = attempt_count + 1, lease_expires_at = NULL,

@@ -158,3 +158,9 @@ WITH deleted AS (
     DELETE FROM endpoint_secrets WHERE endpoint_id IN (SELECT id FROM deleted)
 )
 SELECT * FROM deleted
+
+-- keep_endpoint_public --
+-- From now on the endpoint reaches public addresses only, checked at connect time (decision
+-- 0059); nothing clears it.
+UPDATE endpoints SET public_only = true
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)

@@ -16,3 +16,8 @@ CREATE TABLE fanout_quarantine (
     PRIMARY KEY (event_id, endpoint_id)
 );
 CREATE INDEX fanout_quarantine_tenant_idx ON fanout_quarantine (tenant_id, event_id);
+
+-- Endpoints that must never reach a private address, whatever the deployment allows (decision
+-- 0059, after 0043): those a tenant's customer added or re-pointed in the portal. The
+-- deliverer connects to them through a client that refuses private addresses at connect time.
+ALTER TABLE endpoints ADD COLUMN public_only boolean NOT NULL DEFAULT false;

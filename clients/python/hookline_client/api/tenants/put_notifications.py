@@ -1,0 +1,211 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.notifications import Notifications
+from ...models.problem import Problem
+from ...models.tenant_notifications import TenantNotifications
+from ...types import Response
+
+
+def _get_kwargs(
+    tenant_id: str,
+    *,
+    body: Notifications,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "put",
+        "url": "/v1/tenants/{tenant_id}/notifications".format(
+            tenant_id=quote(str(tenant_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | TenantNotifications | None:
+    if response.status_code == 200:
+        response_200 = TenantNotifications.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | TenantNotifications]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    tenant_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: Notifications,
+) -> Response[Problem | TenantNotifications]:
+    """Opt in to e-mail and chat messages when the tenant's endpoints fail
+
+    Args:
+        tenant_id (str):
+        body (Notifications): A tenant's opt-in: e-mail addresses and a Slack-compatible incoming
+            webhook URL.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | TenantNotifications]
+    """
+
+    kwargs = _get_kwargs(
+        tenant_id=tenant_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    tenant_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: Notifications,
+) -> Problem | TenantNotifications | None:
+    """Opt in to e-mail and chat messages when the tenant's endpoints fail
+
+    Args:
+        tenant_id (str):
+        body (Notifications): A tenant's opt-in: e-mail addresses and a Slack-compatible incoming
+            webhook URL.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | TenantNotifications
+    """
+
+    return sync_detailed(
+        tenant_id=tenant_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    tenant_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: Notifications,
+) -> Response[Problem | TenantNotifications]:
+    """Opt in to e-mail and chat messages when the tenant's endpoints fail
+
+    Args:
+        tenant_id (str):
+        body (Notifications): A tenant's opt-in: e-mail addresses and a Slack-compatible incoming
+            webhook URL.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | TenantNotifications]
+    """
+
+    kwargs = _get_kwargs(
+        tenant_id=tenant_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    tenant_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: Notifications,
+) -> Problem | TenantNotifications | None:
+    """Opt in to e-mail and chat messages when the tenant's endpoints fail
+
+    Args:
+        tenant_id (str):
+        body (Notifications): A tenant's opt-in: e-mail addresses and a Slack-compatible incoming
+            webhook URL.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | TenantNotifications
+    """
+
+    return (
+        await asyncio_detailed(
+            tenant_id=tenant_id,
+            client=client,
+            body=body,
+        )
+    ).parsed
