@@ -16,10 +16,7 @@ import pytest
 from hookline.catalogue_limits import DEFAULT_LIMITS
 from hookline.repositories.ledger import NewEvent, store_event
 from hookline_dev.local.apigw import LocalContext, build_rest_event
-from tests.integration.conftest import STANDARD_SECRET
-from tests.support import operator
 from tests.support.lambdas import HttpResult
-from tests.support.signers import standard_headers
 
 pytestmark = pytest.mark.integration
 
@@ -139,26 +136,6 @@ def test_a_published_event_as_deep_as_accepted_reads_back_as_json(mgmt, tenant_i
     assert published.status == 200, published.body
     shown = mgmt.get(f"/v1/events/{published.json()['id']}")
     assert shown.status == 200 and shown.json()["payload"] == payload
-
-
-@pytest.mark.parametrize("depth", [260, 900])
-def test_a_received_event_of_any_depth_reads_back_as_its_exact_bytes(
-    mgmt, api, db, tenant_id, depth
-):
-    # Given an event the receiver accepted, nested deeper than the API renders as JSON
-    source = operator.add_source(
-        db, tenant_id=tenant_id, scheme="standard", secrets=[STANDARD_SECRET]
-    )
-    body = b'{"type": "deep", "data": ' + b"[" * depth + b"0" + b"]" * depth + b"}"
-    accepted = api.post(
-        source["path"], headers=standard_headers(STANDARD_SECRET, body, "msg_deep"), body=body
-    )
-    assert accepted.status == 200, accepted.body
-    # When it is read through the API, Then it is there, every time, byte for byte
-    for _ in range(2):
-        shown = mgmt.get(f"/v1/events/{accepted.json()['id']}")
-        assert shown.status == 200, shown.body[:300]
-        assert base64.b64decode(shown.json()["payload_base64"]) == body
 
 
 def test_a_stored_event_too_deep_for_a_json_parser_reads_back_as_its_exact_bytes(
