@@ -19,14 +19,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 from hookline.errors import BadRequest, EndpointAuthFailed
+
+if TYPE_CHECKING:  # the PEM checks run when an endpoint is saved, not in the deliverer's init
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 MAX_CLIENTS = 256
 
@@ -42,6 +43,8 @@ class ParsedTls:
 
 
 def _certificates(pem: str, field: str) -> list[x509.Certificate]:
+    from cryptography import x509
+
     try:
         certificates = x509.load_pem_x509_certificates(pem.encode())
     except ValueError:
@@ -50,6 +53,8 @@ def _certificates(pem: str, field: str) -> list[x509.Certificate]:
 
 
 def _private_key(pem: str) -> PrivateKeyTypes:
+    from cryptography.hazmat.primitives import serialization
+
     try:
         return serialization.load_pem_private_key(pem.encode(), password=None)
     except (ValueError, TypeError):
@@ -59,6 +64,8 @@ def _private_key(pem: str) -> PrivateKeyTypes:
 
 
 def _public_bytes(key: Any) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
     return bytes(
         key.public_bytes(
             serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
