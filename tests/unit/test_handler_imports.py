@@ -42,6 +42,17 @@ NEVER = {
         # Client certificates are parsed when an endpoint is saved, never when sending.
         "cryptography.x509",
     ),
+    # The resolver's routes, pages, models, templates and services are imported with the
+    # resolver on the first request (functions/*/handler.py), never at Lambda's init.
+    "api": (
+        "hookline.api", "hookline.management", "hookline.event_catalogue", "hookline.replay",
+        "hookline.endpoint_auth", "jsonschema", "pydantic", "httpx", "jinja2", "boto3",
+    ),
+    "console": (
+        "hookline.console.app", "hookline.console.operator", "hookline.console.web",
+        "hookline.management", "hookline.event_catalogue", "hookline.replay",
+        "hookline.endpoint_auth", "jsonschema", "pydantic", "httpx", "jinja2", "boto3",
+    ),
 }  # fmt: skip
 
 
