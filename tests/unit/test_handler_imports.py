@@ -56,12 +56,23 @@ NEVER = {
 }  # fmt: skip
 
 
-def loaded_modules(handler: str) -> list[str]:
-    """The modules a fresh interpreter holds after importing `functions.<handler>.handler`."""
+# Built on the first request: what the resolver itself never needs until a route uses it.
+FIRST_REQUEST = {
+    "api": "functions.api.handler.current_app('rest')",
+    "console": "functions.console.handler.current_app()",
+}
+# JSON Schema checks run only when an event type's schema is saved or a payload is checked.
+NEVER_ON_FIRST_REQUEST = ("jsonschema", "referencing", "hookline.event_catalogue")
+
+
+def loaded_modules(handler: str, then: str = "") -> list[str]:
+    """The modules a fresh interpreter holds after importing `functions.<handler>.handler`
+    (and running `then`)."""
     code = (
         "import json, sys\n"
         f"sys.modules.update(dict.fromkeys({NOT_IN_LAYER!r}))\n"
         f"import functions.{handler}.handler\n"
+        f"{then}\n"
         "print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None)))\n"
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}"}
@@ -80,5 +91,20 @@ def test_hot_handler_imports_nothing_its_path_does_not_use(handler: str) -> None
     # Then nothing it never runs is loaded
     unwanted = [
         m for m in modules for never in NEVER[handler] if m == never or m.startswith(never + ".")
+    ]
+    assert unwanted == []
+
+
+@pytest.mark.parametrize("handler", sorted(FIRST_REQUEST))
+def test_first_request_builds_the_resolver_without_json_schema(handler: str) -> None:
+    # When the first request builds the resolver with every route or page
+    modules = loaded_modules(handler, then=FIRST_REQUEST[handler])
+    # Then the resolver is there, and the JSON Schema machinery still is not
+    assert f"hookline.{handler}.app" in modules
+    unwanted = [
+        m
+        for m in modules
+        for never in NEVER_ON_FIRST_REQUEST
+        if m == never or m.startswith(never + ".")
     ]
     assert unwanted == []

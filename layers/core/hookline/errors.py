@@ -114,3 +114,14 @@ def failure_reason(where: str, err: BaseException) -> str:
     message = lines[0] if lines else ""
     text = f"{where}: {type(err).__name__}" + (f": {message}" if message else "")
     return text[:REASON_CHARS]
+
+
+class SchemaViolation(BadRequest):
+    """A payload that breaks its type's schema, or a schema that is not a JSON Schema
+    (the API answers 422). `errors` lists each failure: path, rule and message. Raised by
+    hookline.event_catalogue (which re-exports it); here so the API's error mapping need not
+    import jsonschema with it."""
+
+    def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []

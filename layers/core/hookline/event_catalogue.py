@@ -44,7 +44,7 @@ from hookline.catalogue_limits import (
     check_json_shape,
 )
 from hookline.db import Connection
-from hookline.errors import BadRequest
+from hookline.errors import SchemaViolation as SchemaViolation  # re-exported
 from hookline.repositories import event_types as repo
 from hookline.schema_guards import (
     BudgetExceeded,
@@ -73,15 +73,6 @@ PATTERN_HELP = (
     "patterns run on RE2 (linear time, no backtracking): lookaround, backreferences, "
     "possessive or atomic groups and \\Z are not supported"
 )
-
-
-class SchemaViolation(BadRequest):
-    """A payload that breaks its type's schema, or a schema that is not a JSON Schema
-    (the API answers 422). `errors` lists each failure: path, rule and message."""
-
-    def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
-        super().__init__(message)
-        self.errors = errors or []
 
 
 def validate_name(name: str) -> str:

@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from hookline import errors
-from hookline.event_catalogue import SchemaViolation
+from hookline.errors import SchemaViolation
 from hookline.observability import logger
 from hookline.problems import error_response, problem, status_for
 

@@ -7,7 +7,6 @@ from typing import Any
 
 from hookline.catalogue_limits import DEFAULT_LIMITS, CatalogueLimits
 from hookline.db import Database
-from hookline.event_catalogue import check_schema, validate_name
 from hookline.ids import new_id
 from hookline.management.access import Caller
 from hookline.management.audit import audit
@@ -33,6 +32,8 @@ def create_event_type(
     """A new type in the caller's tenant (an operator names the tenant); its schema, if any,
     must be a valid JSON Schema within `limits`. Conflict when a live type already has the
     name."""
+    from hookline.event_catalogue import check_schema, validate_name  # jsonschema: on use
+
     tenant = caller.tenant_for(tenant_id)
     validate_name(name)
     if schema is not None:
@@ -91,6 +92,8 @@ def update_event_type(
 ) -> dict[str, Any]:
     """Change a live type's description and/or schema (`schema: None` removes it); a new
     schema must be within `limits`."""
+    from hookline.event_catalogue import check_schema  # jsonschema: on use
+
     clear_schema = "schema" in changes and changes["schema"] is None
     schema = changes.get("schema")
     if schema is not None:
