@@ -125,3 +125,9 @@ class SchemaViolation(BadRequest):
     def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or []
+
+
+class SecretsUnavailable(HooklineError):
+    """The data key cannot be unwrapped (KMS unreachable, a wrong master key): 503. Raised
+    by hookline.secretbox (which re-exports it); here so the error mapping need not import
+    cryptography with it."""

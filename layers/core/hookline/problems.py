@@ -13,12 +13,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 
 from hookline import errors
-from hookline.secretbox import SecretsUnavailable
 
 PROBLEM = "application/problem+json"
 
 STATUS: dict[type[errors.HooklineError], HTTPStatus] = {
-    SecretsUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+    errors.SecretsUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
     errors.BadRequest: HTTPStatus.BAD_REQUEST,
     errors.VerificationFailed: HTTPStatus.UNAUTHORIZED,
     errors.Unauthorized: HTTPStatus.FORBIDDEN,

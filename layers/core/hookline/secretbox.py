@@ -25,7 +25,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hookline.db import Connection, Database
-from hookline.errors import HooklineError
+from hookline.errors import SecretsUnavailable as SecretsUnavailable  # re-exported
 from hookline.ids import new_id
 from hookline.settings import Settings, get_settings
 from hookline.sqlfiles import query
@@ -33,10 +33,6 @@ from hookline.sqlfiles import query
 PREFIX = "hlenc1:"
 _NONCE = 12
 _AAD = b"hookline-secret-v1"
-
-
-class SecretsUnavailable(HooklineError):
-    """The data key cannot be unwrapped (KMS unreachable, a wrong master key): 503."""
 
 
 class KeyWrapper(Protocol):
