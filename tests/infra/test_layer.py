@@ -19,6 +19,7 @@ from infra.components.layer import (
     pip_command,
     runtime_dependencies,
 )
+from infra.paths import REPO_ROOT
 
 pytestmark = pytest.mark.infra
 
@@ -72,6 +73,20 @@ def test_bundler_lays_out_package_and_config(
         json.loads((tmp_path / "hookline" / "config.json").read_text())
     )
     assert loaded == config
+
+
+def test_the_layer_carries_the_license_and_notice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given pip replaced by a recorder (only the files the bundler copies matter here)
+    monkeypatch.setattr("infra.components.layer.subprocess.run", lambda cmd, check: None)
+    # When the local bundler lays out the layer
+    assert PipLayerBundling(HooklineConfig(), []).try_bundle(str(tmp_path)) is True
+    # Then /opt/hookline/ holds the project's LICENSE and NOTICE, as the wheel does
+    for name in ("LICENSE", "NOTICE"):
+        bundled = tmp_path / "hookline" / name
+        assert bundled.read_bytes() == (REPO_ROOT / name).read_bytes(), name
+    assert "Apache License" in (tmp_path / "hookline" / "LICENSE").read_text()
 
 
 def test_the_layer_holds_no_dev_tooling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
