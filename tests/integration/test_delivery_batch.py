@@ -80,6 +80,14 @@ def test_a_batch_costs_one_claim_and_one_record_statement(
     claims = [s for s in statements if "hookline_claim_batch" in s]
     records = [s for s in statements if "hookline_record_batch_delivered" in s]
     assert (len(claims), len(records)) == (1, 1 if states.get("delivered") else 0), statements
+    # And each delivered attempt keeps what the endpoint answered, headers included, as the
+    # delivery pages show it
+    with db.connection() as conn:
+        answered = conn.execute(
+            "SELECT count(*) AS n FROM attempts"
+            " WHERE status_code = 200 AND response_headers ? 'content-type'"
+        ).fetchone()
+    assert answered["n"] == states.get("delivered", 0)
 
 
 def test_an_unreadable_message_fails_alone(pipeline, db, sink):

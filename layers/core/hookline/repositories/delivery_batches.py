@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from psycopg.types.json import Jsonb
+
 from hookline.db import Connection
 from hookline.repositories.deliveries import AttemptRecord, Claim, Job, job_from_row
 from hookline.sqlfiles import query
@@ -63,6 +65,7 @@ def record_batch_delivered(
             "duration_ms": [a.duration_ms for _, a in delivered],
             "statuses": [a.status for _, a in delivered],
             "excerpts": [a.excerpt for _, a in delivered],
+            "headers": [Jsonb(a.headers) if a.headers else None for _, a in delivered],
         },
     ).fetchall()
     return {r["id"] for r in rows}

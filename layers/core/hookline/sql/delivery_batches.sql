@@ -15,8 +15,8 @@ SELECT * FROM hookline_claim_batch(%(ids)s::text[], %(seqs)s::integer[], %(lease
 -- commit per batch, decision 0066): each attempt is recorded; each delivery is finished and
 -- its slot freed only while its claim stands (same generation, same lease); every endpoint
 -- with a success ends its failure streak. Returns the ids whose claim still stood. The body
--- is hookline_record_batch_delivered's (migration 0022).
+-- is hookline_record_batch_delivered's (migration 0025, with the response headers).
 SELECT * FROM hookline_record_batch_delivered(
     %(ids)s::text[], %(seqs)s::integer[], %(claimed_until)s::timestamptz[],
     %(endpoint_ids)s::text[], %(attempted_at)s::timestamptz[], %(duration_ms)s::integer[],
-    %(statuses)s::integer[], %(excerpts)s::text[])
+    %(statuses)s::integer[], %(excerpts)s::text[], %(headers)s::jsonb[])
