@@ -27,6 +27,7 @@ from infra.components.delivery import DeliverFunctions
 from infra.components.functions import FunctionContext, ServiceFunctions
 from infra.components.ingress import FunctionUrlIngress, HttpIngress
 from infra.components.layer import CoreLayer
+from infra.components.logging import retain_provider_logs
 from infra.components.migrations import Migrations
 from infra.components.monitoring import Monitored, Monitoring
 from infra.components.network import Network
@@ -212,6 +213,8 @@ class HooklineStack(Stack):
                 config,
                 [c for c in self.node.children if not isinstance(c, (CfnOutput, CfnRule))],
             )
+        # Last of all: the functions CDK added above get log groups that expire (issue 25).
+        retain_provider_logs(self, config.log_retention_days)
 
     def _refuse_unsupported_regions(self, config: HooklineConfig) -> None:
         """CloudFormation refuses the template, before creating anything, in a region that

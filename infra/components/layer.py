@@ -21,15 +21,27 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from hookline.config import HooklineConfig
-from infra.paths import CORE_LAYER_DIR, PYPROJECT
+from infra.paths import CORE_LAYER_DIR, PYPROJECT, REPO_ROOT
 
 # Lambda's Python runtimes on arm64 run Amazon Linux 2023 (glibc 2.34): both tags load there.
 PLATFORMS = ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
 CONFIG_PATH_IN_LAYER = "/opt/hookline/config.json"
+# Apache-2.0 asks every copy to carry them: the wheel does, and so does the layer, in
+# /opt/hookline/ next to the config.
+LEGAL_FILES = (REPO_ROOT / "LICENSE", REPO_ROOT / "NOTICE")
 # The AWS SDK the Lambda Python runtime already ships: pip resolves them (the pins keep local
 # runs honest) but the layer leaves them out, 31 MB of 81 (docs/decisions/0047).
 RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath", "python-dateutil")
-MAX_LAYER_BYTES = 50_000_000
+# Lambda's limits (docs/performance.md, "Layer size budget"): a function's code and all its
+# layers, unzipped, must be smaller than 250 MiB (CreateFunction answers "Unzipped size must be
+# smaller than 262144000 bytes"); a zip uploaded directly (PublishLayerVersion --zip-file)
+# must be at most 50 MiB. CDK uploads the layer through the asset bucket, where only the
+# unzipped limit applies; staying under both keeps the layer publishable either way.
+LAMBDA_UNZIPPED_LIMIT_BYTES = 262_144_000
+LAMBDA_DIRECT_UPLOAD_ZIPPED_BYTES = 50 * 1024 * 1024
+# The core layer takes at most half of the unzipped limit: the other half is for each
+# function's own code (kilobytes today) and any further layer (an OpenTelemetry/ADOT layer).
+MAX_LAYER_BYTES = LAMBDA_UNZIPPED_LIMIT_BYTES // 2
 _IGNORED = ("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
 
 
@@ -58,7 +70,8 @@ class PipLayerBundling:
         self._requirements = requirements
 
     def try_bundle(self, output_dir: str, *_args: Any, **_options: Any) -> bool:
-        """Fill `output_dir` with `python/` (wheels + hookline) and `hookline/config.json`."""
+        """Fill `output_dir` with `python/` (wheels + hookline), `hookline/config.json` and
+        `hookline/LICENSE`, `hookline/NOTICE`."""
         out = Path(output_dir)
         site = out / "python"
         site.mkdir(parents=True, exist_ok=True)
@@ -76,6 +89,8 @@ class PipLayerBundling:
         config_file = out / "hookline" / "config.json"
         config_file.parent.mkdir(parents=True, exist_ok=True)
         config_file.write_text(self._config.to_json())
+        for legal in LEGAL_FILES:
+            shutil.copyfile(legal, config_file.parent / legal.name)
         print(f"core layer: {layer_size(out) / 1e6:.1f} MB unzipped", file=sys.stderr)
         return True
 
@@ -115,6 +130,8 @@ def layer_hash(config: HooklineConfig, requirements: list[str]) -> str:
     """A content hash of everything that goes into the layer (sources, pins, config)."""
     digest = hashlib.sha256()
     digest.update("\n".join([*requirements, *PLATFORMS, config.to_json()]).encode())
+    for legal in LEGAL_FILES:
+        digest.update(legal.read_bytes())
     package = CORE_LAYER_DIR / "hookline"
     for path in sorted(package.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":

@@ -187,6 +187,19 @@ class Monitoring(Construct):
             )
         )
         alarms.append(
+            insights(ns, "MAX", "FanoutQuarantined", "quarantined pairs").create_alarm(
+                self,
+                "FanoutQuarantined",
+                alarm_description="Fan-out quarantined (event, endpoint) pairs whose matching "
+                "raised: `hookline quarantine list`, fix the filter, `hookline quarantine "
+                "retry` (docs/operations.md, 'Fan-out quarantine').",
+                threshold=0,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            )
+        )
+        alarms.append(
             self._target.front.server_errors.create_alarm(
                 self,
                 "Receiver5xx",

@@ -45,6 +45,20 @@ def test_pipeline_alarms_read_the_application_metrics(variant: StackView) -> Non
     assert errors["Namespace"] == "AWS/ApiGateway"
 
 
+def test_quarantined_fanout_pairs_page(variant: StackView) -> None:
+    # Given the synthesized stack
+    # When its alarms are read
+    (quarantined,) = [a for k, a in _alarms(variant).items() if "FanoutQuarantined" in k]
+    # Then one pages as soon as the reconciler counts a quarantined pair
+    assert quarantined["Metrics"][0]["Expression"] == (
+        "SELECT MAX(FanoutQuarantined) FROM Hookline"
+    )
+    assert quarantined["Threshold"] == 0
+    assert quarantined["ComparisonOperator"] == "GreaterThanThreshold"
+    assert quarantined["TreatMissingData"] == "notBreaching"
+    assert "hookline quarantine retry" in quarantined["AlarmDescription"]
+
+
 def test_every_alarm_notifies_the_topic(variant: StackView) -> None:
     (topic_id, topic) = next(iter(variant.of_type("AWS::SNS::Topic").items()))
     assert "KmsMasterKeyId" in topic["Properties"]

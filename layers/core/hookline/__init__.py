@@ -8,6 +8,8 @@ from typing import Any
 # `info.version`, `hookline --version` and the generated clients all read it from here. The
 # Lambda layer has no dist-info, so importlib.metadata could not find it there.
 __version__ = "1.0.0"
+# What every delivery says it is (hookline.delivery sends it, the delivery pages show it).
+USER_AGENT = f"Hookline-Webhooks/{__version__}"
 
 
 def publish(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from hookline import __version__
+from hookline import USER_AGENT
 from hookline.db import Connection, Database
 from hookline.destinations import HTTPS
 from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
@@ -35,7 +35,6 @@ from hookline.transformers import TransformFailed, render
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
 
-USER_AGENT = f"Hookline-Webhooks/{__version__}"  # the one version (decision 0064)
 # Headers an endpoint's custom headers may not set: the signature and transport ones.
 RESERVED_HEADERS = frozenset(
     {"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "content-length",

@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from hookline import USER_AGENT
 from hookline.db import Database
 from hookline.errors import BadRequest, NotFound
 from hookline.management.access import Caller
@@ -19,7 +20,6 @@ from hookline.signing import sign
 from hookline.transformers import TransformFailed, render
 
 STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
-USER_AGENT = "Hookline-Webhooks/0.1"  # as hookline.delivery sends it
 MAX_SHOWN_BYTES = 256 * 1024
 MAX_ATTEMPTS_SHOWN = 200
 MASK = "•••"
