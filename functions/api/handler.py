@@ -10,27 +10,16 @@ query is scoped to the caller's tenant. The OpenAPI document is generated from t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hookline.api import build_app, serve
 from hookline.ingress import event_ingress, per_thread_and_ingress
 from hookline.observability import logger, metrics, tracer
 
-if TYPE_CHECKING:
-    from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
-
-
-def _build(ingress: str) -> ApiGatewayResolver:
-    """The resolver, its routes, models and services imported when the first request needs
-    them rather than at Lambda's init (issue 24's cold start; docs/performance.md)."""
-    from hookline.api import build_app
-
-    return build_app(ingress=ingress)
-
-
 # One resolver per thread and front door: REST (payload 1.0), HTTP API or function URL (2.0).
-current_app = per_thread_and_ingress(_build)
+current_app = per_thread_and_ingress(lambda ingress: build_app(ingress=ingress))
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -38,6 +27,4 @@ current_app = per_thread_and_ingress(_build)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    from hookline.api import serve  # loaded with the resolver on the first request
-
     return serve(current_app(event_ingress(event)), event, context)

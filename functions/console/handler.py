@@ -3,29 +3,18 @@ server-rendered HTML over the management services (hookline.console)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hookline.console.app import build_app
 from hookline.console.mount import prefix_response, stage_prefix
 from hookline.console.url_events import as_rest_event, as_url_response
 from hookline.ingress import event_ingress
 from hookline.observability import logger, tracer
 from hookline.problems import per_thread
 
-if TYPE_CHECKING:
-    from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
-
-
-def _build() -> ApiGatewayResolver:
-    """The resolver, its pages, templates and services imported when the first request needs
-    them rather than at Lambda's init (issue 24's cold start; docs/performance.md)."""
-    from hookline.console.app import build_app
-
-    return build_app()
-
-
-current_app = per_thread(_build)
+current_app = per_thread(build_app)
 
 
 @logger.inject_lambda_context(log_event=False)

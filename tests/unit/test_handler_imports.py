@@ -42,19 +42,11 @@ NEVER = {
         # Client certificates are parsed when an endpoint is saved, never when sending.
         "cryptography.x509",
     ),
-    # The resolver's routes, pages, models, templates and services are imported with the
-    # resolver on the first request (functions/*/handler.py), never at Lambda's init.
-    "api": (
-        "hookline.api", "hookline.management", "hookline.event_catalogue", "hookline.replay",
-        "hookline.endpoint_auth", "jsonschema", "pydantic", "httpx", "jinja2", "boto3",
-    ),
-    "console": (
-        "hookline.console.app", "hookline.console.operator", "hookline.console.web",
-        "hookline.management", "hookline.event_catalogue", "hookline.replay",
-        "hookline.endpoint_auth", "jsonschema", "pydantic", "httpx", "jinja2", "boto3",
-        # The error mapping's SecretsUnavailable lives in hookline.errors, not with the cipher.
-        "hookline.secretbox", "cryptography",
-    ),
+    # The management API and the console build their resolvers at init (Lambda's init phase,
+    # which provisioned concurrency runs ahead of requests), but schema checks load only when a
+    # schema is checked, and the AWS SDK only when a client is first built.
+    "api": ("hookline.event_catalogue", "jsonschema", "boto3", "botocore.session"),
+    "console": ("hookline.event_catalogue", "jsonschema", "boto3", "botocore.session"),
 }  # fmt: skip
 
 
