@@ -102,3 +102,29 @@ def test_an_unreadable_message_fails_alone(pipeline, db, sink):
     # Then only that message is reported failed (SQS retries it), the others are delivered
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
     assert pipeline.states() == {"delivered": 2}
+
+
+def test_the_batch_claim_reads_every_column_the_single_claim_reads(db):
+    # Given the per-message claim and the batch claim (migration 0022 and after), claiming
+    # nothing
+    from datetime import UTC, datetime, timedelta
+
+    from hookline.sqlfiles import query
+
+    now = datetime.now(UTC)
+    with db.connection() as conn:
+        single = conn.execute(
+            query("claim_delivery_to_send"),
+            {"id": "dlv_none", "seq": 0, "lease": timedelta(minutes=1), "now": now,
+             "lease_seconds": 60.0},
+        )  # fmt: skip
+        single_columns = {c.name for c in single.description or []}
+        batch = conn.execute(
+            query("claim_deliveries_to_send"),
+            {"ids": ["dlv_none"], "seqs": [0], "lease": timedelta(minutes=1), "now": now,
+             "lease_seconds": 60.0, "durable": True},
+        )  # fmt: skip
+        batch_columns = {c.name for c in batch.description or []}
+    # Then a delivery claimed in a batch knows everything one claimed alone does (a column
+    # missed there, such as public_only, silently drops that endpoint's rule)
+    assert single_columns and single_columns <= batch_columns, single_columns - batch_columns

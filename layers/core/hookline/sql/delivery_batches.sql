@@ -5,7 +5,7 @@
 -- read and a slot taken (in endpoint order: concurrent batches lock the endpoints they share
 -- in one order). One plan and one commit per batch instead of per message; it commits without
 -- waiting for the disk unless %(durable)s (behind RDS Proxy, decision 0036). The body is
--- hookline_claim_batch's (migration 0022), whose plan the backend caches.
+-- hookline_claim_batch's (migrations 0022, 0026), whose plan the backend caches.
 SELECT * FROM hookline_claim_batch(%(ids)s::text[], %(seqs)s::integer[], %(lease)s::interval,
                                    %(now)s::timestamptz,
                                    %(lease_seconds)s::double precision, %(durable)s::boolean)
