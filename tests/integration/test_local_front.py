@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import socket
 from collections.abc import Iterator
@@ -289,10 +290,25 @@ _STACK_ENV = (
 
 
 @pytest.fixture
-def dev_front(database_url, moto_endpoint, tmp_path, monkeypatch) -> Iterator[Any]:
+def restored_environ() -> Iterator[None]:
+    """The process environment put back whole after the test, after monkeypatch's own undo
+    (set up before it, so torn down after it): the dev stack writes more of the environment
+    than a test registers (its archive bucket, its e-mail sender, ...), and a test that exports
+    what `--print-env` prints registers the stack's values as the ones to restore."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture
+def dev_front(
+    restored_environ, database_url, moto_endpoint, tmp_path, monkeypatch
+) -> Iterator[Any]:
     """`hookline dev --role front` in this process, on this test's database and moto, with no
     key configured: the stack makes its own."""
     from hookline.db import reset_database
+    from hookline.runtime import reset_runtime
     from hookline.settings import get_settings
     from hookline_dev.local.devoptions import DevOptions
     from hookline_dev.local.devstack import DevStack
@@ -318,6 +334,7 @@ def dev_front(database_url, moto_endpoint, tmp_path, monkeypatch) -> Iterator[An
         stack.stop()
         reset_database()
         get_settings.cache_clear()
+        reset_runtime()
 
 
 def test_the_dev_front_takes_the_cli_with_the_printed_key_and_refuses_keyless_callers(
