@@ -91,8 +91,9 @@ def start(python: Path) -> tuple[subprocess.Popen[bytes], str]:
         "GATEWAY_SERVER": "hypercorn",
         "GATEWAY_LISTEN": f"127.0.0.1:{port}",
         # cloudformation, iam and sts: the destinations test deploys the customer's role
-        # template in a second account and assumes the role; s3: the archive.
-        "SERVICES": "sqs,events,secretsmanager,cloudwatch,logs,kms,cloudformation,iam,sts,s3",
+        # template in a second account and assumes the role; s3: the archive; ses: the dev
+        # stack verifies its operational e-mail sender (decision 0068).
+        "SERVICES": "sqs,events,secretsmanager,cloudwatch,logs,kms,cloudformation,iam,sts,s3,ses",
         "SKIP_SSL_CERT_DOWNLOAD": "1",
         # Queue URLs on loopback (the default host name needs DNS for *.localstack.cloud).
         "SQS_ENDPOINT_STRATEGY": "path",
