@@ -112,7 +112,6 @@ def deliver_slice(db: Database, retry_share: float, again: list[Any]) -> list[An
             failed = delivery_repo.AttemptRecord(datetime.now(UTC), 20, 503, None, "http_503")
             with conn.transaction():
                 delivery_repo.record_attempt(conn, claim.job, failed)
-                delivery_repo.release_slot(conn, claim.job)
                 seq2 = delivery_repo.finish(conn, claim.job, delivery_repo.Finish(
                     "queued", True, 503, "http_503", datetime.now(UTC), datetime.now(UTC) + LEASE,
                     True))  # fmt: skip

@@ -45,15 +45,11 @@ def test_a_delivery_deferred_too_often_in_a_row_is_parked_then_fanned_out_when_d
     ep = operator.add_endpoint(
         db, settings, tenant_id=tenant, url=sink.url("/busy"), max_concurrency=1
     )
-    with db.connection() as conn:
-        conn.execute(
-            "INSERT INTO endpoint_slots VALUES (%s, 'dlv_other', now() + interval '1 hour')",
-            (ep["id"],),
-        )
-        with conn.transaction():
-            hookline.publish(conn, tenant_id=tenant, type="order.created", payload={})
+    held = pipeline.hold_slot(ep, seconds=3600)
+    with db.connection() as conn, conn.transaction():
+        hookline.publish(conn, tenant_id=tenant, type="order.created", payload={})
     pipeline.fanout()
-    queued = pipeline.delivery()
+    queued = pipeline.delivery(state="queued")
     queues = RecordingQueues(delivery_queues(settings))
     options = delivery_options(settings)
     deliverer = Deliverer(
@@ -71,14 +67,14 @@ def test_a_delivery_deferred_too_often_in_a_row_is_parked_then_fanned_out_when_d
     n = options.max_deferrals_in_a_row
     assert results == [Result.DEFERRED] * n + [Result.PARKED]
     assert [m.deferrals for m in queues.sent] == list(range(1, n + 1))
-    parked = pipeline.delivery()
+    parked = pipeline.delivery(id=queued["id"])
     assert (parked["state"], parked["attempt_count"]) == ("pending", 0)
     assert parked["next_attempt_at"] > parked["updated_at"]
     # When the endpoint has room again and the due time has come
     with db.connection() as conn:
-        conn.execute("DELETE FROM endpoint_slots WHERE delivery_id = 'dlv_other'")
+        conn.execute("DELETE FROM deliveries WHERE id = %s", (held,))
         conn.execute("UPDATE deliveries SET next_attempt_at = now() WHERE id = %s", (queued["id"],))
     # Then fan-out enqueues it again (a new generation) and it is delivered
     assert pipeline.fanout()["enqueued"] == 1
-    pipeline.run_until(lambda: pipeline.delivery()["state"] == "delivered")
+    pipeline.run_until(lambda: pipeline.delivery(id=queued["id"])["state"] == "delivered")
     assert len(sink.requests("/busy")) == 1

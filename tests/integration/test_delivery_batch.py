@@ -116,7 +116,7 @@ def test_the_batch_claim_reads_every_column_the_single_claim_reads(db):
         single = conn.execute(
             query("claim_delivery_to_send"),
             {"id": "dlv_none", "seq": 0, "lease": timedelta(minutes=1), "now": now,
-             "lease_seconds": 60.0},
+             "lease_seconds": 60.0, "durable": True},
         )  # fmt: skip
         single_columns = {c.name for c in single.description or []}
         batch = conn.execute(

@@ -1,6 +1,7 @@
 """The deliverer's two common-path statements (decision 0025): the claim that also reads the
 secrets and takes the endpoint slot, and the delivered outcome recorded in one statement.
-Each keeps the guards the separate statements had: generation + lease, slot only when sent."""
+Each keeps the guards the separate statements had: generation + lease, slot only when sent.
+A slot is a delivery in `delivering` with a live lease (decision 0071)."""
 
 from __future__ import annotations
 
@@ -27,12 +28,6 @@ def endpoint_of_new_tenant(db: Database, url: str, **options) -> tuple[str, dict
 def publish(db: Database, tenant_id: str) -> str:
     with db.connection() as conn, conn.transaction():
         return hookline.publish(conn, tenant_id=tenant_id, type="order.created", payload={}).id
-
-
-def slots(db: Database) -> list[str]:
-    with db.connection() as conn:
-        rows = conn.execute("SELECT delivery_id FROM endpoint_slots ORDER BY 1").fetchall()
-    return [r["delivery_id"] for r in rows]
 
 
 def now() -> datetime:
@@ -66,7 +61,7 @@ def test_a_late_delivered_outcome_cannot_finish_or_free_the_run_that_took_over(p
     delivery = pipeline.delivery()
     assert (delivery["state"], delivery["attempt_count"]) == ("delivering", 0)
     assert [x["status_code"] for x in pipeline.attempts(queued["id"])] == [200]
-    assert slots(db) == [queued["id"]]
+    assert pipeline.slots() == [queued["id"]]
     # And B's own delivered outcome finishes it and frees the slot
     with db.connection() as conn:
         mine = repo.record_delivered(conn, b.job, repo.AttemptRecord(now(), 5, 204, "", None))
@@ -75,7 +70,7 @@ def test_a_late_delivered_outcome_cannot_finish_or_free_the_run_that_took_over(p
     assert (delivery["state"], delivery["attempt_count"], delivery["last_status"]) == (
         "delivered", 1, 204,
     )  # fmt: skip
-    assert slots(db) == []
+    assert pipeline.slots() == []
 
 
 def test_a_delivery_past_its_deadline_or_to_a_disabled_endpoint_takes_no_slot(pipeline, db, sink):
@@ -106,7 +101,7 @@ def test_a_delivery_past_its_deadline_or_to_a_disabled_endpoint_takes_no_slot(pi
     assert dead is not None and off is not None
     assert (dead.wait_seconds, dead.sealed_secrets) == (None, [])
     assert (off.wait_seconds, off.sealed_secrets, off.job.endpoint_enabled) == (None, [], False)
-    assert slots(db) == []
+    assert pipeline.slots() == []
 
 
 def test_a_secret_that_cannot_be_opened_gives_the_claim_and_the_slot_back(pipeline, db, sink):
@@ -127,4 +122,4 @@ def test_a_secret_that_cannot_be_opened_gives_the_claim_and_the_slot_back(pipeli
     assert sink.requests() == []
     delivery = pipeline.delivery()
     assert (delivery["state"], delivery["attempt_count"]) == ("queued", 0)
-    assert slots(db) == []
+    assert pipeline.slots() == []

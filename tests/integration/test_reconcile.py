@@ -166,7 +166,7 @@ def test_a_delivery_left_delivering_by_a_killed_worker_is_repaired_and_delivered
     report = reconcile()
     # Then it is due again with its slot released, and delivered exactly once
     assert report["repairs"]["crashed_deliveries_requeued"] == 1
-    assert sql(db, "SELECT * FROM endpoint_slots WHERE endpoint_id = %s", (ep["id"],)) == []
+    assert pipeline.slots(ep["id"]) == []
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
     assert len(sink.requests("/killed")) == 1
     assert len(pipeline.attempts(delivery_id)) == 1

@@ -87,6 +87,33 @@ class Pipeline:
             for source in started:
                 source.stop(timeout=30)
 
+    def hold_slot(self, endpoint: dict[str, Any], seconds: float) -> str:
+        """Another delivery holds one of `endpoint`'s slots for `seconds` (a worker sending it,
+        or one that died): a `delivering` row with that lease, of an event that is not in the
+        ledger (slots are counted from those rows, decision 0071). Its id."""
+        held = f"dlv_held{time.monotonic_ns()}"
+        with self.db.connection() as conn:
+            conn.execute(
+                "INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group,"
+                " state, lease_expires_at, deadline_at)"
+                " SELECT %s, 'evt_held', p.id, p.tenant_id, t.tenant_group, 'delivering',"
+                " now() + make_interval(secs => %s), now() + interval '1 day'"
+                " FROM endpoints p JOIN tenants t ON t.id = p.tenant_id WHERE p.id = %s",
+                (held, seconds, endpoint["id"]),
+            )
+        return held
+
+    def slots(self, endpoint_id: str | None = None) -> list[str]:
+        """The deliveries holding a slot (delivering, the lease live), by id."""
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id FROM deliveries WHERE state = 'delivering'"
+                " AND lease_expires_at >= now() AND endpoint_id = coalesce(%s, endpoint_id)"
+                " ORDER BY id",
+                (endpoint_id,),
+            ).fetchall()
+        return [r["id"] for r in rows]
+
     def states(self) -> dict[str, int]:
         """Deliveries per state."""
         with self.db.connection() as conn:

@@ -160,11 +160,11 @@ class Deliverer:
         now = self.clock()
         with self.db.connection() as conn:
             # One statement, committed without waiting for the disk: the claim, then (for an
-            # enabled endpoint before the deadline) the active secrets and a slot. A database
+            # enabled endpoint before the deadline) a slot and the active secrets. A database
             # crash can only undo it, which leaves the delivery queued with a lease (SQS or
             # the reconciler brings it back), while the attempt's record commits durably and
-            # flushes it with it; the endpoint row the slot locks is released at that commit
-            # (docs/decisions/0014-delivery-claims-commit-asynchronously.md, 0025).
+            # flushes it with it (decisions 0014, 0025). The slot is the delivery's own
+            # `delivering` state (decision 0071): whatever moves it on frees the slot.
             claim = (
                 repo.claim_to_send(
                     conn, delivery_id, seq, self.options.claim_lease, now, durable=self.db.proxied
@@ -199,17 +199,12 @@ class Deliverer:
                 secrets = [reveal(conn, sealed) for sealed in claim.sealed_secrets]
                 credentials = self.endpoint_auth.unseal(conn, job)
             except Exception:
-                # As the claim's rollback used to: the slot freed, the delivery queued again
-                # (this message is retried), both only while this claim stands.
-                self._give_back(conn, job)
+                # As the claim's rollback used to: the delivery queued again, which frees its
+                # slot (this message is retried), only while this claim stands.
+                repo.defer(conn, job, self.options.queued_lease)
                 raise
         attempt = self.send(job, secrets, credentials)
         return Handled(self.conclude(job, attempt, delivered), attempt, job.kind)
-
-    def _give_back(self, conn: Connection, job: Job) -> None:
-        with conn.transaction():
-            repo.release_slot(conn, job)
-            repo.defer(conn, job, self.options.queued_lease)
 
     def _requeue_deferred(self, job: Job, delay: float, deferrals: int) -> Handled:
         message = DeliveryMessage(job.id, job.seq, job.endpoint_id, job.tenant_group, deferrals)
@@ -385,13 +380,12 @@ class Deliverer:
                 delivered(job, recorded)
                 return Result.DELIVERED
             with self.db.connection() as conn:
-                # One statement, committed durably (decision 0025); finishes and frees the
-                # slot only while this claim stands.
+                # One statement, committed durably (decision 0025); finishes the delivery,
+                # and so frees its slot, only while this claim stands.
                 repo.record_delivered(conn, job, recorded)
             return Result.DELIVERED
         with self.db.connection() as conn, conn.transaction():
             repo.record_attempt(conn, job, recorded)
-            repo.release_slot(conn, job)
             if outcome == Outcome.GONE:
                 repo.finish(conn, job, Finish("failed", True, attempt.status, "410 Gone"))
                 self._disable(conn, job, "the endpoint answered 410 Gone")

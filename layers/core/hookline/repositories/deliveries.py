@@ -216,9 +216,10 @@ def oldest_pending_outbox_age(conn: Connection) -> float:
     return float(row["seconds"]) if row else 0.0
 
 
-# The claim and the deferral commit without waiting for the disk (decisions 0014, 0025) by
-# setting synchronous_commit for their own transaction. Behind RDS Proxy a set_config pins
-# the session, so there they commit durably instead (decision 0036).
+# The deferral commits without waiting for the disk (decisions 0014, 0025) by setting
+# synchronous_commit for its own transaction. Behind RDS Proxy a set_config pins the session,
+# so there it commits durably instead (decision 0036). The claim does the same inside
+# hookline_claim_batch, told by its `durable` argument.
 _NO_FLUSH = "set_config('synchronous_commit', 'off', true)"
 
 
@@ -271,6 +272,17 @@ def job_from_row(r: dict[str, Any]) -> Job:
     )
 
 
+def claim_from_row(r: dict[str, Any]) -> Claim:
+    """A claim as hookline_claim_batch returns it (one row per claimed delivery)."""
+    wait = r["wait_seconds"]
+    return Claim(
+        job=job_from_row(r),
+        endpoint_deleted=r["deleted"],
+        sealed_secrets=list(r["secrets"] or []),
+        wait_seconds=None if wait is None else float(wait),
+    )
+
+
 def claim_to_send(
     conn: Connection,
     delivery_id: str,
@@ -283,11 +295,13 @@ def claim_to_send(
     """The deliverer's claim in one statement that commits without waiting for the disk
     (`durable`: with the default commit, for connections through RDS Proxy): claim this
     generation, then — only if the endpoint is enabled and `now` is before the deadline —
-    read the endpoint's active secrets and take a slot. Run it outside a transaction (it
-    is its own). None if stale, finished or taken."""
+    take a slot (the delivery becomes `delivering`; without one it stays queued under the
+    claim's lease) and read the endpoint's active secrets. The batch claim's body for one
+    message. Run it outside a transaction (it is its own). None if stale, finished or taken."""
     r = conn.execute(
-        statement_for("claim_delivery_to_send", durable),
+        query("claim_delivery_to_send"),
         {
+            "durable": durable,
             "id": delivery_id,
             "seq": seq,
             "lease": lease,
@@ -295,15 +309,7 @@ def claim_to_send(
             "lease_seconds": lease.total_seconds(),
         },
     ).fetchone()
-    if r is None:
-        return None
-    wait = r["wait_seconds"]
-    return Claim(
-        job=job_from_row(r),
-        endpoint_deleted=r["deleted"],
-        sealed_secrets=list(r["secrets"] or []),
-        wait_seconds=None if wait is None else float(wait),
-    )
+    return None if r is None else claim_from_row(r)
 
 
 def defer(conn: Connection, job: Job, lease: timedelta) -> None:
@@ -358,10 +364,10 @@ class AttemptRecord:
 
 
 def record_delivered(conn: Connection, job: Job, attempt: AttemptRecord) -> int | None:
-    """A delivered attempt in one statement: the attempt recorded; the slot released and the
-    delivery finished only while this claim stands; the endpoint's failure streak ended.
-    Returns the generation, or None if this claim no longer stood (nothing but the attempt
-    was written)."""
+    """A delivered attempt in one statement: the attempt recorded; the delivery finished (its
+    slot freed) only while this claim stands; the endpoint's failure streak ended. Returns
+    the generation, or None if this claim no longer stood (nothing but the attempt was
+    written)."""
     row = conn.execute(
         query("record_delivered"),
         {
@@ -371,25 +377,12 @@ def record_delivered(conn: Connection, job: Job, attempt: AttemptRecord) -> int 
             "endpoint_id": job.endpoint_id,
         },
     ).fetchone()
-    return None if row is None or row["enqueue_seq"] is None else int(row["enqueue_seq"])
+    return None if row is None else job.seq
 
 
 def record_attempt(conn: Connection, job: Job, attempt: AttemptRecord) -> None:
     """Store one HTTP try."""
     conn.execute(query("insert_attempt"), attempt.params(job))
-
-
-def release_slot(conn: Connection, job: Job) -> None:
-    """Free the endpoint slot this delivery held."""
-    conn.execute(
-        query("release_endpoint_slot"),
-        {
-            "endpoint_id": job.endpoint_id,
-            "id": job.id,
-            "seq": job.seq,
-            "claimed_until": job.claimed_until,
-        },
-    )
 
 
 def finish(conn: Connection, job: Job, outcome: Finish) -> int | None:

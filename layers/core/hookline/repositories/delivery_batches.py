@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
-from hookline.repositories.deliveries import AttemptRecord, Claim, Job, job_from_row
+from hookline.repositories.deliveries import AttemptRecord, Claim, Job, claim_from_row
 from hookline.sqlfiles import query
 
 
@@ -21,8 +21,9 @@ def claim_batch_to_send(
     durable: bool = False,
 ) -> dict[tuple[str, int], Claim]:
     """`claim_to_send` for every (delivery id, generation) of a batch in one statement (run
-    outside a transaction: it is its own). Returns the claims that held, by (id, generation);
-    a message missing from the answer is stale, finished or taken."""
+    outside a transaction: it is its own). Returns the claims that held, by (id, generation),
+    each with its slot or the wait before one; a message missing from the answer is stale,
+    finished or taken."""
     rows = conn.execute(
         query("claim_deliveries_to_send"),
         {
@@ -34,23 +35,14 @@ def claim_batch_to_send(
             "lease_seconds": lease.total_seconds(),
         },
     ).fetchall()
-    claims = {}
-    for r in rows:
-        wait = r["wait_seconds"]
-        claims[(r["id"], r["enqueue_seq"])] = Claim(
-            job=job_from_row(r),
-            endpoint_deleted=r["deleted"],
-            sealed_secrets=list(r["secrets"] or []),
-            wait_seconds=None if wait is None else float(wait),
-        )
-    return claims
+    return {(r["id"], r["enqueue_seq"]): claim_from_row(r) for r in rows}
 
 
 def record_batch_delivered(
     conn: Connection, delivered: Sequence[tuple[Job, AttemptRecord]]
 ) -> set[str]:
     """`record_delivered` for every delivered attempt of a batch in one durable statement:
-    each attempt recorded; each delivery finished and its slot freed only while its claim
+    each attempt recorded; each delivery finished (its slot freed) only while its claim
     stands. Returns the ids whose claim still stood."""
     if not delivered:
         return set()

@@ -105,53 +105,26 @@ SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::double precisio
 FROM outbox WHERE fanned_out_at IS NULL
 
 -- claim_delivery_to_send --
--- The deliverer's claim, in one statement and so one round trip and one transaction
--- (docs/decisions/0025-fewer-statements-per-delivery.md): claim this generation (a queued
--- delivery, or one whose delivering lease expired: its worker crashed; a stale or finished
--- one returns nothing), and, only when the claim holds and the endpoint is enabled and the
--- deadline (%(now)s, the deliverer's clock) has not passed, read its active secrets (sealed)
--- and take an endpoint slot. It commits without waiting for the disk (decision 0014): `opts`
--- sets synchronous_commit for this statement's own transaction, and every row the claim
--- writes is joined with it, so nothing is written unless it ran. hookline_take_slot runs
--- last in the statement, so the endpoint row it locks is released at the commit right after.
-WITH opts AS MATERIALIZED (
-    SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit
-), claimed AS (
-    UPDATE deliveries d
-    SET state = 'delivering', lease_expires_at = now() + %(lease)s, updated_at = now()
-    FROM endpoints p, events e, opts
-    WHERE d.id = %(id)s AND d.enqueue_seq = %(seq)s
-      AND p.id = d.endpoint_id AND e.id = d.event_id
-      AND (d.state = 'queued' OR (d.state = 'delivering' AND d.lease_expires_at < now()))
-    RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
-              d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
-              p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
-              p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
-              p.kind, p.role_arn, p.destination, p.auth, p.auth_secret, p.tls, p.tls_key,
-              p.public_only,
-              (SELECT t.external_id FROM tenants t WHERE t.id = d.tenant_id) AS external_id,
-              p.enabled AND %(now)s < d.deadline_at AS sendable,
-              e.type AS event_type, e.payload, e.content_type, e.source_id
-), ready AS MATERIALIZED (
-    SELECT c.*,
-           CASE WHEN c.sendable THEN ARRAY(
-               SELECT s.secret FROM endpoint_secrets s
-               WHERE s.endpoint_id = c.endpoint_id
-                 AND (s.expires_at IS NULL OR s.expires_at > now())
-               ORDER BY s.created_at DESC) END AS secrets
-    FROM claimed c
-)
-SELECT r.*,
-       CASE WHEN r.sendable
-            THEN hookline_take_slot(r.endpoint_id, r.id, %(lease_seconds)s) END AS wait_seconds
-FROM ready r
+-- The deliverer's claim of one message, in one statement and so one round trip and one
+-- transaction (decision 0025): claim_deliveries_to_send for a batch of one, so the two stay
+-- one body (hookline_claim_batch, migration 0027). Claim this generation (a queued delivery,
+-- or one whose delivering lease expired: its worker crashed; a stale or finished one returns
+-- nothing), and, only when the endpoint is enabled and the deadline (%(now)s, the deliverer's
+-- clock) has not passed, take a slot — the delivery `delivering` while fewer than the
+-- endpoint's cap are — and read its active secrets (sealed). Without a slot it stays queued
+-- under the claim's lease. It commits without waiting for the disk unless %(durable)s
+-- (decisions 0014, 0036).
+SELECT * FROM hookline_claim_batch(ARRAY[%(id)s]::text[], ARRAY[%(seq)s]::integer[],
+                                   %(lease)s::interval, %(now)s::timestamptz,
+                                   %(lease_seconds)s::double precision, %(durable)s::boolean)
 
 -- defer_delivery --
--- No slot: back to queued, with a lease covering the delay, and no attempt counted.
--- Only this claim's (see finish_attempt).
+-- No slot, or the claim given back: queued, with a lease covering the delay, and no attempt
+-- counted. Only this claim's (see finish_attempt): same generation and lease, delivering
+-- with a slot or queued by a claim that found none.
 UPDATE deliveries
 SET state = 'queued', lease_expires_at = now() + %(lease)s, updated_at = now()
-WHERE id = %(id)s AND state = 'delivering'
+WHERE id = %(id)s AND state IN ('queued', 'delivering')
   AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
 
 -- park_deferred_delivery --
@@ -160,7 +133,7 @@ WHERE id = %(id)s AND state = 'delivering'
 UPDATE deliveries
 SET state = 'pending', next_attempt_at = now() + %(wait)s, lease_expires_at = NULL,
     updated_at = now()
-WHERE id = %(id)s AND state = 'delivering'
+WHERE id = %(id)s AND state IN ('queued', 'delivering')
   AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
 
 -- insert_attempt --
@@ -169,19 +142,13 @@ INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, respo
 VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s,
         %(headers)s)
 
--- release_endpoint_slot --
--- Only while this worker's claim stands: a run that took the delivery over holds the slot now.
-DELETE FROM endpoint_slots s
-WHERE s.endpoint_id = %(endpoint_id)s AND s.delivery_id = %(id)s
-  AND EXISTS (SELECT 1 FROM deliveries d
-              WHERE d.id = s.delivery_id AND d.state = 'delivering'
-                AND d.enqueue_seq = %(seq)s AND d.lease_expires_at = %(claimed_until)s)
-
 -- finish_attempt --
 -- The delivery after an attempt: finished, queued again (short retry on an SQS delay, new
--- generation), or pending until a later due time. Only while this worker's claim stands
--- (same generation, same lease): a worker whose lease ran out and whose delivery was taken
--- over — requeued by reconcile, or claimed again from a redelivered message — changes nothing.
+-- generation), or pending until a later due time; or finished without one (endpoint disabled,
+-- deadline passed: the claim left it queued, holding no slot). Only while this worker's claim
+-- stands (same generation, same lease): a worker whose lease ran out and whose delivery was
+-- taken over — requeued by reconcile, or claimed again from a redelivered message — changes
+-- nothing.
 UPDATE deliveries
 SET state = %(state)s,
     attempt_count = attempt_count + %(attempted)s,
@@ -192,51 +159,36 @@ SET state = %(state)s,
     last_error = %(error)s,
     finished_at = CASE WHEN %(state)s IN ('delivered', 'failed', 'dead') THEN now() END,
     updated_at = now()
-WHERE id = %(id)s AND state = 'delivering'
+WHERE id = %(id)s AND state IN ('queued', 'delivering')
   AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
 RETURNING id, enqueue_seq, state
 
 -- defer_delivery_without_flush --
 -- defer_delivery as one statement that commits without waiting for the disk (decision 0014:
--- a crash may undo it; the delivery then stays delivering until its lease runs out).
+-- a crash may undo it; the delivery then stays as its claim left it until that lease runs
+-- out).
 WITH opts AS MATERIALIZED (
     SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit
 )
 UPDATE deliveries d
 SET state = 'queued', lease_expires_at = now() + %(lease)s, updated_at = now()
 FROM opts
-WHERE d.id = %(id)s AND d.state = 'delivering'
+WHERE d.id = %(id)s AND d.state IN ('queued', 'delivering')
   AND d.enqueue_seq = %(seq)s AND d.lease_expires_at = %(claimed_until)s
 
 -- record_delivered --
--- A delivered attempt in one statement (one transaction, committed durably): the attempt is
--- recorded (it was made, whoever holds the delivery now); the delivery is finished and the
--- slot freed only while this worker's claim stands — the slot's DELETE depends on the
--- finishing UPDATE having matched, so a worker whose lease ran out frees nothing of the run
--- that took over. Any success ends the endpoint's failure streak (a no-op, and no row lock,
--- when there is none). Returns the generation, or NULL when the claim no longer stood.
-WITH attempt AS (
-    INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code,
-                          response_excerpt, error_class, response_headers)
-    VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(error)s,
-            %(headers)s)
-), finished AS (
-    UPDATE deliveries
-    SET state = 'delivered', attempt_count = attempt_count + 1, lease_expires_at = NULL,
-        last_status = coalesce(%(status)s, last_status), last_error = NULL,
-        finished_at = now(), updated_at = now()
-    WHERE id = %(id)s AND state = 'delivering'
-      AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
-    RETURNING enqueue_seq
-), released AS (
-    DELETE FROM endpoint_slots
-    WHERE endpoint_id = %(endpoint_id)s AND delivery_id = %(id)s
-      AND EXISTS (SELECT 1 FROM finished)
-), recovered AS (
-    UPDATE endpoints SET failing_since = NULL
-    WHERE id = %(endpoint_id)s AND failing_since IS NOT NULL
-)
-SELECT (SELECT enqueue_seq FROM finished) AS enqueue_seq
+-- A delivered attempt in one statement (one transaction, committed durably):
+-- record_deliveries_delivered for a batch of one, so the two stay one body
+-- (hookline_record_batch_delivered, migration 0027). The attempt is recorded (it was made,
+-- whoever holds the delivery now); the delivery is finished — which frees its slot — only
+-- while this worker's claim stands, so a worker whose lease ran out changes nothing of the
+-- run that took over. Any success ends the endpoint's failure streak. Returns the id, or no
+-- row when the claim no longer stood.
+SELECT id FROM hookline_record_batch_delivered(
+    ARRAY[%(id)s]::text[], ARRAY[%(seq)s]::integer[], ARRAY[%(claimed_until)s]::timestamptz[],
+    ARRAY[%(endpoint_id)s]::text[], ARRAY[%(attempted_at)s]::timestamptz[],
+    ARRAY[%(duration_ms)s]::integer[], ARRAY[%(status)s]::integer[],
+    ARRAY[%(excerpt)s]::text[], ARRAY[%(headers)s]::jsonb[])
 
 -- get_delivery --
 SELECT id, event_id, endpoint_id, tenant_id, tenant_group, state, attempt_count,

@@ -18,24 +18,21 @@ WHERE fanned_out_at IS NULL AND created_at < now() - %(age)s::interval
 
 -- kill_past_deadline --
 -- Deliveries whose deadline passed while nobody holds them (pending, or leased with the lease
--- run out) are dead, with the reason; a slot they held is released. Each arm of the union
--- reads one partial index, so the sweep never scans delivered rows.
+-- run out) are dead, with the reason (a slot is a delivering row, so leaving that state frees
+-- it). Each arm of the union reads one partial index, so the sweep never scans delivered rows.
 WITH candidates AS (
     SELECT id FROM deliveries WHERE state = 'pending' AND deadline_at <= now()
     UNION ALL
     SELECT id FROM deliveries
     WHERE state IN ('queued', 'delivering') AND lease_expires_at < now() AND deadline_at <= now()
 ), past AS (
-    SELECT d.id, d.endpoint_id, d.state AS was FROM deliveries d
+    SELECT d.id, d.state AS was FROM deliveries d
     JOIN candidates c ON c.id = d.id
     WHERE d.deadline_at <= now()
       AND (d.state = 'pending'
            OR (d.state IN ('queued', 'delivering') AND d.lease_expires_at < now()))
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
-), released AS (
-    DELETE FROM endpoint_slots s USING past
-    WHERE s.endpoint_id = past.endpoint_id AND s.delivery_id = past.id
 )
 UPDATE deliveries d
 SET state = 'dead', lease_expires_at = NULL, finished_at = now(), updated_at = now(),
@@ -48,16 +45,13 @@ RETURNING d.id, past.was
 -- Queued deliveries whose lease ran out (the queue message was lost or never consumed) and
 -- delivering ones whose lease ran out (the worker died mid-attempt) are due again now. Only
 -- the state moves: the next enqueue bumps enqueue_seq, so a stale copy of the old message is
--- skipped. The endpoint slot a dead worker held is released at once.
+-- skipped. The endpoint slot a dead worker held (its delivering row) went with its lease.
 WITH expired AS (
-    SELECT id, endpoint_id, state AS was FROM deliveries
+    SELECT id, state AS was FROM deliveries
     WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
     ORDER BY lease_expires_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
-), released AS (
-    DELETE FROM endpoint_slots s USING expired
-    WHERE s.endpoint_id = expired.endpoint_id AND s.delivery_id = expired.id
 )
 UPDATE deliveries d
 SET state = 'pending', next_attempt_at = now(), lease_expires_at = NULL, updated_at = now()
