@@ -25,7 +25,10 @@ which a busy machine disturbs far less. Logs and metrics are silenced
 measuring). The database pool is `--pool-size` (default 10, one per deliver thread).
 
     .venv/bin/python bench/deliver.py [--seconds 6] [--handlers 1,2,4] [--rounds 2]
-                                      [--deliveries 40000] [--pool-size 10]
+                                      [--deliveries 40000] [--pool-size 10] [--profile N]
+
+`--profile N` prints a cProfile of N handler invocations instead (a batch's attempts run one
+after another in the invoking thread, which is the one cProfile sees).
 
 The before/after comparison of decision 0025 (fewer statements per delivery) was run once
 with this bench's `--ab` mode and a frozen copy of the old deliverer; its result is in
@@ -49,6 +52,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -365,6 +369,51 @@ def measure(
     return results
 
 
+class InlineExecutor(Executor):
+    """Runs what is submitted at once, in the caller's thread: cProfile sees one thread only,
+    so the profile runs a batch's attempts one after another instead of on the pool."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        done: Future[Any] = Future()
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except BaseException as err:
+            done.set_exception(err)
+        return done
+
+
+def profile(batches: Batches, count: int) -> None:
+    """cProfile `count` handler invocations (after a warm-up) and print where the deliver
+    process's own CPU goes: the top functions by their own time, then by cumulative time."""
+    import cProfile
+    import pstats
+
+    import functions.deliver.handler as handler
+    from hookline_dev.local.apigw import LocalContext
+
+    handler_slice(batches, 1, WARMUP_SECONDS)
+    handler._threads = InlineExecutor()  # type: ignore[assignment]
+    profiler = cProfile.Profile(time.thread_time)  # CPU, not the waits for Postgres or HTTP
+    done = 0
+    with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+        for _ in range(count):
+            event = batches.next()
+            if event is None:
+                break
+            profiler.enable()
+            handler.lambda_handler(event, LocalContext(function_name="hookline-deliver-standard"))
+            profiler.disable()
+            done += len(event["Records"])
+    stats = pstats.Stats(profiler)
+    total = sum(row[2] for row in stats.stats.values())  # type: ignore[attr-defined]
+    print(f"profiled {done} deliveries: {total * 1e6 / max(done, 1):,.0f} us of thread CPU each")
+    stats.sort_stats("tottime").print_stats(25)
+    stats.sort_stats("cumulative").print_stats(40)
+    # what the deliverer's own steps call: httpx's request, or ours around it
+    stats.print_callees(r"hookline/delivery.py:\d+\((handle|send)\)")
+    stats.print_callees(r"deliver/handler.py:\d+\(lambda_handler\)")
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(
@@ -379,6 +428,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--pool-size", type=int, default=DELIVER_THREADS,
         help="HOOKLINE_DB_POOL_SIZE: one connection per deliver thread by default",
+    )  # fmt: skip
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="BATCHES",
+        help="cProfile this many handler invocations (attempts inline) instead of measuring",
     )  # fmt: skip
     args = parser.parse_args(argv)
     try:
@@ -402,6 +455,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         tenant_id, urls = create_endpoints(url, sink)
         print(f"preparing {args.deliveries} queued deliveries ...", file=sys.stderr, flush=True)
         batches = Batches(sqs_events(queued_deliveries(url, tenant_id, args.deliveries), queue_arn))
+        if args.profile:
+            profile(batches, args.profile)
+            return 0
         # Metrics are disabled, but Powertools still prints a full set of 100 values.
         with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
             results = measure(batches, urls, args.handlers, args.seconds, args.rounds)
