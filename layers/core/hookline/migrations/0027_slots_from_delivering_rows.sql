@@ -56,7 +56,9 @@ BEGIN
         PERFORM set_config('synchronous_commit', 'off', true);
     END IF;
     FOR endpoint_key IN
-        SELECT DISTINCT hashtext(d.endpoint_id) FROM deliveries d WHERE d.id = ANY (p_ids)
+        -- joined id by id, so each lookup reads only its own day's partition
+        SELECT DISTINCT hashtext(d.endpoint_id)
+        FROM unnest(p_ids::text[]) AS m(id) JOIN deliveries d ON d.id = m.id
         ORDER BY 1
     LOOP
         PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), endpoint_key);
@@ -69,14 +71,19 @@ WITH found AS MATERIALIZED (
     JOIN deliveries d ON d.id = m.id AND d.enqueue_seq = m.seq
     JOIN endpoints p ON p.id = d.endpoint_id
     WHERE d.state = 'queued' OR (d.state = 'delivering' AND d.lease_expires_at < now())
+), busy AS MATERIALIZED (
+    -- the slots taken, for every endpoint of the batch at once: one scan of each day
+    -- partition's small index (no partition key to prune by), not one per endpoint
+    SELECT x.endpoint_id, count(*) AS taken FROM deliveries x
+    WHERE x.endpoint_id = ANY (ARRAY(SELECT endpoint_id FROM found WHERE sendable))
+      AND x.state = 'delivering' AND x.lease_expires_at >= now()
+    GROUP BY x.endpoint_id
 ), room AS MATERIALIZED (
     -- per endpoint with something to send: its free slots, and its tokens when rate limited
     -- (burst = one second's worth, at least 1)
     SELECT f.endpoint_id, f.rate,
-           f.max_concurrency - (
-               SELECT count(*) FROM deliveries x
-               WHERE x.endpoint_id = f.endpoint_id AND x.state = 'delivering'
-                 AND x.lease_expires_at >= now()) AS free,
+           f.max_concurrency - coalesce((SELECT u.taken FROM busy u
+                                         WHERE u.endpoint_id = f.endpoint_id), 0) AS free,
            CASE WHEN f.rate IS NOT NULL THEN least(greatest(f.rate, 1), coalesce(
                b.tokens + f.rate * extract(epoch FROM clock_timestamp() - b.refilled_at),
                greatest(f.rate, 1))) END AS tokens
