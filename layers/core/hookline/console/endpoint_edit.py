@@ -1,7 +1,7 @@
 """Editing an endpoint, in the console and in the portal: its URL, description, event types,
 limits (concurrency, rate), retry on 4xx, content filter (an EventBridge pattern, decision
-0044) and input transformer (decision 0045) — or, in the portal, the subset a tenant's
-customers edit (`PORTAL_FIELDS`).
+0044), input transformer (decision 0045) and ordering key (decision 0069) — or, in the
+portal, the subset a tenant's customers edit (`PORTAL_FIELDS`).
 
 Only what the form changed is sent, as the API's `PATCH /v1/endpoints/{id}` takes it: checked
 by the same request model (`EndpointUpdate`), then `endpoint_service.update_endpoint`, which
@@ -29,12 +29,15 @@ from hookline.ssrf import check_url
 
 FIELDS = (
     "url", "description", "event_types", "max_concurrency", "rate_limit_per_second",
-    "retry_on_4xx", "content_filter", "input_transformer", "auth", "tls",
+    "retry_on_4xx", "content_filter", "input_transformer", "auth", "tls", "ordering",
 )  # fmt: skip
 # What the portal's add form sets; limits stay as the operator left them (decision 0058).
 PORTAL_FIELDS = (
     "url", "description", "event_types", "content_filter", "input_transformer", "auth", "tls",
+    "ordering",
 )  # fmt: skip
+# The ordering field's word for one order across the endpoint (`{"key": null}`).
+WHOLE_ENDPOINT = "endpoint"
 # OAuth2 and mutual TLS (decision 0067): write-only parts of the form, never filled back in.
 AUTH_INPUTS = ("token_url", "client_id", "client_secret", "scope", "audience")
 TLS_INPUTS = ("client_certificate", "client_key", "ca_bundle")
@@ -52,6 +55,8 @@ _PREFIXES = (
     ("give auth", "auth"),
     ("tls", "tls"),
     ("give tls", "tls"),
+    ("ordering", "ordering"),
+    ("give ordering", "ordering"),
 )
 
 
@@ -106,7 +111,14 @@ def form_values(endpoint: dict[str, Any]) -> dict[str, str]:
         "retry_on_4xx": "yes" if endpoint.get("retry_on_4xx") else "",
         "content_filter": _json(endpoint.get("content_filter")),
         "input_transformer": _json(endpoint.get("input_transformer")),
+        "ordering": _ordering_text(endpoint.get("ordering")),
     }
+
+
+def _ordering_text(ordering: dict[str, Any] | None) -> str:
+    if ordering is None:
+        return ""
+    return WHOLE_ENDPOINT if ordering.get("key") is None else str(ordering["key"])
 
 
 def changes_from_form(
@@ -146,6 +158,13 @@ def changes_from_form(
             errors[name] = f"{label}: must be a JSON object"
         elif value != current.get(name):
             changes[name] = value
+    if "ordering" in fields and "ordering" in submitted:
+        text = submitted["ordering"].strip()
+        if text != _ordering_text(current.get("ordering")):
+            if not text:
+                changes["clear_ordering"] = True
+            else:
+                changes["ordering"] = {"key": None if text == WHOLE_ENDPOINT else text}
     if "auth" in fields and current.get("kind", "https") == "https":
         _auth_changes(submitted, changes)
     return changes, errors

@@ -32,7 +32,7 @@ from hookline.runtime import replay_starter
 from hookline.sessions import csrf_token, session_key
 from hookline.settings import get_settings
 
-STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
+STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead", "held")
 
 
 def operator(app: APIGatewayRestResolver) -> Caller:
