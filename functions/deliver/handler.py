@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from hookline.delivery import Handled, Result
 from hookline.delivery_batch import deliver_batch
 from hookline.delivery_metrics import DeliveryMetrics
+from hookline.fanout import ReleasedHeads
 from hookline.observability import logger, tracer
 from hookline.queues import DeliveryMessage
 from hookline.runtime import get_deliverer
@@ -27,6 +28,9 @@ from hookline.runtime import get_deliverer
 _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
 # One log line per attempt that did not deliver (decision 0065); successes are metrics only.
 FAILED_RESULTS = frozenset({Result.FAILED, Result.RETRY, Result.DEAD})
+# A finished delivery of an ordered key releases the next, which is sent at once (0069).
+FINISHED_RESULTS = frozenset({Result.DELIVERED, Result.FAILED, Result.DEAD})
+_released = ReleasedHeads()
 
 
 def log_failure(body: str, handled: Handled) -> None:
@@ -51,7 +55,14 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     # runner invokes this handler from several threads (on AWS a container runs one batch at
     # a time).
     records = event.get("Records") or []
-    outcomes = deliver_batch(get_deliverer(), [r.get("body", "") for r in records], _threads)
+    deliverer = get_deliverer()
+    outcomes = deliver_batch(deliverer, [r.get("body", "") for r in records], _threads)
+    finished = [
+        DeliveryMessage.parse(r.get("body", ""))[0]
+        for r, o in zip(records, outcomes, strict=True)
+        if isinstance(o, Handled) and o.result in FINISHED_RESULTS
+    ]
+    _released.send(deliverer.db, deliverer.queues, finished, deliverer.options.queued_lease)
     by_message = {r.get("messageId"): o for r, o in zip(records, outcomes, strict=True)}
     batch_metrics = DeliveryMetrics()
 

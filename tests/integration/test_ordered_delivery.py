@@ -87,6 +87,23 @@ def test_each_key_arrives_in_ledger_order_through_failures_and_keys_run_side_by_
     assert ep["ordering"] == ORDER_BY_CUSTOMER
 
 
+def test_the_deliverer_sends_a_keys_next_event_itself_without_waiting_for_fan_out(
+    pipeline: Pipeline, db: Database, sink: Sink
+) -> None:
+    # Given one order across an endpoint and three events, fanned out once
+    sink.behave("/one", statuses=[200])
+    t = tenant(db)
+    endpoint(db, t, sink.url("/one"), ordering={"key": None})
+    publish(db, t, [("x", 1), ("x", 2), ("x", 3)])
+    pipeline.fanout()
+    # When only the deliverer runs (no fan-out run, no schedule)
+    for _ in range(6):
+        pipeline.deliver_once()
+    # Then each finished delivery handed the next to the queue: all three arrived, in order
+    assert [n for _, n, _ in arrivals(sink, "/one", [200])] == [1, 2, 3]
+    assert pipeline.states() == {"delivered": 3}
+
+
 def test_a_crashed_deliverer_holds_its_key_until_reconcile_and_the_order_is_kept(
     pipeline: Pipeline, db: Database, sink: Sink
 ) -> None:

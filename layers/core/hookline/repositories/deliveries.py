@@ -123,6 +123,23 @@ def _pairs(matched: list[tuple[str, str, str, str]], deadline: timedelta) -> dic
     }
 
 
+def ordering_in_use(conn: Connection) -> bool:
+    """Whether any enabled endpoint is ordered (decision 0069)."""
+    row = conn.execute(query("ordering_in_use")).fetchone()
+    return bool(row and row["in_use"])
+
+
+def claim_released_heads(
+    conn: Connection, finished_ids: Sequence[str], *, lease: timedelta
+) -> list[Enqueued]:
+    """The deliveries that finishing `finished_ids` released (decision 0069), marked queued
+    with a lease: they must be sent now."""
+    rows = conn.execute(
+        query("claim_released_heads"), {"ids": list(finished_ids), "lease": lease}
+    ).fetchall()
+    return [Enqueued(r["id"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"]) for r in rows]
+
+
 def release_ordered_heads(conn: Connection, pairs: Sequence[tuple[str, str]]) -> int:
     """Release the oldest held delivery of each (endpoint, key) in `pairs` that has nothing
     pending, queued or delivering (decision 0069); returns how many were released."""

@@ -111,6 +111,30 @@ SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
 FROM due WHERE d.id = due.id
 RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
 
+-- ordering_in_use --
+-- Whether any enabled endpoint is ordered (decision 0069): the deliverer asks now and then.
+SELECT EXISTS (SELECT 1 FROM endpoints WHERE ordering IS NOT NULL AND enabled) AS in_use
+
+-- claim_released_heads --
+-- After a deliver batch (decision 0069): what its finished ordered deliveries released (the
+-- next of the same endpoint and key, pending and due now), queued with a lease and a new
+-- generation, for the deliverer to send at once rather than leave to the next fan-out run.
+-- Unordered ids find nothing.
+WITH finished AS (
+    SELECT endpoint_id, ordering_key FROM deliveries
+    WHERE id = ANY(%(ids)s::text[]) AND ordering_key IS NOT NULL
+), due AS (
+    SELECT d.id FROM deliveries d
+    JOIN finished f ON d.endpoint_id = f.endpoint_id AND d.ordering_key = f.ordering_key
+    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+    FOR UPDATE OF d SKIP LOCKED
+)
+UPDATE deliveries d
+SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
+    lease_expires_at = now() + %(lease)s, updated_at = now()
+FROM due WHERE d.id = due.id
+RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+
 -- return_unsent_deliveries --
 UPDATE deliveries SET state = 'pending', lease_expires_at = NULL, updated_at = now()
 WHERE id = ANY(%(ids)s) AND state = 'queued'
