@@ -5,6 +5,7 @@ proceed side by side; a bad key path is refused when the endpoint is saved."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -202,6 +203,48 @@ def test_a_replayed_window_is_redelivered_per_key_in_ledger_order(
     # Then each customer's events came again one at a time, in ledger order
     again = arrivals(sink, "/ordered", statuses)[first:]
     assert_in_order_one_at_a_time(again, [1, 2, 3, 4])
+
+
+def test_lost_deliveries_recreated_by_the_reconciler_or_a_refanout_keep_the_order(
+    pipeline: Pipeline, db: Database, sink: Sink
+) -> None:
+    # Given an ordered endpoint that received three events each of two customers
+    sink.behave("/ordered", statuses=[200])
+    t = tenant(db)
+    endpoint(db, t, sink.url("/ordered"), ordering=ORDER_BY_CUSTOMER)
+    with db.connection() as conn:
+        since = conn.execute("SELECT now() AS t").fetchone()["t"].isoformat()
+    publish(db, t, [(c, n) for n in range(1, 4) for c in ("a", "b")])
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 6})
+
+    def lose_all() -> int:
+        with db.connection() as conn, conn.transaction():
+            conn.execute("DELETE FROM attempts")
+            conn.execute("DELETE FROM deliveries")
+        return len(sink.requests("/ordered"))
+
+    def assert_redelivered_in_order(since_request: int) -> None:
+        again = arrivals(sink, "/ordered", [200])[since_request:]
+        assert len(again) == 6
+        assert_in_order_one_at_a_time(again, [1, 2, 3])
+
+    # When they are lost and the reconciler re-creates them
+    first = lose_all()
+    with db.connection() as conn:
+        page = reconcile_repo.create_missing_deliveries(
+            conn, window=timedelta(hours=1), deadline=timedelta(hours=1), limit=100
+        )
+    # Then they are held behind one head per key, and delivered per key in order
+    assert len(page.created) == 6
+    assert pipeline.states() == {"held": 4, "pending": 2}
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 6})
+    assert_redelivered_in_order(first)
+    # And the same when a replay re-fans the window out from the ledger
+    second = lose_all()
+    result = replay(since=since, refanout=True, **OPERATOR)
+    assert (result["created"], result["enqueued"]) == (6, 6)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 6})
+    assert_redelivered_in_order(second)
 
 
 @pytest.mark.parametrize(

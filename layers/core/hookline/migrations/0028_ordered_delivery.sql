@@ -142,6 +142,67 @@ BEGIN
     RETURN created;
 END $$;
 
+-- Deliveries just created pending by SQL that computes no keys (the reconciler's repair of
+-- missing deliveries, a replay's re-fan-out), given with their keys in ledger order: held
+-- with the next positions, then each key's head released, as hookline_insert_ordered_deliveries
+-- does for the fan-out. Only fresh ones (pending, no key yet) change; returns how many.
+CREATE FUNCTION hookline_hold_deliveries(p_ids text[], p_keys text[])
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    held integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(k.endpoint_id || chr(31) || k.key, 69))
+    FROM (SELECT DISTINCT d.endpoint_id, u.key
+          FROM unnest(p_ids, p_keys) AS u(id, key) JOIN deliveries d ON d.id = u.id
+          ORDER BY 1, 2) k;
+    WITH positions AS (
+        SELECT x.id, x.key, nextval('hookline_ordering_position') AS position
+        FROM (SELECT u.id, u.key FROM unnest(p_ids, p_keys) WITH ORDINALITY AS u(id, key, n)
+              ORDER BY u.n) x
+    ), moved AS (
+        UPDATE deliveries d
+        SET state = 'held', ordering_key = o.key, ordering_position = o.position,
+            updated_at = now()
+        FROM positions o
+        WHERE d.id = o.id AND d.state = 'pending' AND d.ordering_key IS NULL
+        RETURNING d.endpoint_id, d.ordering_key
+    )
+    SELECT count(*) INTO held FROM moved;
+    PERFORM hookline_release_heads(
+        ARRAY(SELECT d.endpoint_id FROM deliveries d WHERE d.id = ANY(p_ids) ORDER BY d.id),
+        ARRAY(SELECT d.ordering_key FROM deliveries d WHERE d.id = ANY(p_ids) ORDER BY d.id));
+    RETURN held;
+END $$;
+
+-- After a deliver batch: the deliveries its finished ordered ones released, queued with a
+-- lease and a new generation for the deliverer to send (sql/deliveries.sql,
+-- claim_released_heads). The function caches its plan in the backend (decision 0066).
+CREATE FUNCTION hookline_claim_released_heads(p_ids text[], p_lease interval)
+RETURNS TABLE (id text, endpoint_id text, tenant_group text, enqueue_seq integer)
+LANGUAGE plpgsql
+-- a custom plan (pruning the ids' partitions when planned) was chosen every call, and
+-- planning cost six times the run; the generic plan prunes at run time
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+WITH finished AS (
+    SELECT f.endpoint_id, f.ordering_key FROM deliveries f
+    WHERE f.id = ANY(p_ids) AND f.ordering_key IS NOT NULL
+), due AS (
+    SELECT d.id FROM deliveries d
+    JOIN finished f ON d.endpoint_id = f.endpoint_id AND d.ordering_key = f.ordering_key
+    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+    FOR UPDATE OF d SKIP LOCKED
+)
+UPDATE deliveries d
+SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
+    lease_expires_at = now() + p_lease, updated_at = now()
+FROM due WHERE d.id = due.id
+RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq;
+END $$;
+
 -- The fan-out round of migration 0022 with one change: tenants with an ordered endpoint leave
 -- it, as content-filtered ones do, for the Python path (fan_out_batch) that computes keys.
 CREATE OR REPLACE FUNCTION hookline_fan_out_round(p_limit integer, p_deadline interval, p_lease interval,

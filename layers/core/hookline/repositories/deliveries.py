@@ -140,6 +140,28 @@ def claim_released_heads(
     return [Enqueued(r["id"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"]) for r in rows]
 
 
+def hold_new_ordered(conn: Connection, delivery_ids: Sequence[str]) -> set[str]:
+    """Of `delivery_ids`, just created pending by a statement that computes no keys (the
+    reconciler's repair, a re-fan-out), hold those of ordered endpoints in their keys'
+    ledger order and release each key's head (decision 0069); returns the ids it held. Call
+    it in the transaction that created them."""
+    if not delivery_ids:
+        return set()
+    rows = conn.execute(query("new_ordered_deliveries"), {"ids": list(delivery_ids)}).fetchall()
+    if not rows:
+        return set()
+    keys = [
+        ordering_key(
+            r["ordering"],
+            event_document(r["type"], r["tenant_id"], r["source_id"], bytes(r["payload"])),
+        )
+        for r in rows
+    ]
+    ids = [r["id"] for r in rows]
+    conn.execute(query("hold_new_deliveries"), {"ids": ids, "keys": keys})
+    return set(ids)
+
+
 def release_ordered_heads(conn: Connection, pairs: Sequence[tuple[str, str]]) -> int:
     """Release the oldest held delivery of each (endpoint, key) in `pairs` that has nothing
     pending, queued or delivering (decision 0069); returns how many were released."""

@@ -15,7 +15,11 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
-from hookline.repositories.deliveries import content_match_arrays, release_ordered_heads
+from hookline.repositories.deliveries import (
+    content_match_arrays,
+    hold_new_ordered,
+    release_ordered_heads,
+)
 from hookline.sqlfiles import query
 
 
@@ -209,21 +213,25 @@ def create_missing(
     *,
     deadline: timedelta,
     hold: timedelta,
-) -> tuple[int, list[str]]:
+) -> tuple[int, list[str], set[str]]:
     """Create the deliveries the events lack, to content-filtered endpoints only where their
-    pattern matches (as the fan-out would); (pairs considered, ids created)."""
-    row = conn.execute(
-        query("refanout_create_deliveries"),
-        {
-            "event_ids": list(event_ids),
-            "endpoint_id": endpoint_id,
-            "deadline": deadline,
-            "hold": hold,
-            **_filtered_matches(conn, event_ids, endpoint_id, record=True),
-        },
-    ).fetchone()
-    assert row is not None
-    return int(row["pairs"]), list(row["created"])
+    pattern matches (as the fan-out would); (pairs considered, ids created, those of them
+    held in their key's order for an ordered endpoint, decision 0069)."""
+    with conn.transaction():
+        row = conn.execute(
+            query("refanout_create_deliveries"),
+            {
+                "event_ids": list(event_ids),
+                "endpoint_id": endpoint_id,
+                "deadline": deadline,
+                "hold": hold,
+                **_filtered_matches(conn, event_ids, endpoint_id, record=True),
+            },
+        ).fetchone()
+        assert row is not None
+        created = list(row["created"])
+        held = hold_new_ordered(conn, created)
+    return int(row["pairs"]), created, held
 
 
 # -- the replays the API records ---------------------------------------------------------

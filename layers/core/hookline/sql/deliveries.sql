@@ -77,6 +77,21 @@ SELECT hookline_insert_ordered_deliveries(
     %(event_ids)s::text[], %(endpoint_ids)s::text[], %(tenant_ids)s::text[], %(groups)s::text[],
     %(keys)s::text[], %(deadline)s::interval) AS created
 
+-- new_ordered_deliveries --
+-- Of the given deliveries, just created pending, those of an ordered endpoint, with what
+-- their keys are computed from, in ledger order (decision 0069).
+SELECT d.id, p.ordering, e.type, e.tenant_id, e.source_id, e.payload
+FROM deliveries d
+JOIN endpoints p ON p.id = d.endpoint_id
+JOIN events e ON e.id = d.event_id
+WHERE d.id = ANY(%(ids)s::text[]) AND p.ordering IS NOT NULL
+  AND d.state = 'pending' AND d.ordering_key IS NULL
+ORDER BY d.event_id, d.id
+
+-- hold_new_deliveries --
+-- Those deliveries held in their keys' order and each key's head released (migration 0028).
+SELECT hookline_hold_deliveries(%(ids)s::text[], %(keys)s::text[]) AS held
+
 -- release_ordered_heads --
 -- Each given (endpoint, key)'s oldest held delivery, when nothing of the key runs: pending,
 -- due now (migration 0028).
@@ -119,21 +134,10 @@ SELECT EXISTS (SELECT 1 FROM endpoints WHERE ordering IS NOT NULL AND enabled) A
 -- After a deliver batch (decision 0069): what its finished ordered deliveries released (the
 -- next of the same endpoint and key, pending and due now), queued with a lease and a new
 -- generation, for the deliverer to send at once rather than leave to the next fan-out run.
--- Unordered ids find nothing.
-WITH finished AS (
-    SELECT endpoint_id, ordering_key FROM deliveries
-    WHERE id = ANY(%(ids)s::text[]) AND ordering_key IS NOT NULL
-), due AS (
-    SELECT d.id FROM deliveries d
-    JOIN finished f ON d.endpoint_id = f.endpoint_id AND d.ordering_key = f.ordering_key
-    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
-    FOR UPDATE OF d SKIP LOCKED
-)
-UPDATE deliveries d
-SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
-    lease_expires_at = now() + %(lease)s, updated_at = now()
-FROM due WHERE d.id = due.id
-RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+-- Unordered ids find nothing. A PL/pgSQL function (migration 0028), so its plan over the day
+-- partitions is cached in the backend (decision 0066): planned per call it cost more than
+-- the rest of the batch's statements together (bench/ordering.py).
+SELECT * FROM hookline_claim_released_heads(%(ids)s::text[], %(lease)s::interval)
 
 -- return_unsent_deliveries --
 UPDATE deliveries SET state = 'pending', lease_expires_at = NULL, updated_at = now()
