@@ -114,3 +114,23 @@ def test_the_endpoint_form_sets_the_ordering_key_and_shows_a_bad_one_at_its_fiel
     assert stored["ordering"] == {"key": "$.payload.customer_id"}
     console.post(f"/console/endpoints/{endpoint['id']}", {**form, "ordering": ""}, htmx=True)
     assert endpoint_service.get_endpoint(db, OPERATOR_CALLER, endpoint["id"])["ordering"] is None
+
+
+def test_a_customer_adds_an_ordered_endpoint_in_the_portal(
+    console: ConsoleClient, pipeline: Pipeline
+) -> None:
+    # Given a tenant's customer in the portal
+    tenant = operator.add_tenant(pipeline.db, HooklineConfig(), name="acme", group="standard")
+    portal_session(console, tenant["id"])
+    assert 'name="ordering"' in text(console.get("/portal"))
+    # When they add an endpoint ordered by customer
+    added = console.post(
+        "/portal/endpoints",
+        {"url": "https://93.184.215.14/hooks", "ordering": "$.payload.customer_id"},
+    )
+    # Then it is ordered so
+    assert added.status == 200
+    [endpoint] = endpoint_service.list_endpoints(
+        pipeline.db, OPERATOR_CALLER, tenant_id=tenant["id"], enabled=None, cursor=None, limit=5
+    )["items"]
+    assert endpoint["ordering"] == {"key": "$.payload.customer_id"}

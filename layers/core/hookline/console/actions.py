@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from hookline.console.endpoint_edit import security_fields
+from hookline.console.endpoint_edit import ordering_of, security_fields
 from hookline.db import Database
 from hookline.errors import BadRequest
 from hookline.management import delivery_log, delivery_service, endpoint_service
@@ -91,6 +91,8 @@ def endpoint_body(form: dict[str, str], tenant_id: str | None) -> dict[str, Any]
     types = [t.strip() for t in form.get("event_types", "").split(",") if t.strip()]
     body: dict[str, Any] = {"url": form.get("url", "").strip(), "event_types": types}
     body.update(security_fields(form))
+    if form.get("ordering", "").strip():
+        body["ordering"] = ordering_of(form["ordering"].strip())
     if form.get("description"):
         body["description"] = form["description"]
     if tenant_id:

@@ -119,6 +119,11 @@ def form_values(endpoint: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def ordering_of(text: str) -> dict[str, Any]:
+    """The API's `ordering` for what the form's ordering field says (decision 0069)."""
+    return {"key": None if text == WHOLE_ENDPOINT else text}
+
+
 def _ordering_text(ordering: dict[str, Any] | None) -> str:
     if ordering is None:
         return ""
@@ -168,7 +173,7 @@ def changes_from_form(
             if not text:
                 changes["clear_ordering"] = True
             else:
-                changes["ordering"] = {"key": None if text == WHOLE_ENDPOINT else text}
+                changes["ordering"] = ordering_of(text)
     if "auth" in fields and current.get("kind", "https") == "https":
         _auth_changes(submitted, changes)
     return changes, errors
