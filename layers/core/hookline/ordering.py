@@ -52,15 +52,17 @@ def parse_ordering(value: Any) -> dict[str, Any] | None:
 
 def ordering_key(ordering: dict[str, Any], document: dict[str, Any]) -> str:
     """The key of one event under `ordering` (as saved): the text of the value at the path
-    (a string as is, anything else as its JSON), or the empty key when the event has none."""
+    (a string as is, anything else as its JSON), or the empty key when the event has none
+    there or it cannot be read. Never raises."""
     path = ordering.get("key")
     if path is None:
         return MISSING_KEY
     try:
         value = lookup_path(document, path)
-    except TransformFailed:
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        if len(text) > MAX_KEY_CHARS:
+            return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    except (TransformFailed, ValueError, TypeError, RecursionError):
+        # Never the fan-out batch's failure: an unreadable value orders like a missing one.
         return MISSING_KEY
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    if len(text) > MAX_KEY_CHARS:
-        return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return text
