@@ -105,8 +105,15 @@ def test_the_deliverer_sends_a_keys_next_event_itself_without_waiting_for_fan_ou
     assert pipeline.states() == {"delivered": 3}
 
 
-def test_a_crashed_deliverer_holds_its_key_until_reconcile_and_the_order_is_kept(
-    pipeline: Pipeline, db: Database, sink: Sink
+@pytest.mark.parametrize(
+    "stuck",
+    [
+        "delivering",  # a deliverer claimed it and died: its lease ran out
+        "queued",  # its SQS message was lost: the queued lease ran out
+    ],
+)
+def test_a_crashed_deliverer_or_lost_message_holds_its_key_until_reconcile_in_order(
+    pipeline: Pipeline, db: Database, sink: Sink, stuck: str
 ) -> None:
     # Given an ordered endpoint and three events each of two customers, fanned out
     sink.behave("/ordered", statuses=[200])
@@ -114,14 +121,14 @@ def test_a_crashed_deliverer_holds_its_key_until_reconcile_and_the_order_is_kept
     ep = endpoint(db, t, sink.url("/ordered"), ordering=ORDER_BY_CUSTOMER)
     publish(db, t, [(c, n) for n in range(1, 4) for c in ("a", "b")])
     pipeline.fanout()
-    # And a's head claimed by a deliverer that died (its lease ran out; its message is stale)
+    # And a's head stuck with its lease run out (the message it was sent in is stale)
     with db.connection() as conn:
         conn.execute(
-            "UPDATE deliveries d SET state = 'delivering', enqueue_seq = enqueue_seq + 1, "
+            "UPDATE deliveries d SET state = %s, enqueue_seq = enqueue_seq + 1, "
             "lease_expires_at = now() - interval '1 second' FROM events e "
             "WHERE e.id = d.event_id AND d.endpoint_id = %s AND d.state = 'queued' "
             "AND convert_from(e.payload, 'UTF8')::jsonb ->> 'customer' = 'a'",
-            (ep["id"],),
+            (stuck, ep["id"]),
         )
     # When the pipeline runs: b's events all go; a's stay behind their crashed head
     pipeline.run_until(lambda: pipeline.states().get("delivered") == 3)
@@ -130,7 +137,7 @@ def test_a_crashed_deliverer_holds_its_key_until_reconcile_and_the_order_is_kept
         pipeline.deliver_once()
     seen = arrivals(sink, "/ordered", [200])
     assert [(c, n) for c, n, _ in seen] == [("b", 1), ("b", 2), ("b", 3)]
-    assert pipeline.states() == {"delivered": 3, "delivering": 1, "held": 2}
+    assert pipeline.states() == {"delivered": 3, stuck: 1, "held": 2}
     # And when the reconciler requeues the expired lease, a's events follow in order
     with db.connection() as conn:
         assert len(reconcile_repo.requeue_expired_leases(conn, limit=100)) == 1
