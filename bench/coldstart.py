@@ -47,7 +47,7 @@ def import_once(statement: str) -> tuple[float, int]:
         "print(json.dumps([time.perf_counter() - t, len(sys.modules) - n]))\n"
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}"}
-    env.pop("HOOKLINE_XRAY_SDK", None)
+    env.pop("HOOKLINE_OTLP_TRACES_ENDPOINT", None)
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
     )
