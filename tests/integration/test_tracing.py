@@ -4,6 +4,7 @@ sampled, nothing exported and nothing written for it."""
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -14,6 +15,7 @@ from hookline.settings import get_settings
 from hookline.tracing import Tracing
 from tests.integration.conftest import STRIPE_SECRET
 from tests.support import operator
+from tests.support.management import OPERATOR, ManagementClient
 from tests.support.otlp import ReceivedSpan, running_otlp_receiver
 from tests.support.signers import stripe_event, stripe_headers
 
@@ -106,3 +108,56 @@ def test_an_untraced_event_exports_nothing_and_writes_no_trace(
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
     Tracing(otlp.url).flush()
     assert otlp.requests == 0 and otlp.spans == []
+
+
+def test_a_collector_that_is_down_costs_no_event_and_no_delivery(
+    make_pipeline, api, db, tenant, stripe_source, sink, monkeypatch
+):
+    # Given tracing on, exporting to a port where nothing listens
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    monkeypatch.setenv("HOOKLINE_OTLP_TRACES_ENDPOINT", f"http://127.0.0.1:{port}/v1/traces")
+    pipeline = make_pipeline()
+    operator.add_endpoint(db, get_settings(), tenant_id=tenant["id"], url=sink.url("/ok"))
+    # When an event is received and delivered
+    body = stripe_event("evt_collector_down")
+    started = time.monotonic()
+    answer = api.post(stripe_source["path"], headers=stripe_headers(STRIPE_SECRET, body), body=body)
+    answered_in = time.monotonic() - started
+    # Then the provider got its 200 within the flush's bound, and the event was delivered
+    assert answer.status == 200 and answered_in < 2.5
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    assert len(sink.requests("/ok")) == 1
+
+
+def test_an_event_published_through_the_api_is_traced_from_publish_to_delivery(
+    make_pipeline, db, tenant, sink, otlp, monkeypatch
+):
+    # Given tracing on and an operator calling the management API
+    monkeypatch.setenv("HOOKLINE_OTLP_TRACES_ENDPOINT", otlp.url)
+    monkeypatch.setenv("HOOKLINE_OPERATOR_PRINCIPALS", OPERATOR)
+    pipeline = make_pipeline()
+    from functions.api.handler import lambda_handler
+
+    mgmt = ManagementClient(lambda_handler)
+    operator.add_endpoint(db, get_settings(), tenant_id=tenant["id"], url=sink.url("/ok"))
+    # When the tenant's own event is published and delivered
+    answer = mgmt.post(
+        "/v1/events", {"tenant_id": tenant["id"], "type": "order.paid", "payload": {}}
+    )
+    assert answer.status == 200, answer.body
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    # Then one trace runs publish -> enqueue -> deliver -> POST
+    otlp.wait_for(lambda spans: len(named(spans, "POST")) == 1)
+    [publish] = named(otlp.spans, "publish")
+    [enqueue] = named(otlp.spans, "enqueue")
+    [deliver] = named(otlp.spans, "deliver")
+    [post] = named(otlp.spans, "POST")
+    assert publish.attributes["hookline.event_id"] == answer.json()["id"]
+    assert (enqueue.parent_id, deliver.parent_id, post.parent_id) == (
+        publish.span_id,
+        enqueue.span_id,
+        deliver.span_id,
+    )
+    assert {s.trace_id for s in otlp.spans} == {publish.trace_id}

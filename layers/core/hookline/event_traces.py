@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from hookline.db import Database
+from hookline.observability import logger
 from hookline.queues import TRACEPARENT, DeliveryMessage, DeliveryQueues
 from hookline.repositories.traces import event_traces
 from hookline.tracing import Span, Tracing
@@ -44,8 +45,12 @@ class TracedDeliveryQueues(DeliveryQueues):
         """Send as `DeliveryQueues.send`, inside an `enqueue` span per traced event."""
         if not messages:
             return []
-        with self.db.connection() as conn:
-            traces = event_traces(conn, [m.delivery_id for m in messages])
+        try:
+            with self.db.connection() as conn:
+                traces = event_traces(conn, [m.delivery_id for m in messages])
+        except Exception:  # tracing never holds a delivery back: send it untraced
+            logger.warning("could not read the events' traces; sending untraced", exc_info=True)
+            return super().send(messages, delay_seconds)
         spans: dict[str, Span | None] = {}
         counts: dict[str, int] = {}
         for traced in traces.values():
@@ -100,7 +105,20 @@ def trace_delivery(
 ) -> None:
     """Record a traced message's `deliver` span (from `began` to now) and its attempt's span
     (from the attempt's start, for its duration, with its status). Nothing for a message
-    without a trace."""
+    without a trace; a failure here is logged, never the message's."""
+    try:
+        _trace_delivery(tracing, record, delivery_id, began, outcome)
+    except Exception:
+        logger.warning("could not record a delivery's spans", exc_info=True)
+
+
+def _trace_delivery(
+    tracing: Tracing,
+    record: Mapping[str, Any],
+    delivery_id: str,
+    began: datetime,
+    outcome: Handled | Exception,
+) -> None:
     deliver = tracing.child(
         "deliver",
         message_traceparent(record),

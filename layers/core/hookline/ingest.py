@@ -162,6 +162,7 @@ def publish(
     settings: Settings,
     idempotency_key: str | None = None,
     limits: CatalogueLimits = DEFAULT_LIMITS,
+    traceparent: str | None = None,
 ) -> Accepted:
     """Write a tenant's own event and its outbox row on `conn`, in the caller's transaction.
 
@@ -173,7 +174,9 @@ def publish(
 
     When the tenant's event-type catalogue gives `type` a schema, a payload that breaks it is
     refused (SchemaViolation, a BadRequest) before anything is written. So is a payload over
-    `limits` (size 413; depth or an integer's digits 400), whatever its type.
+    `limits` (size 413; depth or an integer's digits 400), whatever its type. A
+    `traceparent` (a span of the caller's, W3C) continues into fan-out and delivery (decision
+    0070).
     """
     check_json_shape(
         payload,
@@ -202,6 +205,7 @@ def publish(
             type=type,
             dedupe_key=dedupe_key,
             payload=body,
+            traceparent=traceparent,
         ),
     )
     if not stored.duplicate:

@@ -12,6 +12,7 @@ collector's X-Ray exporter accepts them; the context crosses Postgres and SQS as
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -20,9 +21,11 @@ from datetime import datetime
 from typing import Any
 
 SERVICE = "hookline"
-# A flush at the end of an invocation waits at most this long: the collector is local.
-FLUSH_TIMEOUT_MS = 2_000
-EXPORT_TIMEOUT_SECONDS = 2.0
+# A flush at the end of an invocation waits at most this long, and an export too: the
+# collector is on the same host, so a slower one is down (its spans are dropped, never
+# the work).
+FLUSH_TIMEOUT_MS = 1_000
+EXPORT_TIMEOUT_SECONDS = 1.0
 
 Attributes = Mapping[str, str | int | float | bool]
 
@@ -119,12 +122,23 @@ class Tracing:
         """Whether spans are made and exported."""
         return bool(self.endpoint)
 
-    def _sdk(self) -> _Sdk:
-        assert self.endpoint
+    def _sdk(self) -> _Sdk | None:
+        """The SDK, built once per process; None if it cannot be built (then this process
+        makes no spans, and says so once: tracing never fails a request or a delivery)."""
+        if not self.endpoint:
+            return None
         with _started_lock:
+            if self in _BROKEN:
+                return None
             sdk = _SDKS.get(self)
             if sdk is None:
-                sdk = _SDKS[self] = _Sdk(self.endpoint, self.sample_rate, self.service)
+                try:
+                    sdk = _Sdk(self.endpoint, self.sample_rate, self.service)
+                except Exception:
+                    _BROKEN.add(self)
+                    logging.getLogger(__name__).warning("tracing off: no SDK", exc_info=True)
+                    return None
+                _SDKS[self] = sdk
                 _started.append(self)
             return sdk
 
@@ -133,10 +147,10 @@ class Tracing:
         """A span that starts a trace (whatever context the caller had: an inbound request's
         own trace headers are the caller's data and never continued), current inside the
         block, ended after it; an exception marks it failed. None when tracing is off."""
-        if not self.enabled:
+        sdk = self._sdk()
+        if sdk is None:
             yield None
             return
-        sdk = self._sdk()
         from opentelemetry.context import Context
 
         with sdk.tracer.start_as_current_span(
@@ -156,9 +170,9 @@ class Tracing:
         """A span under `parent` (a traceparent or an open Span), started at `start` (default
         now); the caller ends it. None when tracing is off or there is no valid parent: an
         event that was not sampled gets no spans downstream."""
-        if not self.enabled or parent is None:
+        sdk = self._sdk() if parent is not None else None
+        if sdk is None:
             return None
-        sdk = self._sdk()
         if isinstance(parent, Span):
             context = sdk.trace.set_span_in_context(parent._span)
         else:
@@ -191,6 +205,7 @@ class Tracing:
 
 
 _SDKS: dict[Tracing, _Sdk] = {}
+_BROKEN: set[Tracing] = set()
 
 
 def flush_started() -> None:
