@@ -21,7 +21,13 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from hookline.config import HooklineConfig, load_config, supported_regions
+from hookline.config import (
+    NO_ADOT_COLLECTOR,
+    NO_FUNCTION_URLS,
+    HooklineConfig,
+    load_config,
+    supported_regions,
+)
 from infra.paths import REPO_ROOT
 from infra.stack import HooklineStack, Variant
 
@@ -84,11 +90,15 @@ def refuse_unsupported_region(region: str, config: HooklineConfig) -> None:
     """Stop synth for a region that lacks a service the stack uses, before anything is made."""
     regions = supported_regions(config)
     if region not in regions:
-        extra = (
-            " with infrastructure.ingress function_url"
-            if (config.infrastructure.ingress == "function_url")
-            else ""
-        )
+        infra = config.infrastructure
+        extra = ""
+        if infra.ingress == "function_url" and region in NO_FUNCTION_URLS:
+            extra += " with infrastructure.ingress function_url"
+        if infra.tracing and region in NO_ADOT_COLLECTOR and not infra.tracing_collector_layer_arn:
+            extra += (
+                " with infrastructure.tracing and no infrastructure.tracing_collector_layer_arn"
+                " (CDK knows no ADOT collector layer there)"
+            )
         raise ValueError(
             f"Hookline does not deploy to {region}{extra}: a service it uses is missing there "
             f"(docs/operations.md, 'Regions'). Supported: {', '.join(regions)}"

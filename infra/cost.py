@@ -270,15 +270,14 @@ def variable_per_million(
             log_bytes / GB * (p.logs_ingest_gb + p.logs_store_gb_month),
         ),
     ]
+    # With `tracing`, a sampled event's spans (receive to each attempt) are one more trace
+    # beside its functions' invocation segments (decision 0070).
+    traces_per_event = w.traces_per_event + (1 if infra.tracing else 0)
     extras = [
         Line(
             "X-Ray",
-            f"{infra.xray_sampling_rate:.0%} of {w.traces_per_event:g} traces/event",
-            MILLION
-            * w.traces_per_event
-            * infra.xray_sampling_rate
-            / MILLION
-            * p.xray_million_traces,
+            f"{infra.xray_sampling_rate:.0%} of {traces_per_event:g} traces/event",
+            MILLION * traces_per_event * infra.xray_sampling_rate / MILLION * p.xray_million_traces,
         ),
         Line("NAT data processing", f"{nat_gb:.2f} GB", nat_gb * p.nat_gateway_gb),
         Line(

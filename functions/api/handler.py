@@ -16,14 +16,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.api import build_app, serve
 from hookline.ingress import event_ingress, per_thread_and_ingress
-from hookline.observability import logger, metrics, tracer
+from hookline.observability import flush_traces, logger, metrics
 
 # One resolver per thread and front door: REST (payload 1.0), HTTP API or function URL (2.0).
 current_app = per_thread_and_ingress(lambda ingress: build_app(ingress=ingress))
 
 
 @logger.inject_lambda_context(log_event=False)
-@tracer.capture_lambda_handler(capture_response=False)
+@flush_traces
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""

@@ -11,14 +11,14 @@ from hookline.console.app import build_app
 from hookline.console.mount import prefix_response, stage_prefix
 from hookline.console.url_events import as_rest_event, as_url_response
 from hookline.ingress import event_ingress
-from hookline.observability import logger, tracer
+from hookline.observability import flush_traces, logger
 from hookline.problems import per_thread
 
 current_app = per_thread(build_app)
 
 
 @logger.inject_lambda_context(log_event=False)
-@tracer.capture_lambda_handler(capture_response=False)
+@flush_traces
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point: REST-shaped events (REST API, HTTP API payload 1.0), or a
     function URL's, translated at the edge (hookline.console.url_events)."""

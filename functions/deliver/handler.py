@@ -16,17 +16,31 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hookline.delivery import Handled, Result
+from hookline.delivery import Handled, Result, utcnow
 from hookline.delivery_batch import deliver_batch
 from hookline.delivery_metrics import DeliveryMetrics
-from hookline.observability import logger, tracer
+from hookline.event_traces import trace_delivery
+from hookline.fanout import ReleasedHeads
+from hookline.observability import flush_traces, logger
 from hookline.queues import DeliveryMessage
-from hookline.runtime import get_deliverer
+from hookline.runtime import get_deliverer, tracing
+from hookline.settings import get_settings
 
 # The database and HTTP work is blocking; a batch of up to 10 runs on these threads at once.
 _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
 # One log line per attempt that did not deliver (decision 0065); successes are metrics only.
 FAILED_RESULTS = frozenset({Result.FAILED, Result.RETRY, Result.DEAD})
+# A finished delivery of an ordered key releases the next, which is sent at once (0069).
+FINISHED_RESULTS = frozenset({Result.DELIVERED, Result.FAILED, Result.DEAD})
+_released = ReleasedHeads()
+
+
+def delivery_label(body: str) -> str:
+    """The delivery id a message names ("?" for a body that is not a delivery message)."""
+    try:
+        return DeliveryMessage.parse(body)[0]
+    except Exception:
+        return "?"
 
 
 def log_failure(body: str, handled: Handled) -> None:
@@ -44,20 +58,31 @@ def log_failure(body: str, handled: Handled) -> None:
 
 
 @logger.inject_lambda_context(log_event=False)
-@tracer.capture_lambda_handler(capture_response=False)
+@flush_traces
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
     # Per invocation, the batch's outcomes and its metrics by destination kind: the local
     # runner invokes this handler from several threads (on AWS a container runs one batch at
     # a time).
     records = event.get("Records") or []
-    outcomes = deliver_batch(get_deliverer(), [r.get("body", "") for r in records], _threads)
+    began = utcnow()
+    deliverer = get_deliverer()
+    outcomes = deliver_batch(deliverer, [r.get("body", "") for r in records], _threads)
+    finished = [
+        DeliveryMessage.parse(r.get("body", ""))[0]
+        for r, o in zip(records, outcomes, strict=True)
+        if isinstance(o, Handled) and o.result in FINISHED_RESULTS
+    ]
+    _released.send(deliverer.db, deliverer.queues, finished, deliverer.options.queued_lease)
     by_message = {r.get("messageId"): o for r, o in zip(records, outcomes, strict=True)}
     batch_metrics = DeliveryMetrics()
+    traces = tracing(get_settings())
 
     def record_handler(record: SQSRecord) -> str:
         """One message's outcome; raising marks it failed for SQS."""
         outcome = by_message[record.message_id]
+        if traces.enabled:  # the message's deliver and attempt spans, if its event is traced
+            trace_delivery(traces, record.raw_event, delivery_label(record.body), began, outcome)
         if isinstance(outcome, Exception):
             raise outcome
         batch_metrics.record(outcome)

@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.db import get_database
 from hookline.fanout import FanoutReport, run_fanout
-from hookline.observability import log_success, logger, metrics, tracer
+from hookline.observability import flush_traces, log_success, logger, metrics
 from hookline.runtime import delivery_queues, fanout_options
 from hookline.settings import get_settings
 
@@ -18,7 +18,7 @@ RESERVE_MS = 10_000
 
 
 @logger.inject_lambda_context(log_event=False)
-@tracer.capture_lambda_handler(capture_response=False)
+@flush_traces
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Fan out every pending outbox row and enqueue every due delivery."""

@@ -27,9 +27,9 @@ from hookline.db import get_database
 from hookline.ingest import Accepted, Handshook, receive_inbound
 from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
 from hookline.nudge import nudge_fanout
-from hookline.observability import NAMESPACE, log_success, logger, metrics, tracer
+from hookline.observability import NAMESPACE, flush_traces, log_success, logger, metrics
 from hookline.problems import error_response, header, problem, status_for
-from hookline.runtime import http_client
+from hookline.runtime import http_client, tracing
 from hookline.settings import get_settings
 
 
@@ -68,18 +68,23 @@ def inbound(app: ApiGatewayResolver, source_id: str, method: str) -> Response[st
     """Receive one provider request; a handshake is answered and counted, never stored."""
     settings = get_settings()
     event = app.current_event
-    result = receive_inbound(
-        get_database(),
-        source_id,
-        event.headers or {},
-        raw_body(app, settings.max_body_bytes) if method == "POST" else b"",
-        max_body_bytes=settings.max_body_bytes,
-        method=method,
-        query=event.query_string_parameters or {},
-        url=request_url(app),
-        http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
-        max_depth=settings.catalogue_limits.payload_max_depth,
-    )
+    attributes = {"hookline.source_id": source_id[:64], "http.request.method": method}
+    with tracing(settings).root("receive", kind="server", attributes=attributes) as span:
+        result = receive_inbound(
+            get_database(),
+            source_id,
+            event.headers or {},
+            raw_body(app, settings.max_body_bytes) if method == "POST" else b"",
+            max_body_bytes=settings.max_body_bytes,
+            method=method,
+            query=event.query_string_parameters or {},
+            url=request_url(app),
+            http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
+            max_depth=settings.catalogue_limits.payload_max_depth,
+            traceparent=span.traceparent if span else None,
+        )
+        if span is not None and isinstance(result, Accepted):
+            span.set({"hookline.event_id": result.id, "hookline.duplicate": result.duplicate})
     if isinstance(result, Handshook):
         return handshake_response(result)
     return accepted_response(result)
@@ -161,7 +166,7 @@ def accepted_response(accepted: Accepted) -> Response[str]:
 
 
 @logger.inject_lambda_context(log_event=False)
-@tracer.capture_lambda_handler(capture_response=False)
+@flush_traces
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""

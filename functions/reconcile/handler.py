@@ -9,7 +9,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hookline.observability import NAMESPACE, logger, metrics, tracer
+from hookline.observability import NAMESPACE, flush_traces, logger, metrics
 from hookline.reconcile import ReconcileReport
 from hookline.runtime import get_reconciler
 
@@ -30,7 +30,7 @@ REPAIR_METRICS = {
 
 
 @logger.inject_lambda_context(log_event=False)
-@tracer.capture_lambda_handler(capture_response=False)
+@flush_traces
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """One reconcile sweep; returns its report."""

@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.db import get_database
 from hookline.errors import ArchiveUnavailable, DatabaseUnavailable, HooklineError, NotFound
-from hookline.observability import logger, metrics, tracer
+from hookline.observability import flush_traces, logger, metrics
 from hookline.replay import run_recorded_replay, run_replay
 from hookline.restore_requests import parse_restore, restore_now, run_recorded_restore
 from hookline.runtime import (
@@ -59,7 +59,7 @@ def error_answer(err: Exception, request_id: str) -> dict[str, Any]:
 
 
 @logger.inject_lambda_context(log_event=True)  # the request is the audit trail's too
-@tracer.capture_lambda_handler(capture_response=False)
+@flush_traces
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Validate the request, replay, and answer with the summary."""

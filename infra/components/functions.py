@@ -19,6 +19,7 @@ from infra.components.layer import CONFIG_PATH_IN_LAYER, CoreLayer
 from infra.components.logging import retention
 from infra.components.network import Network
 from infra.components.queues import GroupQueues, metrics_namespace, resource_prefix
+from infra.components.tracing import collector_layers, tracing_environment
 from infra.nag import suppress
 from infra.paths import function_dir
 
@@ -100,8 +101,6 @@ class HooklineFunction(Construct):
         environment = {
             "POWERTOOLS_SERVICE_NAME": f"hookline-{spec.name}",
             "POWERTOOLS_METRICS_NAMESPACE": metrics_namespace(self),
-            # Responses may carry payloads: keep them out of traces.
-            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             "HOOKLINE_CONFIG": CONFIG_PATH_IN_LAYER,
             "HOOKLINE_QUEUE_URL_PREFIX": QUEUE_URL_PREFIX,
             "HOOKLINE_RESOURCE_PREFIX": resource_prefix(self),
@@ -109,6 +108,7 @@ class HooklineFunction(Construct):
             "HOOKLINE_ACCOUNT_ID": Stack.of(self).account,
             **ctx.database.environment(direct=spec.direct_database),
             **({"HOOKLINE_KMS_KEY_ID": ctx.secrets_key.key_arn} if ctx.secrets_key else {}),
+            **tracing_environment(config),
             **spec.environment,
         }
         self.function = lambda_.Function(
@@ -121,7 +121,7 @@ class HooklineFunction(Construct):
             code=lambda_.Code.from_asset(
                 str(function_dir(spec.name)), exclude=["__pycache__", "*.pyc", "tests"]
             ),
-            layers=[ctx.layer.layer],
+            layers=[ctx.layer.layer, *collector_layers(self, config)],
             memory_size=spec.memory_mb,
             timeout=Duration.seconds(spec.timeout_seconds),
             environment=environment,
@@ -132,6 +132,9 @@ class HooklineFunction(Construct):
             # START/END/REPORT lines cost ingestion on every invocation; Lambda metrics and
             # X-Ray carry the same numbers.
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
+            # Each invocation's segment (init, invocation, overhead) with no code in the
+            # function; with `tracing`, the collector writes the spans of events beside them
+            # with the same permission (decision 0070).
             tracing=lambda_.Tracing.ACTIVE,
             # Off with `reserve_concurrency: false` (a fresh account's quota): the SQS event
             # source's MaximumConcurrency still caps each tenant group.

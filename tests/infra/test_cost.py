@@ -89,3 +89,13 @@ def test_the_json_summary_has_the_documented_keys() -> None:
     answer = json.loads(out.stdout)
     assert set(answer) == {"ingress", "core_per_million", "total_per_million", "fixed_per_month"}
     assert answer["ingress"] == "http"
+
+
+def test_tracing_adds_one_trace_per_sampled_event() -> None:
+    config = HooklineConfig()
+    traced = dataclasses.replace(
+        config, infrastructure=dataclasses.replace(config.infrastructure, tracing=True)
+    )
+    off = {line.item: line for line in variable_per_million(config)}["X-Ray"]
+    on = {line.item: line for line in variable_per_million(traced)}["X-Ray"]
+    assert "4 traces/event" in on.basis and on.usd == pytest.approx(off.usd * 4 / 3)

@@ -309,3 +309,36 @@ def test_json_may_come_before_or_after_the_command(cli: Cli) -> None:
     # Then both JSON forms print the API's page, and without it a table
     assert before == after and [t["name"] for t in before["items"]] == ["acme"]
     assert table.splitlines()[0].split()[0] == "ID" and "acme" in table
+
+
+def test_an_operator_opts_a_tenant_in_to_notifications_and_out_again(
+    cli: Cli, mgmt: ManagementClient
+) -> None:
+    # Given a tenant that never opted in to e-mail or chat messages
+    tenant = mgmt.post("/v1/tenants", {"name": "acme"}).json()["id"]
+    code, out, _ = cli("notifications", "show", tenant, "--json")
+    assert code == 0 and json.loads(out) == {"tenant_id": tenant, "emails": [], "chat_url": None}
+    # When the operator opts it in to two addresses and a chat webhook
+    code, out, err = cli(
+        "notifications", "set", tenant, "--email", "oncall@acme.example", "--email",
+        "cto@acme.example", "--chat-url", "https://93.184.216.34/chat", "--json",
+    )  # fmt: skip
+    # Then the API holds them, and `show` prints them
+    opted = {"tenant_id": tenant, "emails": ["cto@acme.example", "oncall@acme.example"],
+             "chat_url": "https://93.184.216.34/chat"}  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out) == opted == mgmt.get(f"/v1/tenants/{tenant}/notifications").json()
+    code, out, _ = cli("notifications", "show", tenant)
+    assert code == 0 and "oncall@acme.example" in out and "https://93.184.216.34/chat" in out
+    # When a private chat URL or a bad address is given, it is refused, naming the field
+    code, _, err = cli("notifications", "set", tenant, "--chat-url", "https://10.0.0.1/x")
+    assert code == 1 and err.startswith("error: chat_url:") and "public addresses" in err
+    code, _, err = cli("notifications", "set", tenant, "--email", "not-an-address")
+    assert code == 1 and "emails: 'not-an-address'" in err
+    # And a `set` that says nothing is refused rather than opting the tenant out
+    code, _, err = cli("notifications", "set", tenant)
+    assert code == 1 and "--off" in err
+    assert mgmt.get(f"/v1/tenants/{tenant}/notifications").json() == opted
+    # When it is opted out, nothing is left
+    code, out, _ = cli("notifications", "set", tenant, "--off", "--json")
+    assert code == 0 and json.loads(out) == {"tenant_id": tenant, "emails": [], "chat_url": None}

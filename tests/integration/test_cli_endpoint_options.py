@@ -139,3 +139,25 @@ def test_auth_tls_and_ed25519_are_set_from_files_and_never_printed(
     assert created["auth"]["has_client_secret"] and created["tls"]["has_client_certificate"]
     assert created["secret"] is None and created["public_keys"][0].startswith("whpk_")
     assert cleared_code == 0 and json.loads(cleared)["tls"] is None
+
+
+def test_the_ordering_key_is_set_changed_and_cleared_from_the_cli(
+    cli: Cli, mgmt: ManagementClient
+) -> None:
+    # Given an endpoint added with an ordering key
+    tenant = mgmt.post("/v1/tenants", {"name": "acme"}).json()
+    code, out, err = cli(
+        "endpoints", "add", "--tenant", tenant["id"], "--url", "https://93.184.216.34/h",
+        "--ordering-key", "$.payload.customer_id", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    created = json.loads(out)
+    assert created["ordering"] == {"key": "$.payload.customer_id"}
+    # When it is changed to one order for the whole endpoint, then cleared
+    code, out, _ = cli("endpoints", "update", created["id"], "--ordering-key", "endpoint", "--json")
+    assert code == 0 and json.loads(out)["ordering"] == {"key": None}
+    code, out, _ = cli("endpoints", "update", created["id"], "--clear-ordering", "--json")
+    assert code == 0 and json.loads(out)["ordering"] is None
+    # And a key that is not a path is refused, naming the field
+    code, out, err = cli("endpoints", "update", created["id"], "--ordering-key", "customer")
+    assert code == 1 and "ordering.key: 'customer' is not a JSON path" in err

@@ -75,6 +75,7 @@ def test_status_reports_states_outbox_backlog_queues_and_dlqs(cli, scene, db):
     assert code == 0
     assert status["deliveries"] == {
         "pending": 0, "queued": 2, "delivering": 0, "delivered": 2, "failed": 2, "dead": 0,
+        "held": 0,
     }  # fmt: skip
     assert status["outbox"]["pending"] == 1
     assert status["outbox"]["oldest_pending_seconds"] >= 0

@@ -23,20 +23,21 @@ NOT_IN_LAYER = ("click", "rich", "pygments")
 
 # What each path never uses at import (a lazily created client is built on first use).
 NEVER = {
-    # The AWS SDK proper (a client is built at the first nudge), the X-Ray SDK, schema checks
+    # The AWS SDK proper (a client is built at the first nudge), OpenTelemetry (loaded at the
+    # first span, where tracing is on: decision 0070), schema checks
     # (inbound events are never checked), HTTP clients, the management service.
     "receiver": (
-        "boto3", "botocore.session", "s3transfer", "aws_xray_sdk", "jsonschema", "pydantic",
+        "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
         "httpx", "hookline.management", "hookline.event_catalogue", "hookline.replay",
         "hookline.catchup", "hookline.reconcile", "hookline.delivery",
     ),
     "fanout": (
-        "boto3", "botocore.session", "s3transfer", "aws_xray_sdk", "jsonschema", "pydantic",
+        "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
         "httpx", "hookline.management", "hookline.event_catalogue", "hookline.replay",
         "hookline.catchup", "hookline.reconcile", "hookline.delivery", "hookline.ingest",
     ),
     "deliver": (
-        "boto3", "botocore.session", "s3transfer", "aws_xray_sdk", "jsonschema", "pydantic",
+        "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
         "hookline.management", "hookline.event_catalogue", "hookline.replay",
         "hookline.catchup", "hookline.reconcile", "re2",
         # Client certificates are parsed when an endpoint is saved, never when sending.
@@ -70,7 +71,7 @@ def loaded_modules(handler: str, then: str = "") -> list[str]:
         "print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None)))\n"
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}"}
-    env.pop("HOOKLINE_XRAY_SDK", None)
+    env.pop("HOOKLINE_OTLP_TRACES_ENDPOINT", None)
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
     )

@@ -754,6 +754,7 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            ordering?: components["schemas"]["Ordering"] | null;
             /**
              * Public Keys
              * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
@@ -834,6 +835,7 @@ export interface components {
              * @default 5
              */
             max_concurrency?: number;
+            ordering?: components["schemas"]["Ordering"] | null;
             /** Rate Limit Per Second */
             rate_limit_per_second?: number | null;
             /**
@@ -910,6 +912,7 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            ordering?: components["schemas"]["Ordering"] | null;
             /**
              * Public Keys
              * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
@@ -1000,6 +1003,7 @@ export interface components {
             kind?: string;
             /** Max Concurrency */
             max_concurrency: number;
+            ordering?: components["schemas"]["Ordering"] | null;
             /**
              * Public Keys
              * @description Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest first (two during a rotation's overlap).
@@ -1154,6 +1158,12 @@ export interface components {
              */
             clear_input_transformer?: boolean;
             /**
+             * Clear Ordering
+             * @description Unordered from now on: held deliveries are released.
+             * @default false
+             */
+            clear_ordering?: boolean;
+            /**
              * Clear Rate Limit
              * @default false
              */
@@ -1185,6 +1195,8 @@ export interface components {
             } | null;
             /** Max Concurrency */
             max_concurrency?: number | null;
+            /** @description A new ordering key applies to deliveries made from now on; those already made keep their order. */
+            ordering?: components["schemas"]["Ordering"] | null;
             /** Rate Limit Per Second */
             rate_limit_per_second?: number | null;
             /** Retry On 4Xx */
@@ -1448,6 +1460,18 @@ export interface components {
             token_url: string;
             /** Type */
             type: string;
+        };
+        /**
+         * Ordering
+         * @description Ordered delivery (decision 0069): events with the same key are delivered one at a
+         *     time, in ledger order; a failing head holds the events behind it until it is delivered or
+         *     dies. `key` is a JSON path into the event document (`$.payload.customer_id`; dot names
+         *     and `[index]`), or null for one order across the endpoint. An event without a value at
+         *     the path is ordered with the others that have none.
+         */
+        Ordering: {
+            /** Key */
+            key: string | null;
         };
         /**
          * PortalLink
@@ -1744,7 +1768,7 @@ export interface components {
             /** Since */
             since?: string | null;
             /** States */
-            states?: ("pending" | "queued" | "delivering" | "delivered" | "failed" | "dead")[] | null;
+            states?: ("pending" | "queued" | "delivering" | "delivered" | "failed" | "dead" | "held")[] | null;
             /** Tenant Id */
             tenant_id?: string | null;
             /** Until */
@@ -2263,7 +2287,7 @@ export interface operations {
         parameters: {
             query?: {
                 tenant_id?: string | null;
-                state?: ("pending" | "queued" | "delivering" | "delivered" | "failed" | "dead") | null;
+                state?: ("pending" | "queued" | "delivering" | "delivered" | "failed" | "dead" | "held") | null;
                 endpoint_id?: string | null;
                 event_id?: string | null;
                 /** @description from this instant (inclusive) */

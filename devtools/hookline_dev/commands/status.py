@@ -14,7 +14,7 @@ from hookline.errors import BadRequest
 if TYPE_CHECKING:
     from hookline_dev.cli import Runtime
 
-STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
+STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead", "held")
 
 
 DELIVERY_COLUMNS = (

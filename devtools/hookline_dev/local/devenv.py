@@ -50,7 +50,8 @@ def configure_environment(
     # On AWS each container has its own small pool; here the front's threads, every
     # container's deliver threads and the fan-out share one.
     env.setdefault("HOOKLINE_DB_POOL_SIZE", "32")
-    env.setdefault("POWERTOOLS_TRACE_DISABLED", "true")  # no X-Ray daemon here
+    # Traces (decision 0070) go to HOOKLINE_OTLP_TRACES_ENDPOINT when it is set (a local
+    # collector's OTLP/HTTP port, e.g. http://127.0.0.1:4318/v1/traces), else nowhere.
     # Whoever talks to this stack (CLI, demo, tests, from any folder) must seal and open
     # secrets with the same local master key: an absolute path, shared through dev.json.
     key_file = Path(env.get("HOOKLINE_LOCAL_KEY_FILE") or state_dir / "master.key")

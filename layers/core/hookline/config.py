@@ -37,11 +37,25 @@ NO_FUNCTION_URLS: tuple[str, ...] = (
 )  # fmt: skip
 
 
+# Regions where CDK (aws-cdk-lib's region facts) names no ADOT collector layer: `tracing`
+# without `tracing_collector_layer_arn` does not deploy there (decision 0070; a test holds
+# this list to CDK's).
+NO_ADOT_COLLECTOR: tuple[str, ...] = (
+    "af-south-1", "ap-east-1", "ap-northeast-3", "ap-south-2", "ap-southeast-3",
+    "ap-southeast-4", "ap-southeast-5", "ap-southeast-6", "ap-southeast-7", "eu-central-2",
+    "eu-south-1", "eu-south-2", "il-central-1", "me-central-1", "me-south-1", "mx-central-1",
+)  # fmt: skip
+
+
 def supported_regions(config: HooklineConfig) -> tuple[str, ...]:
     """Where a stack with this configuration deploys."""
-    if config.infrastructure.ingress == "function_url":
-        return tuple(r for r in SUPPORTED_REGIONS if r not in NO_FUNCTION_URLS)
-    return SUPPORTED_REGIONS
+    infra = config.infrastructure
+    missing: set[str] = set()
+    if infra.ingress == "function_url":
+        missing.update(NO_FUNCTION_URLS)
+    if infra.tracing and infra.tracing_collector_layer_arn is None:
+        missing.update(NO_ADOT_COLLECTOR)
+    return tuple(r for r in SUPPORTED_REGIONS if r not in missing)
 
 
 @dataclass(frozen=True)
@@ -131,7 +145,14 @@ class Infrastructure:
     # concurrency quota of 10) cannot reserve any: false deploys without it, each group still
     # capped by its event source's MaximumConcurrency (docs/operations.md, "Concurrency").
     reserve_concurrency: bool = True
-    xray_sampling_rate: float = 0.01  # fixed rate after a 1 request/s reservoir
+    # The share of invocations X-Ray records (a fixed rate after a 1 request/s reservoir), and
+    # with `tracing` the share of received events traced end to end (decision 0070).
+    xray_sampling_rate: float = 0.01
+    # OpenTelemetry spans that follow one event from receive to each delivery attempt, sent
+    # to a collector extension layer in each function that exports them to X-Ray (decision
+    # 0070): CDK's ADOT collector layer, or this layer ARN (a region CDK has none for).
+    tracing: bool = False
+    tracing_collector_layer_arn: str | None = None
     # Where alarms go (at least one, or nobody is told; `hookline preflight` says so): an
     # e-mail subscribed to the stack's topic, an existing SNS topic (of PagerDuty, Opsgenie,
     # AWS Chatbot...) that every alarm also notifies, and/or a chat incoming-webhook URL
@@ -259,6 +280,9 @@ class HooklineConfig:
             config = cls(
                 tenant_groups=groups, schedules=schedules, infrastructure=infrastructure, **rest
             )
+        layer_arn = config.infrastructure.tracing_collector_layer_arn
+        if layer_arn is not None and not layer_arn.startswith("arn:"):
+            raise ValueError("infrastructure.tracing_collector_layer_arn must be a layer ARN")
         if config.infrastructure.ingress not in INGRESSES:
             known = ", ".join(INGRESSES)
             raise ValueError(f"infrastructure.ingress must be one of {known}")

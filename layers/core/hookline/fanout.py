@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
 from hookline.db import Database
+from hookline.observability import logger
 from hookline.queues import DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
 from hookline.retry import DEFAULT_DEADLINE
@@ -108,3 +111,46 @@ def send_claimed(db: Database, queues: DeliveryQueues, due: list[repo.Enqueued])
         with db.connection() as conn:
             repo.return_unsent(conn, [m.delivery_id for m in failed])
     return len(due) - len(failed), len(failed)
+
+
+class ReleasedHeads:
+    """Hands an ordered key's next delivery to the queue as soon as the one ahead finishes
+    (decision 0069), from the deliverer, so a key moves at the pace of its receiver rather
+    than of the fan-out's schedule. Whether any endpoint is ordered is looked up at most once
+    per `recheck_seconds`: without one, a batch costs nothing more."""
+
+    def __init__(self, recheck_seconds: float = 30.0) -> None:
+        self.recheck_seconds = recheck_seconds
+        self._lock = threading.Lock()
+        self._checked_at = float("-inf")
+        self._in_use = False
+
+    def in_use(self, db: Database) -> bool:
+        """Whether any enabled endpoint is ordered (cached for `recheck_seconds`)."""
+        with self._lock:
+            if time.monotonic() - self._checked_at < self.recheck_seconds:
+                return self._in_use
+        with db.connection() as conn:
+            found = repo.ordering_in_use(conn)
+        with self._lock:
+            self._in_use, self._checked_at = found, time.monotonic()
+        return found
+
+    def send(
+        self, db: Database, queues: DeliveryQueues, finished_ids: Sequence[str], lease: timedelta
+    ) -> int:
+        """Send what finishing `finished_ids` released; returns how many were sent. A send
+        that fails leaves them pending and due (or queued under a lease, if the failure came
+        after the claim: the reconciler's lease check): the next fan-out run sends them."""
+        if not finished_ids:
+            return 0
+        try:
+            if not self.in_use(db):
+                return 0
+            with db.connection() as conn:
+                due = repo.claim_released_heads(conn, finished_ids, lease=lease)
+            sent, _ = send_claimed(db, queues, due)
+        except Exception:  # the batch is recorded; the fan-out's due arm sends them instead
+            logger.warning("sending released ordered deliveries failed", exc_info=True)
+            return 0
+        return sent

@@ -84,12 +84,14 @@ def receive_inbound(
     url: str | None = None,
     http: Any = None,
     max_depth: int = DEFAULT_LIMITS.payload_max_depth,
+    traceparent: str | None = None,
 ) -> Accepted | Handshook:
     """Answer a provider's handshake, or verify its request against its source and store it
     once. `url` is the URL the request reached; a source's `public_url` option replaces it
     (the URL the provider was given, which is what URL-signing providers sign). `http` is the
     SSRF-guarded client a scheme may need (SNS: its certificates and confirmations). A verified
     body that would parse deeper than `max_depth` is refused, for every scheme (decision 0059).
+    `traceparent` (the receive span's, when traced) is kept on the outbox row (decision 0070).
 
     Raises NotFound (unknown or disabled source), PayloadTooLarge, MethodNotAllowed (a GET
     that is not the source's handshake), UnsupportedMediaType, VerificationFailed,
@@ -135,6 +137,7 @@ def receive_inbound(
                 payload=body,
                 content_type=storable_text(hdrs.get("content-type", "application/json"), 255),
                 headers={k: storable_text(v, 1024) for k, v in verified.kept_headers.items()},
+                traceparent=traceparent,
             ),
         )
     reply = verifier.accepted_answer(verified.payload)
@@ -159,6 +162,7 @@ def publish(
     settings: Settings,
     idempotency_key: str | None = None,
     limits: CatalogueLimits = DEFAULT_LIMITS,
+    traceparent: str | None = None,
 ) -> Accepted:
     """Write a tenant's own event and its outbox row on `conn`, in the caller's transaction.
 
@@ -170,7 +174,9 @@ def publish(
 
     When the tenant's event-type catalogue gives `type` a schema, a payload that breaks it is
     refused (SchemaViolation, a BadRequest) before anything is written. So is a payload over
-    `limits` (size 413; depth or an integer's digits 400), whatever its type.
+    `limits` (size 413; depth or an integer's digits 400), whatever its type. A
+    `traceparent` (a span of the caller's, W3C) continues into fan-out and delivery (decision
+    0070).
     """
     check_json_shape(
         payload,
@@ -199,6 +205,7 @@ def publish(
             type=type,
             dedupe_key=dedupe_key,
             payload=body,
+            traceparent=traceparent,
         ),
     )
     if not stored.duplicate:

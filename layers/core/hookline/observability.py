@@ -1,20 +1,23 @@
-"""The one place that creates the Powertools logger and metrics, and the handlers' tracing.
+"""The one place that creates the Powertools logger and metrics, and flushes the handlers'
+traces.
 
-Tracing: every function runs with Lambda's active tracing, which records each invocation's
-segment (initialization, invocation, overhead) without any SDK in the function. The X-Ray
-SDK, which Powertools' Tracer imports and which patches botocore and httpx for subsegments,
-costs every cold start ~0.1 s on Lambda; it is loaded only where `HOOKLINE_XRAY_SDK=true` is
-set on a function (docs/decisions/0048).
+Tracing is OpenTelemetry's (`hookline.tracing`, decision 0070): spans that follow one event
+from receive to each delivery, exported where an OTLP endpoint is configured. Lambda's active
+tracing still records each invocation's segment (init, invocation, overhead) with no SDK in
+the function; the X-Ray SDK is gone (decision 0048 kept it off the cold start).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics
+
+from hookline.tracing import flush_started
 
 SERVICE = "hookline"
 # The stack sets its own namespace (its name), so two stacks in one account never share a
@@ -40,42 +43,16 @@ def log_success(message: str, **extra: Any) -> None:
         logger.info(message, extra={**extra, "sampled": rate})
 
 
-class HandlerTracing:
-    """`@tracer.capture_lambda_handler(...)`: the Powertools Tracer's decorator when the X-Ray
-    SDK is enabled for the function, else the handler unchanged (Lambda traces it anyway)."""
+def flush_traces(handler: Handler) -> Handler:
+    """Decorate a Lambda handler: after each invocation, export the spans it made (Lambda may
+    freeze the process as soon as the handler returns). Nothing to do, and nothing of
+    OpenTelemetry imported, where tracing is off (decision 0070)."""
 
-    def __init__(self, *, sdk: bool) -> None:
-        self._tracer: Any = None
-        if sdk:
-            from aws_lambda_powertools import Tracer
+    @functools.wraps(handler)
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        finally:
+            flush_started()
 
-            self._tracer = Tracer(service=SERVICE)
-
-    @property
-    def sdk(self) -> bool:
-        """Whether the X-Ray SDK records subsegments in this process."""
-        return self._tracer is not None
-
-    @overload
-    def capture_lambda_handler(self, lambda_handler: Handler, **options: Any) -> Handler: ...
-
-    @overload
-    def capture_lambda_handler(
-        self, lambda_handler: None = None, **options: Any
-    ) -> Callable[[Handler], Handler]: ...
-
-    def capture_lambda_handler(
-        self, lambda_handler: Handler | None = None, **options: Any
-    ) -> Handler | Callable[[Handler], Handler]:
-        """Decorate a Lambda handler, with or without arguments, as Powertools does."""
-
-        def decorate(handler: Handler) -> Handler:
-            if self._tracer is None:
-                return handler
-            traced: Handler = self._tracer.capture_lambda_handler(handler, **options)
-            return traced
-
-        return decorate if lambda_handler is None else decorate(lambda_handler)
-
-
-tracer = HandlerTracing(sdk=os.environ.get("HOOKLINE_XRAY_SDK", "").lower() == "true")
+    return cast(Handler, traced)

@@ -15,6 +15,7 @@ from hookline.errors import BadRequest
 
 MAX_DELAY_SECONDS = 900  # SQS's longest DelaySeconds: 15 minutes
 BATCH = 10  # SendMessageBatch takes at most 10 entries
+TRACEPARENT = "traceparent"  # the message attribute that carries a trace (decision 0070)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class DeliveryMessage:
     endpoint_id: str
     tenant_group: str
     deferrals: int = 0
+    # The W3C traceparent of a traced event's enqueue span, sent as a message attribute (not
+    # in the body): None when tracing is off or the event was not sampled (decision 0070).
+    traceparent: str | None = None
 
     def body(self) -> str:
         """The message body."""
@@ -217,6 +221,10 @@ class DeliveryQueues:
             if self.fair_queues:
                 # SQS fair queues: one noisy endpoint does not raise everyone's dwell time.
                 entry["MessageGroupId"] = message.endpoint_id
+            if message.traceparent:
+                entry["MessageAttributes"] = {
+                    TRACEPARENT: {"DataType": "String", "StringValue": message.traceparent}
+                }
             entries.append(entry)
         try:
             answer = self.sqs.send_message_batch(QueueUrl=self.url(group), Entries=entries)

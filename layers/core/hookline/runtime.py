@@ -18,6 +18,7 @@ from hookline.fanout import FanoutOptions
 from hookline.queues import DeliveryQueues
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
+from hookline.tracing import Tracing
 
 if TYPE_CHECKING:
     import httpx
@@ -46,13 +47,24 @@ def delivery_queues(settings: Settings) -> DeliveryQueues:
 
 @lru_cache(maxsize=4)
 def _queues(settings: Settings) -> DeliveryQueues:
-    return DeliveryQueues(
-        client("sqs", settings),
-        settings.config,
-        url_prefix=settings.queue_url_prefix,
-        fair_queues=settings.sqs_fair_queues,
-        name_prefix=settings.resource_prefix,
-    )
+    options: dict[str, Any] = {
+        "url_prefix": settings.queue_url_prefix,
+        "fair_queues": settings.sqs_fair_queues,
+        "name_prefix": settings.resource_prefix,
+    }
+    if settings.otlp_traces_endpoint:
+        # Each message of a traced event carries its trace to deliver (decision 0070).
+        from hookline.event_traces import TracedDeliveryQueues
+
+        return TracedDeliveryQueues(
+            client("sqs", settings), settings.config, tracing(settings), get_database(), **options
+        )
+    return DeliveryQueues(client("sqs", settings), settings.config, **options)
+
+
+def tracing(settings: Settings) -> Tracing:
+    """The process's tracing (off unless an OTLP endpoint is configured; decision 0070)."""
+    return Tracing(settings.otlp_traces_endpoint, settings.trace_sample_rate)
 
 
 def fanout_options(settings: Settings) -> FanoutOptions:

@@ -115,6 +115,11 @@ class Settings:
     cognito_jwks_url: str | None = None
     # Operational events and notifications (docs/decisions/0068): thresholds, the operator.
     operational: OperationalOptions = field(default_factory=OperationalOptions)
+    # Traces of one event from receive to each delivery (decision 0070): OTLP/HTTP to this URL
+    # (on AWS the ADOT collector extension's), off when unset; the share of received events
+    # traced.
+    otlp_traces_endpoint: str | None = None
+    trace_sample_rate: float = 1.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -170,6 +175,8 @@ class Settings:
             cognito_domain=(e.get("HOOKLINE_COGNITO_DOMAIN") or "").rstrip("/") or None,
             cognito_jwks_url=e.get("HOOKLINE_COGNITO_JWKS_URL") or None,
             operational=OperationalOptions.from_env(e),
+            otlp_traces_endpoint=e.get("HOOKLINE_OTLP_TRACES_ENDPOINT") or None,
+            trace_sample_rate=float(e.get("HOOKLINE_TRACE_SAMPLE_RATE") or "1"),
         )
 
     @property

@@ -17,7 +17,7 @@ from hookline.db import Database
 from hookline.queues import DeliveryQueues
 from hookline.repositories import status as repo
 
-STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
+STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead", "held")
 _DEPTH = {
     "visible": "ApproximateNumberOfMessages",
     "in_flight": "ApproximateNumberOfMessagesNotVisible",

@@ -63,6 +63,7 @@ from .list_replays_state_type_0 import ListReplaysStateType0
 from .notifications import Notifications
 from .o_auth_2_client_credentials import OAuth2ClientCredentials
 from .o_auth_2_shown import OAuth2Shown
+from .ordering import Ordering
 from .portal_link import PortalLink
 from .portal_link_create import PortalLinkCreate
 from .portal_link_page import PortalLinkPage
@@ -183,6 +184,7 @@ __all__ = (
     "Notifications",
     "OAuth2ClientCredentials",
     "OAuth2Shown",
+    "Ordering",
     "PortalLink",
     "PortalLinkCreate",
     "PortalLinkPage",

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.endpoint_create_headers import EndpointCreateHeaders
     from ..models.endpoint_create_input_transformer_type_0 import EndpointCreateInputTransformerType0
     from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
+    from ..models.ordering import Ordering
 
 
 T = TypeVar("T", bound="EndpointCreate")
@@ -40,6 +41,7 @@ class EndpointCreate:
                 (decision 0045).
             kind (EndpointCreateKind | Unset):  Default: 'https'.
             max_concurrency (int | Unset):  Default: 5.
+            ordering (None | Ordering | Unset):
             rate_limit_per_second (float | None | Unset):
             retry_on_4xx (bool | Unset):  Default: False.
             role_arn (None | str | Unset):
@@ -60,6 +62,7 @@ class EndpointCreate:
     input_transformer: EndpointCreateInputTransformerType0 | None | Unset = UNSET
     kind: EndpointCreateKind | Unset = "https"
     max_concurrency: int | Unset = 5
+    ordering: None | Ordering | Unset = UNSET
     rate_limit_per_second: float | None | Unset = UNSET
     retry_on_4xx: bool | Unset = False
     role_arn: None | str | Unset = UNSET
@@ -74,6 +77,7 @@ class EndpointCreate:
         from ..models.endpoint_create_content_filter_type_0 import EndpointCreateContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_create_input_transformer_type_0 import EndpointCreateInputTransformerType0  # noqa: PLC0415
         from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials  # noqa: PLC0415
+        from ..models.ordering import Ordering  # noqa: PLC0415
 
         auth: dict[str, Any] | None | Unset
         if isinstance(self.auth, Unset):
@@ -118,6 +122,14 @@ class EndpointCreate:
             kind = self.kind
 
         max_concurrency = self.max_concurrency
+
+        ordering: dict[str, Any] | None | Unset
+        if isinstance(self.ordering, Unset):
+            ordering = UNSET
+        elif isinstance(self.ordering, Ordering):
+            ordering = self.ordering.to_dict()
+        else:
+            ordering = self.ordering
 
         rate_limit_per_second: float | None | Unset
         if isinstance(self.rate_limit_per_second, Unset):
@@ -184,6 +196,8 @@ class EndpointCreate:
             field_dict["kind"] = kind
         if max_concurrency is not UNSET:
             field_dict["max_concurrency"] = max_concurrency
+        if ordering is not UNSET:
+            field_dict["ordering"] = ordering
         if rate_limit_per_second is not UNSET:
             field_dict["rate_limit_per_second"] = rate_limit_per_second
         if retry_on_4xx is not UNSET:
@@ -211,6 +225,7 @@ class EndpointCreate:
         from ..models.endpoint_create_headers import EndpointCreateHeaders  # noqa: PLC0415
         from ..models.endpoint_create_input_transformer_type_0 import EndpointCreateInputTransformerType0  # noqa: PLC0415
         from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials  # noqa: PLC0415
+        from ..models.ordering import Ordering  # noqa: PLC0415
 
         d = dict(src_dict)
 
@@ -291,6 +306,23 @@ class EndpointCreate:
             kind = check_endpoint_create_kind(_kind)
 
         max_concurrency = d.pop("max_concurrency", UNSET)
+
+        def _parse_ordering(data: object) -> None | Ordering | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                ordering_type_0 = Ordering.from_dict(data)
+
+                return ordering_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Ordering | Unset, data)
+
+        ordering = _parse_ordering(d.pop("ordering", UNSET))
 
         def _parse_rate_limit_per_second(data: object) -> float | None | Unset:
             if data is None:
@@ -373,6 +405,7 @@ class EndpointCreate:
             input_transformer=input_transformer,
             kind=kind,
             max_concurrency=max_concurrency,
+            ordering=ordering,
             rate_limit_per_second=rate_limit_per_second,
             retry_on_4xx=retry_on_4xx,
             role_arn=role_arn,

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.endpoint_created_headers import EndpointCreatedHeaders
     from ..models.endpoint_created_input_transformer_type_0 import EndpointCreatedInputTransformerType0
     from ..models.o_auth_2_shown import OAuth2Shown
+    from ..models.ordering import Ordering
     from ..models.tls_shown import TlsShown
 
 
@@ -49,6 +50,7 @@ class EndpointCreated:
             failing_since (datetime.datetime | None | Unset):
             input_transformer (EndpointCreatedInputTransformerType0 | None | Unset):
             kind (str | Unset):  Default: 'https'.
+            ordering (None | Ordering | Unset):
             public_keys (list[str] | Unset): Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest
                 first (two during a rotation's overlap).
             role_arn (None | str | Unset):
@@ -78,6 +80,7 @@ class EndpointCreated:
     failing_since: datetime.datetime | None | Unset = UNSET
     input_transformer: EndpointCreatedInputTransformerType0 | None | Unset = UNSET
     kind: str | Unset = "https"
+    ordering: None | Ordering | Unset = UNSET
     public_keys: list[str] | Unset = UNSET
     role_arn: None | str | Unset = UNSET
     secret_note: None | str | Unset = UNSET
@@ -89,6 +92,7 @@ class EndpointCreated:
         from ..models.endpoint_created_content_filter_type_0 import EndpointCreatedContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_created_input_transformer_type_0 import EndpointCreatedInputTransformerType0  # noqa: PLC0415
         from ..models.o_auth_2_shown import OAuth2Shown  # noqa: PLC0415
+        from ..models.ordering import Ordering  # noqa: PLC0415
         from ..models.tls_shown import TlsShown  # noqa: PLC0415
 
         created_at = self.created_at.isoformat()
@@ -164,6 +168,14 @@ class EndpointCreated:
 
         kind = self.kind
 
+        ordering: dict[str, Any] | None | Unset
+        if isinstance(self.ordering, Unset):
+            ordering = UNSET
+        elif isinstance(self.ordering, Ordering):
+            ordering = self.ordering.to_dict()
+        else:
+            ordering = self.ordering
+
         public_keys: list[str] | Unset = UNSET
         if not isinstance(self.public_keys, Unset):
             public_keys = self.public_keys
@@ -225,6 +237,8 @@ class EndpointCreated:
             field_dict["input_transformer"] = input_transformer
         if kind is not UNSET:
             field_dict["kind"] = kind
+        if ordering is not UNSET:
+            field_dict["ordering"] = ordering
         if public_keys is not UNSET:
             field_dict["public_keys"] = public_keys
         if role_arn is not UNSET:
@@ -245,6 +259,7 @@ class EndpointCreated:
         from ..models.endpoint_created_headers import EndpointCreatedHeaders  # noqa: PLC0415
         from ..models.endpoint_created_input_transformer_type_0 import EndpointCreatedInputTransformerType0  # noqa: PLC0415
         from ..models.o_auth_2_shown import OAuth2Shown  # noqa: PLC0415
+        from ..models.ordering import Ordering  # noqa: PLC0415
         from ..models.tls_shown import TlsShown  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -375,6 +390,23 @@ class EndpointCreated:
 
         kind = d.pop("kind", UNSET)
 
+        def _parse_ordering(data: object) -> None | Ordering | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                ordering_type_0 = Ordering.from_dict(data)
+
+                return ordering_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Ordering | Unset, data)
+
+        ordering = _parse_ordering(d.pop("ordering", UNSET))
+
         public_keys = cast(list[str], d.pop("public_keys", UNSET))
 
         def _parse_role_arn(data: object) -> None | str | Unset:
@@ -440,6 +472,7 @@ class EndpointCreated:
             failing_since=failing_since,
             input_transformer=input_transformer,
             kind=kind,
+            ordering=ordering,
             public_keys=public_keys,
             role_arn=role_arn,
             secret_note=secret_note,

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.endpoint_deleted_headers import EndpointDeletedHeaders
     from ..models.endpoint_deleted_input_transformer_type_0 import EndpointDeletedInputTransformerType0
     from ..models.o_auth_2_shown import OAuth2Shown
+    from ..models.ordering import Ordering
     from ..models.tls_shown import TlsShown
 
 
@@ -48,6 +49,7 @@ class EndpointDeleted:
             failing_since (datetime.datetime | None | Unset):
             input_transformer (EndpointDeletedInputTransformerType0 | None | Unset):
             kind (str | Unset):  Default: 'https'.
+            ordering (None | Ordering | Unset):
             public_keys (list[str] | Unset): Ed25519 signing: the `whpk_` public keys that verify `v1a` signatures, newest
                 first (two during a rotation's overlap).
             role_arn (None | str | Unset):
@@ -75,6 +77,7 @@ class EndpointDeleted:
     failing_since: datetime.datetime | None | Unset = UNSET
     input_transformer: EndpointDeletedInputTransformerType0 | None | Unset = UNSET
     kind: str | Unset = "https"
+    ordering: None | Ordering | Unset = UNSET
     public_keys: list[str] | Unset = UNSET
     role_arn: None | str | Unset = UNSET
     signing: EndpointDeletedSigning | Unset = "hmac"
@@ -85,6 +88,7 @@ class EndpointDeleted:
         from ..models.endpoint_deleted_content_filter_type_0 import EndpointDeletedContentFilterType0  # noqa: PLC0415
         from ..models.endpoint_deleted_input_transformer_type_0 import EndpointDeletedInputTransformerType0  # noqa: PLC0415
         from ..models.o_auth_2_shown import OAuth2Shown  # noqa: PLC0415
+        from ..models.ordering import Ordering  # noqa: PLC0415
         from ..models.tls_shown import TlsShown  # noqa: PLC0415
 
         created_at = self.created_at.isoformat()
@@ -159,6 +163,14 @@ class EndpointDeleted:
 
         kind = self.kind
 
+        ordering: dict[str, Any] | None | Unset
+        if isinstance(self.ordering, Unset):
+            ordering = UNSET
+        elif isinstance(self.ordering, Ordering):
+            ordering = self.ordering.to_dict()
+        else:
+            ordering = self.ordering
+
         public_keys: list[str] | Unset = UNSET
         if not isinstance(self.public_keys, Unset):
             public_keys = self.public_keys
@@ -214,6 +226,8 @@ class EndpointDeleted:
             field_dict["input_transformer"] = input_transformer
         if kind is not UNSET:
             field_dict["kind"] = kind
+        if ordering is not UNSET:
+            field_dict["ordering"] = ordering
         if public_keys is not UNSET:
             field_dict["public_keys"] = public_keys
         if role_arn is not UNSET:
@@ -232,6 +246,7 @@ class EndpointDeleted:
         from ..models.endpoint_deleted_headers import EndpointDeletedHeaders  # noqa: PLC0415
         from ..models.endpoint_deleted_input_transformer_type_0 import EndpointDeletedInputTransformerType0  # noqa: PLC0415
         from ..models.o_auth_2_shown import OAuth2Shown  # noqa: PLC0415
+        from ..models.ordering import Ordering  # noqa: PLC0415
         from ..models.tls_shown import TlsShown  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -357,6 +372,23 @@ class EndpointDeleted:
 
         kind = d.pop("kind", UNSET)
 
+        def _parse_ordering(data: object) -> None | Ordering | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                ordering_type_0 = Ordering.from_dict(data)
+
+                return ordering_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Ordering | Unset, data)
+
+        ordering = _parse_ordering(d.pop("ordering", UNSET))
+
         public_keys = cast(list[str], d.pop("public_keys", UNSET))
 
         def _parse_role_arn(data: object) -> None | str | Unset:
@@ -413,6 +445,7 @@ class EndpointDeleted:
             failing_since=failing_since,
             input_transformer=input_transformer,
             kind=kind,
+            ordering=ordering,
             public_keys=public_keys,
             role_arn=role_arn,
             signing=signing,

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..models.endpoint_update_headers_type_0 import EndpointUpdateHeadersType0
     from ..models.endpoint_update_input_transformer_type_0 import EndpointUpdateInputTransformerType0
     from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
+    from ..models.ordering import Ordering
 
 
 T = TypeVar("T", bound="EndpointUpdate")
@@ -28,6 +29,7 @@ class EndpointUpdate:
         clear_auth (bool | Unset):  Default: False.
         clear_content_filter (bool | Unset):  Default: False.
         clear_input_transformer (bool | Unset):  Default: False.
+        clear_ordering (bool | Unset): Unordered from now on: held deliveries are released. Default: False.
         clear_rate_limit (bool | Unset):  Default: False.
         clear_tls (bool | Unset):  Default: False.
         content_filter (EndpointUpdateContentFilterType0 | None | Unset):
@@ -37,6 +39,8 @@ class EndpointUpdate:
         headers (EndpointUpdateHeadersType0 | None | Unset):
         input_transformer (EndpointUpdateInputTransformerType0 | None | Unset):
         max_concurrency (int | None | Unset):
+        ordering (None | Ordering | Unset): A new ordering key applies to deliveries made from now on; those already
+            made keep their order.
         rate_limit_per_second (float | None | Unset):
         retry_on_4xx (bool | None | Unset):
         role_arn (None | str | Unset):
@@ -48,6 +52,7 @@ class EndpointUpdate:
     clear_auth: bool | Unset = False
     clear_content_filter: bool | Unset = False
     clear_input_transformer: bool | Unset = False
+    clear_ordering: bool | Unset = False
     clear_rate_limit: bool | Unset = False
     clear_tls: bool | Unset = False
     content_filter: EndpointUpdateContentFilterType0 | None | Unset = UNSET
@@ -57,6 +62,7 @@ class EndpointUpdate:
     headers: EndpointUpdateHeadersType0 | None | Unset = UNSET
     input_transformer: EndpointUpdateInputTransformerType0 | None | Unset = UNSET
     max_concurrency: int | None | Unset = UNSET
+    ordering: None | Ordering | Unset = UNSET
     rate_limit_per_second: float | None | Unset = UNSET
     retry_on_4xx: bool | None | Unset = UNSET
     role_arn: None | str | Unset = UNSET
@@ -70,6 +76,7 @@ class EndpointUpdate:
         from ..models.endpoint_update_headers_type_0 import EndpointUpdateHeadersType0  # noqa: PLC0415
         from ..models.endpoint_update_input_transformer_type_0 import EndpointUpdateInputTransformerType0  # noqa: PLC0415
         from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials  # noqa: PLC0415
+        from ..models.ordering import Ordering  # noqa: PLC0415
 
         auth: dict[str, Any] | None | Unset
         if isinstance(self.auth, Unset):
@@ -84,6 +91,8 @@ class EndpointUpdate:
         clear_content_filter = self.clear_content_filter
 
         clear_input_transformer = self.clear_input_transformer
+
+        clear_ordering = self.clear_ordering
 
         clear_rate_limit = self.clear_rate_limit
 
@@ -142,6 +151,14 @@ class EndpointUpdate:
         else:
             max_concurrency = self.max_concurrency
 
+        ordering: dict[str, Any] | None | Unset
+        if isinstance(self.ordering, Unset):
+            ordering = UNSET
+        elif isinstance(self.ordering, Ordering):
+            ordering = self.ordering.to_dict()
+        else:
+            ordering = self.ordering
+
         rate_limit_per_second: float | None | Unset
         if isinstance(self.rate_limit_per_second, Unset):
             rate_limit_per_second = UNSET
@@ -185,6 +202,8 @@ class EndpointUpdate:
             field_dict["clear_content_filter"] = clear_content_filter
         if clear_input_transformer is not UNSET:
             field_dict["clear_input_transformer"] = clear_input_transformer
+        if clear_ordering is not UNSET:
+            field_dict["clear_ordering"] = clear_ordering
         if clear_rate_limit is not UNSET:
             field_dict["clear_rate_limit"] = clear_rate_limit
         if clear_tls is not UNSET:
@@ -203,6 +222,8 @@ class EndpointUpdate:
             field_dict["input_transformer"] = input_transformer
         if max_concurrency is not UNSET:
             field_dict["max_concurrency"] = max_concurrency
+        if ordering is not UNSET:
+            field_dict["ordering"] = ordering
         if rate_limit_per_second is not UNSET:
             field_dict["rate_limit_per_second"] = rate_limit_per_second
         if retry_on_4xx is not UNSET:
@@ -224,6 +245,7 @@ class EndpointUpdate:
         from ..models.endpoint_update_headers_type_0 import EndpointUpdateHeadersType0  # noqa: PLC0415
         from ..models.endpoint_update_input_transformer_type_0 import EndpointUpdateInputTransformerType0  # noqa: PLC0415
         from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials  # noqa: PLC0415
+        from ..models.ordering import Ordering  # noqa: PLC0415
 
         d = dict(src_dict)
 
@@ -249,6 +271,8 @@ class EndpointUpdate:
         clear_content_filter = d.pop("clear_content_filter", UNSET)
 
         clear_input_transformer = d.pop("clear_input_transformer", UNSET)
+
+        clear_ordering = d.pop("clear_ordering", UNSET)
 
         clear_rate_limit = d.pop("clear_rate_limit", UNSET)
 
@@ -357,6 +381,23 @@ class EndpointUpdate:
 
         max_concurrency = _parse_max_concurrency(d.pop("max_concurrency", UNSET))
 
+        def _parse_ordering(data: object) -> None | Ordering | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                ordering_type_0 = Ordering.from_dict(data)
+
+                return ordering_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Ordering | Unset, data)
+
+        ordering = _parse_ordering(d.pop("ordering", UNSET))
+
         def _parse_rate_limit_per_second(data: object) -> float | None | Unset:
             if data is None:
                 return data
@@ -415,6 +456,7 @@ class EndpointUpdate:
             clear_auth=clear_auth,
             clear_content_filter=clear_content_filter,
             clear_input_transformer=clear_input_transformer,
+            clear_ordering=clear_ordering,
             clear_rate_limit=clear_rate_limit,
             clear_tls=clear_tls,
             content_filter=content_filter,
@@ -424,6 +466,7 @@ class EndpointUpdate:
             headers=headers,
             input_transformer=input_transformer,
             max_concurrency=max_concurrency,
+            ordering=ordering,
             rate_limit_per_second=rate_limit_per_second,
             retry_on_4xx=retry_on_4xx,
             role_arn=role_arn,

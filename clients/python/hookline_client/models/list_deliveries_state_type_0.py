@@ -1,12 +1,13 @@
 from typing import Literal
 
-ListDeliveriesStateType0 = Literal["dead", "delivered", "delivering", "failed", "pending", "queued"]
+ListDeliveriesStateType0 = Literal["dead", "delivered", "delivering", "failed", "held", "pending", "queued"]
 
 LIST_DELIVERIES_STATE_TYPE_0_VALUES: set[ListDeliveriesStateType0] = {
     "dead",
     "delivered",
     "delivering",
     "failed",
+    "held",
     "pending",
     "queued",
 }

@@ -1,12 +1,13 @@
 from typing import Literal
 
-ReplayCreateStatesType0Item = Literal["dead", "delivered", "delivering", "failed", "pending", "queued"]
+ReplayCreateStatesType0Item = Literal["dead", "delivered", "delivering", "failed", "held", "pending", "queued"]
 
 REPLAY_CREATE_STATES_TYPE_0_ITEM_VALUES: set[ReplayCreateStatesType0Item] = {
     "dead",
     "delivered",
     "delivering",
     "failed",
+    "held",
     "pending",
     "queued",
 }

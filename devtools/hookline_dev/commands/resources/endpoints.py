@@ -43,8 +43,16 @@ def _endpoint_fields(args: argparse.Namespace) -> dict[str, Any]:
             "destination": _json_flag("--destination", args.destination),
             "auth": _json_flag("--auth-file", _read(args.auth_file)),
             "tls": _tls(args),
+            "ordering": _ordering(args.ordering_key),
         }
     )
+
+
+def _ordering(key: str | None) -> dict[str, Any] | None:
+    # `endpoint`: one order across the endpoint (decision 0069); else a JSON path.
+    if key is None:
+        return None
+    return {"key": None if key == "endpoint" else key}
 
 
 def _read(path: str | None) -> str | None:
@@ -98,7 +106,7 @@ def cmd_endpoints_update(args: argparse.Namespace, rt: Runtime) -> Any:
         body["clear_content_filter"] = True
     if args.clear_transform:
         body["clear_input_transformer"] = True
-    for part in ("auth", "tls"):
+    for part in ("auth", "tls", "ordering"):
         if getattr(args, f"clear_{part}"):
             body[f"clear_{part}"] = True
     if not body:
@@ -215,6 +223,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             p.add_argument("--clear-transform", action="store_true", help="no input transformer")
             p.add_argument("--clear-auth", action="store_true", help="no OAuth2 client")
             p.add_argument("--clear-tls", action="store_true", help="no mutual TLS")
+            p.add_argument(
+                "--clear-ordering", action="store_true", help="unordered (releases held events)"
+            )
         p.add_argument(
             "--events", help="comma-separated type filters, e.g. 'payment_intent.*,charge.refunded'"
         )
@@ -231,6 +242,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("--tls-cert", metavar="PEM_FILE", help="client certificate (mutual TLS)")
         p.add_argument("--tls-key", metavar="PEM_FILE", help="its private key (unencrypted)")
         p.add_argument("--tls-ca", metavar="PEM_FILE", help="CA bundle for the server certificate")
+        p.add_argument(
+            "--ordering-key", metavar="PATH",
+            help="deliver events with the same value at this JSON path (e.g. "
+            "'$.payload.customer_id') one at a time, in order; 'endpoint': one order for all",
+        )  # fmt: skip
         p.add_argument("--role-arn", metavar="ARN", help="the role Hookline assumes (AWS kinds)")
         p.add_argument(
             "--destination", metavar="JSON",

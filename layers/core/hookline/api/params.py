@@ -21,7 +21,8 @@ Since = Annotated[datetime | None, Query(description="from this instant (inclusi
 Until = Annotated[datetime | None, Query(description="up to this instant (exclusive)")]
 ReplayStateFilter = Annotated[Literal["accepted", "running", "succeeded", "failed"] | None, Query()]
 StateFilter = Annotated[
-    Literal["pending", "queued", "delivering", "delivered", "failed", "dead"] | None, Query()
+    Literal["pending", "queued", "delivering", "delivered", "failed", "dead", "held"] | None,
+    Query(),
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from hookline.console.endpoint_edit import ordering_of, security_fields
 from hookline.db import Database
 from hookline.errors import BadRequest
 from hookline.management import delivery_log, delivery_service, endpoint_service
@@ -85,11 +86,22 @@ def endpoint_action(
 
 
 def endpoint_body(form: dict[str, str], tenant_id: str | None) -> dict[str, Any]:
-    """An endpoint create request from a form."""
+    """An endpoint create request from a form: with its signing scheme, OAuth2 client and TLS
+    material (`endpoint_edit.security_fields`)."""
     types = [t.strip() for t in form.get("event_types", "").split(",") if t.strip()]
     body: dict[str, Any] = {"url": form.get("url", "").strip(), "event_types": types}
+    body.update(security_fields(form))
+    if form.get("ordering", "").strip():
+        body["ordering"] = ordering_of(form["ordering"].strip())
     if form.get("description"):
         body["description"] = form["description"]
     if tenant_id:
         body["tenant_id"] = tenant_id
     return body
+
+
+def created_view(created: dict[str, Any]) -> dict[str, Any]:
+    """The page after adding an endpoint: its `whsec_` secret, shown this once, or for Ed25519
+    signing its public key (the private key is never shown)."""
+    keys = created.get("public_keys") or [None]
+    return {"endpoint": created, "secret": created["secret"], "public_key": keys[0]}

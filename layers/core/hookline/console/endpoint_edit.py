@@ -1,12 +1,15 @@
 """Editing an endpoint, in the console and in the portal: its URL, description, event types,
 limits (concurrency, rate), retry on 4xx, content filter (an EventBridge pattern, decision
-0044) and input transformer (decision 0045) — or, in the portal, the subset a tenant's
-customers edit (`PORTAL_FIELDS`).
+0044), input transformer (decision 0045) and ordering key (decision 0069) — or, in the
+portal, the subset a tenant's customers edit (`PORTAL_FIELDS`).
 
 Only what the form changed is sent, as the API's `PATCH /v1/endpoints/{id}` takes it: checked
 by the same request model (`EndpointUpdate`), then `endpoint_service.update_endpoint`, which
 validates, saves and audits. A refusal is shown next to the field it is about; through htmx
 only the form is swapped (a 400 partial), without JavaScript the page comes back whole.
+
+The add forms share the signing, OAuth2 and TLS part (`_endpoint_security.html`): read here
+by `security_fields`, a refusal placed by `refusal`.
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ from hookline.ssrf import check_url
 
 FIELDS = (
     "url", "description", "event_types", "max_concurrency", "rate_limit_per_second",
-    "retry_on_4xx", "content_filter", "input_transformer", "auth", "tls",
+    "retry_on_4xx", "content_filter", "input_transformer", "auth", "tls", "ordering",
 )  # fmt: skip
 # What the portal's add form sets; limits stay as the operator left them (decision 0058).
 PORTAL_FIELDS = (
     "url", "description", "event_types", "content_filter", "input_transformer", "auth", "tls",
+    "ordering",
 )  # fmt: skip
+# The ordering field's word for one order across the endpoint (`{"key": null}`).
+WHOLE_ENDPOINT = "endpoint"
 # OAuth2 and mutual TLS (decision 0067): write-only parts of the form, never filled back in.
 AUTH_INPUTS = ("token_url", "client_id", "client_secret", "scope", "audience")
 TLS_INPUTS = ("client_certificate", "client_key", "ca_bundle")
@@ -52,6 +58,9 @@ _PREFIXES = (
     ("give auth", "auth"),
     ("tls", "tls"),
     ("give tls", "tls"),
+    ("ordering", "ordering"),
+    ("give ordering", "ordering"),
+    ("signing", "signing"),
 )
 
 
@@ -76,7 +85,7 @@ def submit(
                     changes["url"], allow_private=False, allow_http=settings.allow_http_targets
                 )
             if public_urls_only and (changes.get("auth") or {}).get("token_url"):
-                _public_token_url(changes["auth"]["token_url"], settings)
+                check_public_token_url(changes["auth"]["token_url"], settings)
             body = EndpointUpdate.model_validate(changes).model_dump(exclude_unset=True)
             if body:
                 endpoint_service.update_endpoint(db, settings, who, endpoint_id, body)
@@ -106,7 +115,19 @@ def form_values(endpoint: dict[str, Any]) -> dict[str, str]:
         "retry_on_4xx": "yes" if endpoint.get("retry_on_4xx") else "",
         "content_filter": _json(endpoint.get("content_filter")),
         "input_transformer": _json(endpoint.get("input_transformer")),
+        "ordering": _ordering_text(endpoint.get("ordering")),
     }
+
+
+def ordering_of(text: str) -> dict[str, Any]:
+    """The API's `ordering` for what the form's ordering field says (decision 0069)."""
+    return {"key": None if text == WHOLE_ENDPOINT else text}
+
+
+def _ordering_text(ordering: dict[str, Any] | None) -> str:
+    if ordering is None:
+        return ""
+    return WHOLE_ENDPOINT if ordering.get("key") is None else str(ordering["key"])
 
 
 def changes_from_form(
@@ -146,6 +167,13 @@ def changes_from_form(
             errors[name] = f"{label}: must be a JSON object"
         elif value != current.get(name):
             changes[name] = value
+    if "ordering" in fields and "ordering" in submitted:
+        text = submitted["ordering"].strip()
+        if text != _ordering_text(current.get("ordering")):
+            if not text:
+                changes["clear_ordering"] = True
+            else:
+                changes["ordering"] = ordering_of(text)
     if "auth" in fields and current.get("kind", "https") == "https":
         _auth_changes(submitted, changes)
     return changes, errors
@@ -154,21 +182,53 @@ def changes_from_form(
 def _auth_changes(submitted: dict[str, str], changes: dict[str, Any]) -> None:
     """OAuth2 and mutual TLS: filled in, a part replaces the whole of it (the secret or key
     included); ticked, it is removed; left empty, it stays as it is."""
-    oauth2 = {k: submitted.get(f"oauth2_{k}", "").strip() for k in AUTH_INPUTS}
+    oauth2, tls = _oauth2_of(submitted), _tls_of(submitted)
     if submitted.get("clear_auth") == "yes":
         changes["clear_auth"] = True
-    elif any(oauth2.values()):
-        given = {k: v or None for k, v in oauth2.items()}
-        changes["auth"] = {"type": "oauth2_client_credentials", **given}
-    tls = {k: submitted.get(f"tls_{k}", "").strip() for k in TLS_INPUTS}
+    elif oauth2:
+        changes["auth"] = oauth2
     if submitted.get("clear_tls") == "yes":
         changes["clear_tls"] = True
-    elif any(tls.values()):
-        changes["tls"] = {k: (v + "\n") if v else None for k, v in tls.items()}
+    elif tls:
+        changes["tls"] = tls
 
 
-def _public_token_url(url: str, settings: Settings) -> None:
-    # The portal's rule for URLs (decision 0043) holds for the token URL too.
+def security_fields(submitted: dict[str, str]) -> dict[str, Any]:
+    """What an add form's signing, OAuth2 and mutual-TLS parts ask for: `signing` as chosen,
+    `auth` and `tls` when any of their inputs is filled in."""
+    fields: dict[str, Any] = {"signing": submitted.get("signing") or "hmac"}
+    oauth2, tls = _oauth2_of(submitted), _tls_of(submitted)
+    if oauth2:
+        fields["auth"] = oauth2
+    if tls:
+        fields["tls"] = tls
+    return fields
+
+
+def _oauth2_of(submitted: dict[str, str]) -> dict[str, Any] | None:
+    oauth2 = {k: submitted.get(f"oauth2_{k}", "").strip() for k in AUTH_INPUTS}
+    if not any(oauth2.values()):
+        return None
+    return {"type": "oauth2_client_credentials", **{k: v or None for k, v in oauth2.items()}}
+
+
+def _tls_of(submitted: dict[str, str]) -> dict[str, Any] | None:
+    tls = {k: submitted.get(f"tls_{k}", "").strip() for k in TLS_INPUTS}
+    if not any(tls.values()):
+        return None
+    return {k: (v + "\n") if v else None for k, v in tls.items()}
+
+
+def refusal(err: BadRequest) -> dict[str, Any]:
+    """An add form's context for a refusal: `errors` by field; `error` (shown by the URL, as
+    the form always did) unless the refusal is about signing, OAuth2 or TLS."""
+    field = field_of(err)
+    shown_by_url = None if field in ("auth", "tls", "signing") else str(err)
+    return {"error": shown_by_url, "errors": {field: str(err)}}
+
+
+def check_public_token_url(url: str, settings: Settings) -> None:
+    """The portal's rule for URLs (decision 0043) held to an OAuth2 token URL."""
     try:
         check_url(url, allow_private=False, allow_http=settings.allow_http_targets)
     except UnsafeURL as err:

@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from hookline import replay as replays
-from hookline.console import actions, charts, cognito, signin, web
+from hookline.console import actions, charts, cognito, endpoint_edit, signin, web
 from hookline.db import get_database
 from hookline.errors import BadRequest, Unauthorized
 from hookline.management import (
@@ -32,7 +32,7 @@ from hookline.runtime import replay_starter
 from hookline.sessions import csrf_token, session_key
 from hookline.settings import get_settings
 
-STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
+STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead", "held")
 
 
 def operator(app: APIGatewayRestResolver) -> Caller:
@@ -209,8 +209,8 @@ def register(app: APIGatewayRestResolver) -> None:
                 )
             except BadRequest as err:
                 context = _endpoints_page(who, {}, submitted)
-                return render("endpoints.html", {**context, "error": str(err)}, 400)
-            return render("secret.html", {"endpoint": created, "secret": created["secret"]})
+                return render("endpoints.html", {**context, **endpoint_edit.refusal(err)}, 400)
+            return render("secret.html", actions.created_view(created))
 
         return changing(act)
 

@@ -151,9 +151,10 @@ def register(app: APIGatewayRestResolver) -> None:
                     submitted.get("url", "").strip(), allow_private=False,
                     allow_http=settings.allow_http_targets,
                 )  # fmt: skip
-                created = endpoint_service.create_endpoint(
-                    db, settings, who, actions.endpoint_body(submitted, None)
-                )
+                body = actions.endpoint_body(submitted, None)
+                if body.get("auth") and body["auth"].get("token_url"):  # the same rule (0043)
+                    endpoint_edit.check_public_token_url(body["auth"]["token_url"], settings)
+                created = endpoint_service.create_endpoint(db, settings, who, body)
                 # And at connect time, against DNS that later answers a private address.
                 endpoint_service.keep_to_public_targets(db, who, created["id"])
             except BadRequest as err:  # the SSRF check's message, next to the field
@@ -162,10 +163,10 @@ def register(app: APIGatewayRestResolver) -> None:
                 )
                 return render(
                     "portal_endpoints.html",
-                    {"endpoints": page["items"], "form": submitted, "error": str(err)},
+                    {"endpoints": page["items"], "form": submitted, **endpoint_edit.refusal(err)},
                     status=400,
                 )
-            return render("secret.html", {"endpoint": created, "secret": created["secret"]})
+            return render("secret.html", actions.created_view(created))
 
         return changing(act)
 

@@ -19,7 +19,7 @@ from hookline.repositories import delivery_log as repo
 from hookline.signing import sign
 from hookline.transformers import TransformFailed, render
 
-STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
+STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead", "held")
 MAX_SHOWN_BYTES = 256 * 1024
 MAX_ATTEMPTS_SHOWN = 200
 MASK = "•••"

@@ -44,6 +44,16 @@ class ClientTls(Input):
     ca_bundle: str | None = Field(default=None, max_length=256_000)
 
 
+class Ordering(Input):
+    """Ordered delivery (decision 0069): events with the same key are delivered one at a
+    time, in ledger order; a failing head holds the events behind it until it is delivered or
+    dies. `key` is a JSON path into the event document (`$.payload.customer_id`; dot names
+    and `[index]`), or null for one order across the endpoint. An event without a value at
+    the path is ordered with the others that have none."""
+
+    key: str | None = Field(max_length=500)
+
+
 class EndpointCreate(Input):
     """A new endpoint: an https URL, which must resolve to public addresses, or (`kind`) a
     target in the customer's AWS account reached through `role_arn` (decision 0046)."""
@@ -83,6 +93,7 @@ class EndpointCreate(Input):
     )
     auth: OAuth2ClientCredentials | None = None
     tls: ClientTls | None = None
+    ordering: Ordering | None = None
 
     _headers = field_validator("headers")(_sendable_headers)
 
@@ -112,6 +123,14 @@ class EndpointUpdate(Input):
         default=None, description="Replaces the whole TLS material, its key included."
     )
     clear_tls: bool = False
+    ordering: Ordering | None = Field(
+        default=None,
+        description="A new ordering key applies to deliveries made from now on; those "
+        "already made keep their order.",
+    )
+    clear_ordering: bool = Field(
+        default=False, description="Unordered from now on: held deliveries are released."
+    )
 
     _headers = field_validator("headers")(_sendable_headers)
 
@@ -168,6 +187,7 @@ class Endpoint(BaseModel):
     )
     auth: OAuth2Shown | None = None
     tls: TlsShown | None = None
+    ordering: Ordering | None = None
     enabled: bool
     disabled_reason: str | None
     failing_since: datetime | None = None

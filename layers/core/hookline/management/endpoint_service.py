@@ -23,6 +23,7 @@ from hookline.management.access import Caller
 from hookline.management.audit import audit
 from hookline.management.inputs import parse_headers, parse_rate_limit
 from hookline.management.paging import page_of, paged
+from hookline.ordering import parse_ordering
 from hookline.patterns import parse_pattern
 from hookline.repositories import api as repo
 from hookline.repositories import endpoint_auth as auth_repo
@@ -48,6 +49,14 @@ def _content_filter(value: Any) -> dict[str, Any] | None:
 
 def _input_transformer(value: Any) -> dict[str, Any] | None:
     return None if value is None else parse_transformer(value)
+
+
+def _ordering(kind: str, value: Any) -> dict[str, Any] | None:
+    ordering = parse_ordering(value)
+    if ordering is not None and kind != HTTPS:
+        # An AWS kind orders by its own means (a FIFO queue's message group, decision 0046).
+        raise BadRequest("ordering: only https endpoints are ordered by Hookline")
+    return ordering
 
 
 # What an endpoint costs the deployment (slots held against a slow subscriber, its send
@@ -130,6 +139,7 @@ def create_endpoint(
             kind=kind,
             role_arn=body.get("role_arn"),
             destination=destination,
+            ordering=_ordering(kind, body.get("ordering")),
         )
         if auth is not None:
             auth_repo.set_endpoint_auth(conn, created["id"], auth)
@@ -217,6 +227,12 @@ def update_endpoint(
         if changes.get("clear_input_transformer"):
             raise BadRequest("give input_transformer or clear_input_transformer, not both")
         changes["input_transformer"] = _input_transformer(changes["input_transformer"])
+    if "ordering" in changes:
+        if changes.get("clear_ordering"):
+            raise BadRequest("give ordering or clear_ordering, not both")
+        with db.connection() as conn:
+            kind = endpoint_repo.get_in_scope(conn, caller.tenant, endpoint_id)["kind"]
+        changes["ordering"] = _ordering(kind, changes["ordering"])
     if changes.get("clear_rate_limit") and "rate_limit_per_second" in changes:
         raise BadRequest("give rate_limit_per_second or clear_rate_limit, not both")
     with db.connection() as conn, conn.transaction():

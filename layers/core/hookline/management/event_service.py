@@ -31,9 +31,11 @@ def publish_event(
     payload: Any,
     idempotency_key: str | None,
     limits: CatalogueLimits = DEFAULT_LIMITS,
+    traceparent: str | None = None,
 ) -> Accepted:
     """A tenant's own event into the ledger; the Idempotency-Key is its dedupe key. A payload
-    over `limits` (size, depth, integers, validation steps) is refused, nothing stored."""
+    over `limits` (size, depth, integers, validation steps) is refused, nothing stored.
+    `traceparent`: the publish span's, kept on the outbox row (decision 0070)."""
     tenant = caller.tenant_for(tenant_id)
     if not isinstance(tenant, str):
         raise BadRequest("tenant_id must be a string")
@@ -46,6 +48,7 @@ def publish_event(
             settings=settings,
             idempotency_key=idempotency_key,
             limits=limits,
+            traceparent=traceparent,
         )
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-STATES = Literal["pending", "queued", "delivering", "delivered", "failed", "dead"]
+STATES = Literal["pending", "queued", "delivering", "delivered", "failed", "dead", "held"]
 REPLAYED_NOTE = (
     "Set (and `secret` null) when this is a kept answer replayed for its Idempotency-Key: "
     "the secret was shown once, in the first answer (docs/decisions/0028)."

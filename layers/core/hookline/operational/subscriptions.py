@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from hookline.db import Database
-from hookline.errors import BadRequest
+from hookline.errors import BadRequest, UnsafeURL
 from hookline.management import endpoint_service, tenant_service
 from hookline.management.access import Caller
 from hookline.operational.health import endpoint_health, thresholds
@@ -34,11 +34,14 @@ def set_tenant_notifications(
             raise BadRequest(f"emails: {str(email)[:100]!r} is not an e-mail address")
     chat_url = body.get("chat_url") or None
     if chat_url is not None:
-        chat_url = check_url(
-            chat_url,
-            allow_private=settings.allow_private_targets,
-            allow_http=settings.allow_http_targets,
-        ).url
+        try:
+            chat_url = check_url(
+                chat_url,
+                allow_private=settings.allow_private_targets,
+                allow_http=settings.allow_http_targets,
+            ).url
+        except UnsafeURL as err:  # named as the field it is, not as an endpoint's URL
+            raise BadRequest(f"chat_url: {str(err).replace('endpoint URL', 'chat URL')}") from None
     with db.connection() as conn:
         row = repo.put_tenant_notifications(conn, tenant_id, sorted(set(emails)), chat_url)
     return {"tenant_id": row["tenant_id"], "emails": row["emails"], "chat_url": row["chat_url"]}

@@ -55,15 +55,19 @@ def refanout(run: Run, events: Sequence[str], resume: Resume | None) -> None:
         if request.max_per_second:
             hold += timedelta(seconds=m / request.max_per_second)
         with run.db.connection() as conn:
-            p, created = repo.create_missing(
+            p, created, held = repo.create_missing(
                 conn, chunk, endpoint_id, deadline=options.deadline, hold=hold
             )
         result.created = (result.created or 0) + len(created)
         result.skip("delivery_exists", p - len(created))
+        # An ordered endpoint's go out through their key's gate (decision 0069).
+        result.enqueued += len(held)
+        result.sample([c for c in created if c in held])
+        to_send = [c for c in created if c not in held]
         after = chunk[-1]
-        stopped = send_paced(run, created)
+        stopped = send_paced(run, to_send)
         if stopped is not None:
             rest = len(events) - index - len(chunk)
-            result.resume = Resume(after, tuple(created[stopped:]), rest)
+            result.resume = Resume(after, tuple(to_send[stopped:]), rest)
             return
     result.selected = result.processed  # what was there when each chunk was created

@@ -13,7 +13,7 @@ from typing import Any
 from hookline.errors import BadRequest
 from hookline.repositories.replay import Window
 
-STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead")
+STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead", "held")
 WINDOW_DEFAULT_STATES = ("failed", "dead")  # what an operator replays a window for
 DEFAULT_LIMIT = 10_000
 MAX_LIMIT = 100_000

@@ -55,9 +55,12 @@ def send_paced(run: Run, ids: Sequence[str]) -> int | None:
         found = {r.id for r in resets}
         result.skip("not_found", sum(1 for i in chunk if i not in found))
         messages = []
+        held = []  # ordered (decision 0069): they go out through their key's gate
         for r in resets:
             if r.skip is not None:
                 result.skip(r.skip)
+            elif r.held:
+                held.append(r.id)
             else:
                 assert r.seq is not None and r.endpoint_id and r.tenant_group
                 messages.append(DeliveryMessage(r.id, r.seq, r.endpoint_id, r.tenant_group))
@@ -68,7 +71,7 @@ def send_paced(run: Run, ids: Sequence[str]) -> int | None:
                 delivery_repo.return_unsent(conn, [m.delivery_id for m in failed])
             result.skip("send_failed", len(failed))
         failed_ids = {m.delivery_id for m in failed}
-        sent = [m.delivery_id for m in messages if m.delivery_id not in failed_ids]
+        sent = [m.delivery_id for m in messages if m.delivery_id not in failed_ids] + held
         result.enqueued += len(sent)
         result.sample(sent)
         pacer.done(len(messages))

@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound, failure_reason
+from hookline.ordering import ordering_key
 from hookline.patterns import event_document, matches
 from hookline.repositories import quarantine
 from hookline.repositories.quarantine import Undecided
@@ -81,7 +82,9 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
     created). An endpoint with a content filter gets a delivery only for the events its
     pattern matches: the statement returns those events, `hookline.patterns` decides, and
     the matches are inserted before the commit. A pair whose matching raises is quarantined
-    in the same transaction (decision 0059): the other events' fan-out commits regardless."""
+    in the same transaction (decision 0059): the other events' fan-out commits regardless.
+    An ordered endpoint's pairs (decision 0069) are keyed here and inserted in ledger order
+    (event ids are time-ordered), held behind their key's unfinished deliveries."""
     with conn.transaction():
         rows = conn.execute(
             query("fan_out_batch"), {"limit": limit, "deadline": deadline}
@@ -91,16 +94,82 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
             return events, created
         matching = content_matches(rows)
         quarantine.record(conn, matching.undecided, stage="fanout")
-        if matching.matched:
-            params = {
-                "deadline": deadline,
-                "event_ids": [m[0] for m in matching.matched],
-                "endpoint_ids": [m[1] for m in matching.matched],
-                "tenant_ids": [m[2] for m in matching.matched],
-                "groups": [m[3] for m in matching.matched],
-            }
-            created += conn.execute(query("insert_matched_deliveries"), params).rowcount
+        orderings: dict[str, Any] = {}
+        for row in rows:
+            orderings.update(row["orderings"] or {})
+        plain = [m for m in matching.matched if m[1] not in orderings]
+        ordered = sorted((m for m in matching.matched if m[1] in orderings), key=lambda m: m[0])
+        if plain:
+            created += conn.execute(
+                query("insert_matched_deliveries"), _pairs(plain, deadline)
+            ).rowcount
+        if ordered:
+            params = _pairs(ordered, deadline)
+            params["keys"] = [
+                ordering_key(orderings[m[1]], matching.documents[m[0]]) for m in ordered
+            ]
+            row = conn.execute(query("insert_ordered_deliveries"), params).fetchone()
+            created += int(row["created"]) if row else 0
     return events, created
+
+
+def _pairs(matched: list[tuple[str, str, str, str]], deadline: timedelta) -> dict[str, Any]:
+    return {
+        "deadline": deadline,
+        "event_ids": [m[0] for m in matched],
+        "endpoint_ids": [m[1] for m in matched],
+        "tenant_ids": [m[2] for m in matched],
+        "groups": [m[3] for m in matched],
+    }
+
+
+def ordering_in_use(conn: Connection) -> bool:
+    """Whether any enabled endpoint is ordered (decision 0069)."""
+    row = conn.execute(query("ordering_in_use")).fetchone()
+    return bool(row and row["in_use"])
+
+
+def claim_released_heads(
+    conn: Connection, finished_ids: Sequence[str], *, lease: timedelta
+) -> list[Enqueued]:
+    """The deliveries that finishing `finished_ids` released (decision 0069), marked queued
+    with a lease: they must be sent now."""
+    rows = conn.execute(
+        query("claim_released_heads"), {"ids": list(finished_ids), "lease": lease}
+    ).fetchall()
+    return [Enqueued(r["id"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"]) for r in rows]
+
+
+def hold_new_ordered(conn: Connection, delivery_ids: Sequence[str]) -> set[str]:
+    """Of `delivery_ids`, just created pending by a statement that computes no keys (the
+    reconciler's repair, a re-fan-out), hold those of ordered endpoints in their keys'
+    ledger order and release each key's head (decision 0069); returns the ids it held. Call
+    it in the transaction that created them."""
+    if not delivery_ids:
+        return set()
+    rows = conn.execute(query("new_ordered_deliveries"), {"ids": list(delivery_ids)}).fetchall()
+    if not rows:
+        return set()
+    keys = [
+        ordering_key(
+            r["ordering"],
+            event_document(r["type"], r["tenant_id"], r["source_id"], bytes(r["payload"])),
+        )
+        for r in rows
+    ]
+    ids = [r["id"] for r in rows]
+    conn.execute(query("hold_new_deliveries"), {"ids": ids, "keys": keys})
+    return set(ids)
+
+
+def release_ordered_heads(conn: Connection, pairs: Sequence[tuple[str, str]]) -> int:
+    """Release the oldest held delivery of each (endpoint, key) in `pairs` that has nothing
+    pending, queued or delivering (decision 0069); returns how many were released."""
+    if not pairs:
+        return 0
+    params = {"endpoint_ids": [p[0] for p in pairs], "keys": [p[1] for p in pairs]}
+    row = conn.execute(query("release_ordered_heads"), params).fetchone()
+    return int(row["released"]) if row else 0
 
 
 @dataclass(frozen=True)
@@ -110,6 +179,7 @@ class Matching:
 
     matched: list[tuple[str, str, str, str]]
     undecided: list[Undecided]
+    documents: dict[str, Any]  # event id -> its document, for ordering keys
 
 
 def content_matches(rows: Sequence[dict[str, Any]]) -> Matching:
@@ -120,12 +190,14 @@ def content_matches(rows: Sequence[dict[str, Any]]) -> Matching:
     `tenant_groups`) with `{endpoint id: pattern}` in `content_filters` on one row or more.
     Whatever raises while deciding one pair (any exception: the document of a payload too
     deep to build, a pattern that fails) makes that pair undecided, never the batch's
-    failure (decision 0059)."""
+    failure (decision 0059). An endpoint among them without a pattern (it is there for its
+    ordering, decision 0069) matches every event."""
     filters: dict[str, Any] = {}
     for row in rows:
         filters.update(row["content_filters"] or {})
     matched: list[tuple[str, str, str, str]] = []
     undecided: list[Undecided] = []
+    documents: dict[str, Any] = {}
     for row in rows:
         if row["event_id"] is None or not row["endpoint_ids"]:
             continue
@@ -139,16 +211,17 @@ def content_matches(rows: Sequence[dict[str, Any]]) -> Matching:
             reason = failure_reason("event document", err)
             undecided += [Undecided(event_id, e, tenant_id, g, reason) for e, g in pairs]
             continue
+        documents[event_id] = document
         for endpoint_id, group in pairs:
             try:
-                hit = matches(filters[endpoint_id], document)
+                hit = endpoint_id not in filters or matches(filters[endpoint_id], document)
             except Exception as err:  # any exception: this pair's
                 reason = failure_reason("content filter", err)
                 undecided.append(Undecided(event_id, endpoint_id, tenant_id, group, reason))
                 continue
             if hit:
                 matched.append((event_id, endpoint_id, tenant_id, group))
-    return Matching(matched, undecided)
+    return Matching(matched, undecided, documents)
 
 
 def content_match_arrays(

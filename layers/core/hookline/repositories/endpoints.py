@@ -35,6 +35,7 @@ def create_endpoint(
     kind: str = "https",
     role_arn: str | None = None,
     destination: dict[str, Any] | None = None,
+    ordering: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Insert an endpoint and its first signing secret (stored encrypted), in one
     transaction."""
@@ -53,6 +54,7 @@ def create_endpoint(
         "kind": kind,
         "role_arn": role_arn,
         "destination": Jsonb(destination or {}),
+        "ordering": _json_or_none(ordering),
     }
     try:
         with conn.transaction():
@@ -198,8 +200,12 @@ def update_in_scope(
         "clear_transform": bool(changes.get("clear_input_transformer")),
         "role_arn": changes.get("role_arn"),
         "destination": _json_or_none(changes.get("destination")),
+        "ordering": _json_or_none(changes.get("ordering")),
+        "clear_ordering": bool(changes.get("clear_ordering")),
     }
     one_or_not_found(conn, "scoped_update_endpoint", params, "endpoint")
+    if params["clear_ordering"]:
+        conn.execute(query("release_endpoint_held"), {"id": endpoint_id})
 
 
 def set_enabled_in_scope(

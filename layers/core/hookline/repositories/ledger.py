@@ -26,6 +26,9 @@ class NewEvent:
     source_id: str | None = None
     content_type: str = "application/json"
     headers: dict[str, str] | None = None
+    # The receive span's W3C traceparent, kept on the outbox row for fan-out; None (NULL, no
+    # bytes) unless tracing is on and the event was sampled (decision 0070).
+    traceparent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ def store_event(conn: Connection, event: NewEvent) -> Stored:
         "payload": event.payload,
         "content_type": event.content_type,
         "headers": Jsonb(event.headers or {}),
+        "traceparent": event.traceparent,
     }
     try:
         row = conn.execute(query("insert_event"), params).fetchone()

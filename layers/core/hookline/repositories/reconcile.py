@@ -11,7 +11,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
-from hookline.repositories.deliveries import content_match_arrays
+from hookline.repositories.deliveries import content_match_arrays, hold_new_ordered
 from hookline.sqlfiles import query
 
 
@@ -94,7 +94,9 @@ def create_missing_deliveries(
             "deadline": deadline,
             **content_match_arrays(conn, rows, stage="reconcile"),
         }
-        created = [r["id"] for r in conn.execute(query("create_missing_deliveries"), params)]
+        with conn.transaction():  # an ordered endpoint's are held in key order (0069)
+            created = [r["id"] for r in conn.execute(query("create_missing_deliveries"), params)]
+            hold_new_ordered(conn, created)
     return MissingPage(created, rows[0]["last"], bool(rows[0]["more"]))
 
 

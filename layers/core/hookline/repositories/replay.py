@@ -15,7 +15,11 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
-from hookline.repositories.deliveries import content_match_arrays
+from hookline.repositories.deliveries import (
+    content_match_arrays,
+    hold_new_ordered,
+    release_ordered_heads,
+)
 from hookline.sqlfiles import query
 
 
@@ -38,6 +42,7 @@ class Reset:
     endpoint_id: str | None = None
     tenant_group: str | None = None
     seq: int | None = None
+    held: bool = False  # an ordered endpoint's: held in its key's order, not queued
 
 
 def _ids(rows: Iterable[Any]) -> list[str]:
@@ -117,14 +122,25 @@ def judge(conn: Connection, ids: Sequence[str]) -> dict[str, str | None]:
 def reset(
     conn: Connection, ids: Sequence[str], *, lease: timedelta, deadline: timedelta
 ) -> list[Reset]:
-    """Reset deliveries for a new run (queued, new generation); one Reset per id found."""
-    rows = conn.execute(
-        query("replay_reset_deliveries"), {"ids": list(ids), "lease": lease, "deadline": deadline}
-    ).fetchall()
+    """Reset deliveries for a new run (queued, new generation); one Reset per id found.
+    An ordered endpoint's are held in their key's order and each key's head released, in the
+    same transaction (decision 0069): the fan-out's due arm sends what was released."""
+    with conn.transaction():
+        rows = conn.execute(
+            query("replay_reset_deliveries"),
+            {"ids": list(ids), "lease": lease, "deadline": deadline},
+        ).fetchall()
+        keys = sorted(
+            {(r["endpoint_id"], r["ordering_key"]) for r in rows if r["ordering_key"] is not None}
+        )
+        release_ordered_heads(conn, keys)
     return [
-        Reset(r["id"], r["skip"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"])
+        Reset(
+            r["id"], r["skip"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"],
+            held=r["ordering_key"] is not None,
+        )
         for r in rows
-    ]
+    ]  # fmt: skip
 
 
 def known_events(conn: Connection, event_ids: Sequence[str]) -> set[str]:
@@ -197,21 +213,25 @@ def create_missing(
     *,
     deadline: timedelta,
     hold: timedelta,
-) -> tuple[int, list[str]]:
+) -> tuple[int, list[str], set[str]]:
     """Create the deliveries the events lack, to content-filtered endpoints only where their
-    pattern matches (as the fan-out would); (pairs considered, ids created)."""
-    row = conn.execute(
-        query("refanout_create_deliveries"),
-        {
-            "event_ids": list(event_ids),
-            "endpoint_id": endpoint_id,
-            "deadline": deadline,
-            "hold": hold,
-            **_filtered_matches(conn, event_ids, endpoint_id, record=True),
-        },
-    ).fetchone()
-    assert row is not None
-    return int(row["pairs"]), list(row["created"])
+    pattern matches (as the fan-out would); (pairs considered, ids created, those of them
+    held in their key's order for an ordered endpoint, decision 0069)."""
+    with conn.transaction():
+        row = conn.execute(
+            query("refanout_create_deliveries"),
+            {
+                "event_ids": list(event_ids),
+                "endpoint_id": endpoint_id,
+                "deadline": deadline,
+                "hold": hold,
+                **_filtered_matches(conn, event_ids, endpoint_id, record=True),
+            },
+        ).fetchone()
+        assert row is not None
+        created = list(row["created"])
+        held = hold_new_ordered(conn, created)
+    return int(row["pairs"]), created, held
 
 
 # -- the replays the API records ---------------------------------------------------------

@@ -4,10 +4,10 @@
 -- and the unique (event, endpoint) makes a repeat harmless. The claimed tenants' endpoints
 -- are read once, their filters turned into LIKE patterns once per endpoint rather than once
 -- per (event, endpoint) pair (bench/fanout.py). Endpoints with a content filter (an
--- EventBridge pattern, decision 0044) get no delivery here: their type-matching pairs come
--- back, one row per event with its payload, for the caller to match in Python and insert
--- with insert_matched_deliveries in the same transaction. Without such pairs, one row of
--- counts.
+-- EventBridge pattern, decision 0044) or an ordering (decision 0069) get no delivery here:
+-- their type-matching pairs come back, one row per event with its payload, for the caller to
+-- match and key in Python and insert with insert_matched_deliveries (or, ordered,
+-- insert_ordered_deliveries) in the same transaction. Without such pairs, one row of counts.
 WITH claimed AS (
     SELECT event_id, tenant_id FROM outbox
     WHERE fanned_out_at IS NULL
@@ -16,13 +16,13 @@ WITH claimed AS (
     FOR UPDATE SKIP LOCKED
 ), targets AS MATERIALIZED (
     SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns,
-           p.content_filter
+           p.content_filter, p.ordering
     FROM endpoints p
     JOIN tenants t ON t.id = p.tenant_id
     WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM claimed)
 ), pairs AS MATERIALIZED (
     SELECT e.id AS event_id, e.tenant_id, e.source_id, e.type, p.id AS endpoint_id,
-           p.tenant_group, p.content_filter IS NOT NULL AS filtered
+           p.tenant_group, p.content_filter IS NOT NULL OR p.ordering IS NOT NULL AS filtered
     FROM claimed c
     JOIN events e ON e.id = c.event_id
     JOIN targets p ON p.tenant_id = e.tenant_id
@@ -51,10 +51,13 @@ WITH claimed AS (
 )
 SELECT k.events, k.deliveries, f.event_id, f.tenant_id, f.source_id, f.type, f.endpoint_ids,
        f.tenant_groups, (SELECT e.payload FROM events e WHERE e.id = f.event_id) AS payload,
-       -- the patterns once, on the first row: {endpoint id: pattern}
+       -- the patterns and orderings once, on the first row: {endpoint id: pattern}
        CASE WHEN row_number() OVER () = 1 THEN (
            SELECT jsonb_object_agg(t.id, t.content_filter) FROM targets t
-           WHERE t.content_filter IS NOT NULL) END AS content_filters
+           WHERE t.content_filter IS NOT NULL) END AS content_filters,
+       CASE WHEN row_number() OVER () = 1 THEN (
+           SELECT jsonb_object_agg(t.id, t.ordering) FROM targets t
+           WHERE t.ordering IS NOT NULL) END AS orderings
 FROM counts k
 LEFT JOIN filtered f ON true
 
@@ -66,6 +69,33 @@ SELECT hookline_delivery_id(m.event_id, m.endpoint_id), m.event_id, m.endpoint_i
 FROM unnest(%(event_ids)s::text[], %(endpoint_ids)s::text[], %(tenant_ids)s::text[],
             %(groups)s::text[]) AS m(event_id, endpoint_id, tenant_id, tenant_group)
 ON CONFLICT (id) DO NOTHING
+
+-- insert_ordered_deliveries --
+-- The matched pairs of ordered endpoints, in ledger order with their keys, created held and
+-- each key's head released (hookline_insert_ordered_deliveries, migration 0028).
+SELECT hookline_insert_ordered_deliveries(
+    %(event_ids)s::text[], %(endpoint_ids)s::text[], %(tenant_ids)s::text[], %(groups)s::text[],
+    %(keys)s::text[], %(deadline)s::interval) AS created
+
+-- new_ordered_deliveries --
+-- Of the given deliveries, just created pending, those of an ordered endpoint, with what
+-- their keys are computed from, in ledger order (decision 0069).
+SELECT d.id, p.ordering, e.type, e.tenant_id, e.source_id, e.payload
+FROM deliveries d
+JOIN endpoints p ON p.id = d.endpoint_id
+JOIN events e ON e.id = d.event_id
+WHERE d.id = ANY(%(ids)s::text[]) AND p.ordering IS NOT NULL
+  AND d.state = 'pending' AND d.ordering_key IS NULL
+ORDER BY d.event_id, d.id
+
+-- hold_new_deliveries --
+-- Those deliveries held in their keys' order and each key's head released (migration 0028).
+SELECT hookline_hold_deliveries(%(ids)s::text[], %(keys)s::text[]) AS held
+
+-- release_ordered_heads --
+-- Each given (endpoint, key)'s oldest held delivery, when nothing of the key runs: pending,
+-- due now (migration 0028).
+SELECT hookline_release_heads(%(endpoint_ids)s::text[], %(keys)s::text[]) AS released
 
 -- fan_out_and_claim --
 -- One fan-out round in one statement (bench/pipeline.py: a nudged run finds one or two events,
@@ -95,6 +125,19 @@ SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
     lease_expires_at = now() + %(lease)s, updated_at = now()
 FROM due WHERE d.id = due.id
 RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+
+-- ordering_in_use --
+-- Whether any enabled endpoint is ordered (decision 0069): the deliverer asks now and then.
+SELECT EXISTS (SELECT 1 FROM endpoints WHERE ordering IS NOT NULL AND enabled) AS in_use
+
+-- claim_released_heads --
+-- After a deliver batch (decision 0069): what its finished ordered deliveries released (the
+-- next of the same endpoint and key, pending and due now), queued with a lease and a new
+-- generation, for the deliverer to send at once rather than leave to the next fan-out run.
+-- Unordered ids find nothing. A PL/pgSQL function (migration 0028), so its plan over the day
+-- partitions is cached in the backend (decision 0066): planned per call it cost more than
+-- the rest of the batch's statements together (bench/ordering.py).
+SELECT * FROM hookline_claim_released_heads(%(ids)s::text[], %(lease)s::interval)
 
 -- return_unsent_deliveries --
 UPDATE deliveries SET state = 'pending', lease_expires_at = NULL, updated_at = now()

@@ -1,13 +1,13 @@
 -- insert_endpoint --
 INSERT INTO endpoints (id, tenant_id, url, description, event_types, max_concurrency,
                        rate_limit_per_second, headers, retry_on_4xx, content_filter,
-                       input_transformer, kind, role_arn, destination)
+                       input_transformer, kind, role_arn, destination, ordering)
 VALUES (%(id)s, %(tenant_id)s, %(url)s, %(description)s, %(event_types)s, %(max_concurrency)s,
         %(rate_limit_per_second)s, %(headers)s, %(retry_on_4xx)s, %(content_filter)s,
-        %(input_transformer)s, %(kind)s, %(role_arn)s, %(destination)s)
+        %(input_transformer)s, %(kind)s, %(role_arn)s, %(destination)s, %(ordering)s)
 RETURNING id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
           headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
-          created_at
+          created_at, ordering
 
 -- insert_endpoint_secret --
 -- `public_key`: the `whpk_` key of an Ed25519 signing key (decision 0067), else NULL.
@@ -22,7 +22,7 @@ WHERE endpoint_id = %(endpoint_id)s AND (expires_at IS NULL OR expires_at > now(
 -- get_endpoint --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
-       failing_since, created_at, updated_at, kind, role_arn, destination,
+       failing_since, created_at, updated_at, kind, role_arn, destination, ordering,
        CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
                                        WHERE t.id = endpoints.tenant_id) END AS external_id,
        signing, auth, auth_secret IS NOT NULL AS has_client_secret, tls,
@@ -69,7 +69,7 @@ ORDER BY created_at DESC
 -- scoped_get_endpoint --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
-       failing_since, created_at, updated_at, kind, role_arn, destination,
+       failing_since, created_at, updated_at, kind, role_arn, destination, ordering,
        CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
                                        WHERE t.id = endpoints.tenant_id) END AS external_id,
        signing, auth, auth_secret IS NOT NULL AS has_client_secret, tls,
@@ -91,7 +91,7 @@ FOR UPDATE
 -- scoped_list_endpoints --
 SELECT id, tenant_id, url, description, event_types, max_concurrency, rate_limit_per_second,
        headers, retry_on_4xx, content_filter, input_transformer, enabled, disabled_reason,
-       failing_since, created_at, updated_at, kind, role_arn, destination,
+       failing_since, created_at, updated_at, kind, role_arn, destination, ordering,
        CASE WHEN kind <> 'https' THEN (SELECT t.external_id FROM tenants t
                                        WHERE t.id = endpoints.tenant_id) END AS external_id,
        signing, auth, auth_secret IS NOT NULL AS has_client_secret, tls,
@@ -125,6 +125,7 @@ UPDATE endpoints SET
                           ELSE coalesce(%(content_filter)s, content_filter) END,
     input_transformer = CASE WHEN %(clear_transform)s THEN NULL
                              ELSE coalesce(%(input_transformer)s, input_transformer) END,
+    ordering = CASE WHEN %(clear_ordering)s THEN NULL ELSE coalesce(%(ordering)s, ordering) END,
     role_arn = coalesce(%(role_arn)s, role_arn),
     destination = coalesce(%(destination)s, destination),
     updated_at = now()
@@ -152,7 +153,7 @@ WITH deleted AS (
     RETURNING id, tenant_id, url, description, event_types, max_concurrency,
               rate_limit_per_second, headers, retry_on_4xx, content_filter,
               input_transformer, enabled, disabled_reason, failing_since, created_at,
-              updated_at, deleted_at, kind, role_arn, destination, signing, auth,
+              updated_at, deleted_at, kind, role_arn, destination, ordering, signing, auth,
               false AS has_client_secret, tls, false AS has_client_key
 ), wiped AS (
     DELETE FROM endpoint_secrets WHERE endpoint_id IN (SELECT id FROM deleted)
@@ -164,3 +165,10 @@ SELECT * FROM deleted
 -- 0059); nothing clears it.
 UPDATE endpoints SET public_only = true
 WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+
+-- release_endpoint_held --
+-- An endpoint's ordering removed (decision 0069): what it held goes out unordered, due now.
+UPDATE deliveries d
+SET state = 'pending', next_attempt_at = now(),
+    deadline_at = now() + (d.deadline_at - d.created_at), updated_at = now()
+WHERE d.endpoint_id = %(id)s AND d.state = 'held' AND d.ordering_key IS NOT NULL

@@ -15,8 +15,8 @@ WITH new_key AS (
     FROM new_key
     RETURNING id, tenant_id, received_at
 ), new_outbox AS (
-    INSERT INTO outbox (event_id, tenant_id, created_at)
-    SELECT id, tenant_id, received_at FROM new_event
+    INSERT INTO outbox (event_id, tenant_id, created_at, traceparent)
+    SELECT id, tenant_id, received_at, %(traceparent)s FROM new_event
 )
 SELECT id FROM new_event
 

@@ -236,6 +236,8 @@ UNION ALL
 SELECT 'failed', count(*) FROM deliveries WHERE state = 'failed'
 UNION ALL
 SELECT 'dead', count(*) FROM deliveries WHERE state = 'dead'
+UNION ALL  -- waiting behind their ordering key (decision 0069)
+SELECT 'held', count(*) FROM deliveries WHERE state = 'held' AND ordering_key IS NOT NULL
 
 -- insert_reconcile_run --
 INSERT INTO reconcile_runs (id, trigger, started_at, finished_at, repairs, findings, unreconciled)

@@ -54,6 +54,7 @@ LIMIT %(limit)s
 SELECT d.id,
        CASE
            WHEN d.state IN ('queued', 'delivering') AND d.lease_expires_at > now() THEN 'in_flight'
+           WHEN d.state = 'held' THEN 'in_flight'
            WHEN NOT p.enabled THEN 'endpoint_disabled'
        END AS skip
 FROM deliveries d JOIN endpoints p ON p.id = d.endpoint_id
@@ -64,28 +65,42 @@ WHERE d.id = ANY(%(ids)s)
 -- stale), a fresh deadline and retry schedule, and a lease covering the send that follows.
 -- One in flight (queued or delivering under a live lease) is left alone; so is one whose
 -- endpoint is disabled (it would only fail). The row locks make a concurrent claim wait.
+-- A delivery of an ordered endpoint (decision 0069) is not queued but held, at the back of
+-- its key in the order of `ids` (new positions), its deadline counted from its release; one
+-- already held waits anyway (in_flight). The caller releases the keys' heads
+-- (release_ordered_heads) in the same transaction.
 WITH candidates AS (
-    SELECT d.id, d.state, d.lease_expires_at, p.enabled
+    SELECT d.id, d.state, d.lease_expires_at, p.enabled, d.ordering_key
     FROM deliveries d JOIN endpoints p ON p.id = d.endpoint_id
     WHERE d.id = ANY(%(ids)s)
     FOR UPDATE OF d
 ), judged AS (
-    SELECT id,
+    SELECT id, ordering_key,
            CASE
                WHEN state IN ('queued', 'delivering') AND lease_expires_at > now() THEN 'in_flight'
+               WHEN state = 'held' THEN 'in_flight'
                WHEN NOT enabled THEN 'endpoint_disabled'
            END AS skip
     FROM candidates
+), positions AS (
+    SELECT x.id, nextval('hookline_ordering_position') AS position
+    FROM (SELECT j.id FROM judged j
+          WHERE j.skip IS NULL AND j.ordering_key IS NOT NULL
+          ORDER BY array_position(%(ids)s::text[], j.id)) x
 ), reset AS (
     UPDATE deliveries d
-    SET state = 'queued', enqueue_seq = d.enqueue_seq + 1, attempt_count = 0,
-        next_attempt_at = now(), lease_expires_at = now() + %(lease)s,
-        deadline_at = now() + %(deadline)s, finished_at = NULL, updated_at = now()
-    FROM judged j
+    SET state = CASE WHEN d.ordering_key IS NULL THEN 'queued' ELSE 'held' END,
+        enqueue_seq = d.enqueue_seq + 1, attempt_count = 0, next_attempt_at = now(),
+        lease_expires_at = CASE WHEN d.ordering_key IS NULL THEN now() + %(lease)s END,
+        deadline_at = CASE WHEN d.ordering_key IS NULL THEN now() + %(deadline)s
+                           ELSE d.created_at + %(deadline)s END,
+        ordering_position = coalesce(o.position, d.ordering_position),
+        finished_at = NULL, updated_at = now()
+    FROM judged j LEFT JOIN positions o ON o.id = j.id
     WHERE d.id = j.id AND j.skip IS NULL
-    RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+    RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq, d.ordering_key
 )
-SELECT j.id, j.skip, r.endpoint_id, r.tenant_group, r.enqueue_seq
+SELECT j.id, j.skip, r.endpoint_id, r.tenant_group, r.enqueue_seq, r.ordering_key
 FROM judged j LEFT JOIN reset r ON r.id = j.id
 
 -- replay_known_events --

@@ -30,7 +30,7 @@ WITH day_deliveries AS (
     WHERE d.event_id >= %(lo)s AND d.event_id < %(hi)s
 ), unfinished AS (
     SELECT DISTINCT event_id FROM day_deliveries
-    WHERE state IN ('pending', 'queued', 'delivering')
+    WHERE state IN ('pending', 'queued', 'delivering', 'held')
     UNION
     -- a quarantined fan-out pair is undecided, so unfinished (decision 0059)
     SELECT q.event_id FROM fanout_quarantine q
@@ -70,7 +70,7 @@ WITH day_deliveries AS MATERIALIZED (
                    'status_code', a.status_code, 'error_class', a.error_class) ORDER BY a.id)
                    FROM day_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb)
            ) ORDER BY d.id) AS deliveries,
-           bool_or(d.state IN ('pending', 'queued', 'delivering')) AS unfinished
+           bool_or(d.state IN ('pending', 'queued', 'delivering', 'held')) AS unfinished
     FROM day_deliveries d GROUP BY d.event_id
 )
 SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.dedupe_key, e.payload,
@@ -92,7 +92,7 @@ DELETE FROM attempts WHERE delivery_id = ANY(%(delivery_ids)s::text[])
 -- Never an unfinished one: if a replay made one pending since the selection, it stays, and
 -- count_deliveries_left finds it, which rolls the whole day back.
 DELETE FROM deliveries WHERE id = ANY(%(delivery_ids)s::text[])
-  AND state NOT IN ('pending', 'queued', 'delivering')
+  AND state NOT IN ('pending', 'queued', 'delivering', 'held')
 
 -- count_deliveries_left --
 -- Deliveries of these events still there after the finished ones were deleted (in the day's

@@ -14,6 +14,7 @@ from hookline.management import event_models as m
 from hookline.management import event_service
 from hookline.nudge import nudge_fanout
 from hookline.observability import logger
+from hookline.runtime import tracing
 from hookline.settings import get_settings
 
 
@@ -28,16 +29,24 @@ def router(edge: Edge) -> Router:
         summary="Publish an event (Idempotency-Key dedupes it)",
     )
     def publish_event(body: Annotated[m.EventPublish, Body()]) -> m.Published:
-        accepted = event_service.publish_event(
-            get_database(),
-            get_settings(),
-            edge.caller(),
-            tenant_id=body.tenant_id,
-            type=body.type,
-            payload=body.payload,
-            idempotency_key=edge.header("Idempotency-Key"),
-            limits=get_settings().catalogue_limits,
-        )
+        settings = get_settings()
+        # The event's trace starts here, as an inbound one's starts at receive (decision 0070).
+        with tracing(settings).root("publish", kind="server", attributes={}) as span:
+            accepted = event_service.publish_event(
+                get_database(),
+                settings,
+                edge.caller(),
+                tenant_id=body.tenant_id,
+                type=body.type,
+                payload=body.payload,
+                idempotency_key=edge.header("Idempotency-Key"),
+                limits=settings.catalogue_limits,
+                traceparent=span.traceparent if span else None,
+            )
+            if span is not None:
+                span.set(
+                    {"hookline.event_id": accepted.id, "hookline.duplicate": accepted.duplicate}
+                )
         logger.set_correlation_id(accepted.id)
         if not accepted.duplicate:
             nudge_fanout(get_settings())
