@@ -20,10 +20,9 @@ from hookline.delivery import Handled, Result, utcnow
 from hookline.delivery_batch import deliver_batch
 from hookline.delivery_metrics import DeliveryMetrics
 from hookline.event_traces import trace_delivery
-from hookline.fanout import ReleasedHeads
 from hookline.observability import flush_traces, logger
 from hookline.queues import DeliveryMessage
-from hookline.runtime import get_deliverer, tracing
+from hookline.runtime import get_deliverer, released_heads, tracing
 from hookline.settings import get_settings
 
 # The database and HTTP work is blocking; a batch of up to 10 runs on these threads at once.
@@ -32,7 +31,6 @@ _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
 FAILED_RESULTS = frozenset({Result.FAILED, Result.RETRY, Result.DEAD})
 # A finished delivery of an ordered key releases the next, which is sent at once (0069).
 FINISHED_RESULTS = frozenset({Result.DELIVERED, Result.FAILED, Result.DEAD})
-_released = ReleasedHeads()
 
 
 def delivery_label(body: str) -> str:
@@ -73,7 +71,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         for r, o in zip(records, outcomes, strict=True)
         if isinstance(o, Handled) and o.result in FINISHED_RESULTS
     ]
-    _released.send(deliverer.db, deliverer.queues, finished, deliverer.options.queued_lease)
+    released_heads().send(deliverer.db, deliverer.queues, finished, deliverer.options.queued_lease)
     by_message = {r.get("messageId"): o for r, o in zip(records, outcomes, strict=True)}
     batch_metrics = DeliveryMetrics()
     traces = tracing(get_settings())

@@ -14,7 +14,7 @@ from hookline.archive import S3Archive
 from hookline.aws import client
 from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
-from hookline.fanout import FanoutOptions
+from hookline.fanout import FanoutOptions, ReleasedHeads
 from hookline.queues import DeliveryQueues
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
@@ -186,6 +186,13 @@ def get_deliverer() -> Deliverer:
     )
 
 
+@lru_cache(maxsize=1)
+def released_heads() -> ReleasedHeads:
+    """The process's hand-on of ordered keys' next deliveries (decision 0069), with its cached
+    answer to whether any endpoint is ordered."""
+    return ReleasedHeads()
+
+
 def reset_runtime() -> None:
     """Forget every cached collaborator (tests, local runner restarts)."""
     with _lock:
@@ -195,6 +202,7 @@ def reset_runtime() -> None:
         _senders.cache_clear()
         _endpoint_auth.cache_clear()
         _provider_http.cache_clear()
+        released_heads.cache_clear()
 
 
 def replay_options(settings: Settings) -> ReplayOptions:
