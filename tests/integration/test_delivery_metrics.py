@@ -21,8 +21,7 @@ pytestmark = pytest.mark.integration
 
 DELIVERY_METRICS = {
     "DeliverySucceeded", "DeliveryFailed", "DeliveryRetried", "DeliveryDead",
-    "DeliveryDeferred", "DeliveryParked", "DeliverySkipped", "DeliveryAttempts",
-    "DeliveryLatencyMs",
+    "DeliveryDeferred", "DeliveryParked", "DeliverySkipped", "DeliveryLatencyMs",
 }  # fmt: skip
 
 
@@ -75,10 +74,8 @@ def test_outcomes_and_latency_are_counted_per_destination_kind(
     # Then https and sqs are counted apart, each attempt with its latency
     assert counts == {
         ("https", "DeliverySucceeded"): 2,
-        ("https", "DeliveryAttempts"): 2,
         ("https", "DeliveryLatencyMs"): 2,
         ("sqs", "DeliverySucceeded"): 2,
         ("sqs", "DeliveryFailed"): 2,
-        ("sqs", "DeliveryAttempts"): 4,
         ("sqs", "DeliveryLatencyMs"): 4,
     }
