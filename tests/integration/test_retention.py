@@ -118,6 +118,39 @@ def test_two_makers_of_the_same_days_partitions_at_once_both_succeed(database_ur
     assert sum(made) == 5 * 8 * 4  # 5 rounds x 8 days x 4 hot tables
 
 
+def test_making_partitions_never_deadlocks_a_reader_of_two_hot_tables(database_url):
+    # Given a reader (as the operational monitor is) that has read `attempts` and will read
+    # `deliveries` in the same transaction
+    maker_pool, reader_pool = Database(database_url, max_size=1), Database(database_url, max_size=1)
+    failures: list[BaseException] = []
+    made: list[int] = []
+
+    def make() -> None:
+        try:
+            made.append(
+                ensure_partitions(maker_pool, as_of=NOW + timedelta(days=400), ahead_days=0)
+            )
+        except BaseException as err:
+            failures.append(err)
+
+    try:
+        with reader_pool.connection() as reader, reader.transaction():
+            reader.execute("SELECT count(*) FROM attempts").fetchone()
+            # When the day partitions are made meanwhile (they wait for `attempts`)
+            maker = threading.Thread(target=make)
+            maker.start()
+            maker.join(1.5)
+            # Then the reader's next table is not held by the maker (before, the maker held
+            # `deliveries` while waiting for `attempts`: a deadlock, one of them aborted)
+            reader.execute("SELECT count(*) FROM deliveries").fetchone()
+        maker.join(30)
+    finally:
+        maker_pool.close()
+        reader_pool.close()
+    assert failures == []
+    assert made == [2 * 4]  # the day before and the day, four hot tables each
+
+
 def test_an_expired_day_is_archived_then_dropped_with_payload_bytes_exact(pipeline, db, sink, s3):
     # Given delivered events of today (one payload with non-ASCII text)
     t = tenant(db)

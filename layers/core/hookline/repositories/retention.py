@@ -43,10 +43,18 @@ class DayTenant:
     held: bool
 
 
+DAY_PARTITIONED = ("events", "outbox", "deliveries", "attempts")
+
+
 def create_day_partitions(conn: Connection, day: date) -> int:
-    """Create the day's partition of every hot table that lacks one; returns how many."""
-    row = conn.execute(query("create_day_partitions"), {"day": day}).fetchone()
-    return int(row["made"]) if row else 0
+    """Create the day's partition of every hot table that lacks one; returns how many. One
+    statement per table: on an autocommit connection each commits, and so releases its
+    parent's lock, before the next parent is locked (migration 0030)."""
+    made = 0
+    for table in DAY_PARTITIONED:
+        row = conn.execute(query("create_day_partition"), {"day": day, "table": table}).fetchone()
+        made += int(row["made"]) if row else 0
+    return made
 
 
 def drop_day_partitions(conn: Connection, day: date) -> int:

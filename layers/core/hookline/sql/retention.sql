@@ -3,8 +3,9 @@
 -- statement reads that day's partitions only: `lo`/`hi` bound the event ids of the day,
 -- `dlo`/`dhi` its delivery ids.
 
--- create_day_partitions --
-SELECT hookline_create_day_partitions(%(day)s::date) AS made
+-- create_day_partition --
+-- One table's partition of the day, one transaction each (migration 0030).
+SELECT hookline_create_day_partition(%(day)s::date, %(table)s) AS made
 
 -- drop_day_partitions --
 SELECT hookline_drop_day_partitions(%(day)s::date) AS dropped
