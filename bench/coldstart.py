@@ -8,7 +8,7 @@ which httpx imports for its own command line when they are installed) are made u
 in the child, as they are on Lambda. Then the layer is built as `make synth` builds it (pip,
 arm64 wheels) and its unzipped size printed, unless `--no-layer`.
 
-    .venv/bin/python bench/coldstart.py [--runs 7] [--no-layer]
+    .venv/bin/python bench/coldstart.py [--runs 7] [--no-layer] [--handlers receiver,deliver]
 
 Targets (issue 24, docs/performance.md): receiver, fanout and deliver at most the baseline's
 median + 100 ms, the others + 300 ms (the baseline measured in the same run, so a loaded
@@ -70,12 +70,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-layer", action="store_true")
+    parser.add_argument(
+        "--handlers",
+        default=",".join((*HOT, *OTHERS)),
+        help="comma-separated handlers to time (default: all); the baseline always runs",
+    )
     args = parser.parse_args()
+    handlers = [h for h in (*HOT, *OTHERS) if h in args.handlers.split(",")]
     rows = {"(baseline) " + BASELINE: f"import {BASELINE}"}
-    rows |= {name: f"import functions.{name}.handler" for name in (*HOT, *OTHERS)}
+    rows |= {name: f"import functions.{name}.handler" for name in handlers}
     # Tracing on (decision 0070): after the import, what the first span loads and builds (the
     # SDK, the OTLP exporter and its thread); unsampled, so nothing is sent anywhere.
     setups = {f"{name}: first span": f"import functions.{name}.handler" for name in HOT}
+    setups = {k: v for k, v in setups.items() if k.split(":")[0] in handlers}
     rows |= dict.fromkeys(setups, FIRST_SPAN)
     times: dict[str, list[float]] = {name: [] for name in rows}
     counts: dict[str, int] = {}

@@ -30,6 +30,11 @@ NEVER = {
         "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
         "httpx", "hookline.management", "hookline.event_catalogue", "hookline.replay",
         "hookline.catchup", "hookline.reconcile", "hookline.delivery",
+        # Fan-out's queues and ledger walk, the archive: the runtime builds them on use.
+        "hookline.fanout", "hookline.queues", "hookline.archive",
+        "hookline.repositories.deliveries",
+        # Public-key schemes (Discord's Ed25519, SendGrid's ECDSA) load it when they verify.
+        "cryptography.hazmat.primitives.asymmetric",
     ),
     "fanout": (
         "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
@@ -42,6 +47,13 @@ NEVER = {
         "hookline.catchup", "hookline.reconcile", "re2",
         # Client certificates are parsed when an endpoint is saved, never when sending.
         "cryptography.x509",
+        # Ed25519 (`v1a`) signing keys load it when one signs; HMAC is the common case.
+        "cryptography.hazmat.primitives.asymmetric",
+        # The partial batch response is built by the handler (decision 0073): Powertools'
+        # batch utility imports every event source's data classes.
+        "aws_lambda_powertools.utilities.batch", "aws_lambda_powertools.utilities.data_classes",
+        # Spans are recorded only where tracing is on (decision 0070).
+        "hookline.event_traces",
     ),
     # The management API and the console build their resolvers at init (Lambda's init phase,
     # which provisioned concurrency runs ahead of requests), but schema checks load only when a

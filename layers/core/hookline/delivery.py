@@ -15,7 +15,6 @@ import httpx
 
 from hookline import USER_AGENT
 from hookline.db import Connection, Database
-from hookline.destinations import HTTPS
 from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
 from hookline.endpoint_auth.tls import tls_failure
 from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
@@ -34,6 +33,10 @@ from hookline.transformers import TransformFailed, render
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
+
+# An endpoint's kind when it is a URL: `hookline.destinations.HTTPS`, whose validators and
+# AWS targets deliver loads only for an endpoint of another kind.
+HTTPS = "https"
 
 # Headers an endpoint's custom headers may not set: the signature and transport ones.
 RESERVED_HEADERS = frozenset(
@@ -125,14 +128,15 @@ class Deliverer:
         *,
         settings: Settings,
         clock: Callable[[], datetime] = utcnow,
-        destinations: AwsSenders | None = None,
+        destinations: Callable[[], AwsSenders] | None = None,
         endpoint_auth: EndpointAuth | None = None,
         public_http: httpx.Client | None = None,
     ) -> None:
         """`settings` go to the operational events it publishes (`endpoint.disabled`).
         `public_http` connects to public addresses only, for the endpoints that must not
         reach a private one whatever the deployment allows (decision 0059); None: `http`
-        already refuses them."""
+        already refuses them. `destinations` builds the senders to AWS targets when the first
+        one is sent to: they load the AWS SDK, which an https-only deployment never needs."""
         self.endpoint_auth = endpoint_auth or endpoint_auth_for(http, settings, options)
         self.destinations = destinations
         self.public_http = public_http if public_http is not None else http
@@ -328,7 +332,7 @@ class Deliverer:
             content_type, job.event_id, job.event_type,
             event_document(job.event_type, job.tenant_id, job.source_id, job.payload),
         )  # fmt: skip
-        sent = self.destinations.send(
+        sent = self.destinations().send(
             job.kind, job.url, job.role_arn, job.external_id, job.destination or {}, message
         )
         duration_ms = int((time.monotonic() - began) * 1000)
