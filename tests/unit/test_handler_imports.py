@@ -35,6 +35,7 @@ NEVER = {
         "hookline.repositories.deliveries",
         # Public-key schemes (Discord's Ed25519, SendGrid's ECDSA) load it when they verify.
         "cryptography.hazmat.primitives.asymmetric",
+        "ulid",
     ),
     "fanout": (
         "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
@@ -54,6 +55,10 @@ NEVER = {
         "aws_lambda_powertools.utilities.batch", "aws_lambda_powertools.utilities.data_classes",
         # Spans are recorded only where tracing is on (decision 0070).
         "hookline.event_traces",
+        # AWS targets' validators, OAuth2 tokens and mutual TLS: for the endpoints using them.
+        "hookline.destinations", "hookline.endpoint_auth.oauth2", "hookline.endpoint_auth.tls",
+        # Ids are encoded by hookline.ids, without python-ulid (decision 0073).
+        "ulid",
     ),
     # The management API and the console build their resolvers at init (Lambda's init phase,
     # which provisioned concurrency runs ahead of requests), but schema checks load only when a

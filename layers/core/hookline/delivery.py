@@ -15,8 +15,8 @@ import httpx
 
 from hookline import USER_AGENT
 from hookline.db import Connection, Database
+from hookline.destination_kinds import HTTPS
 from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
-from hookline.endpoint_auth.tls import tls_failure
 from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
 from hookline.observability import logger
 from hookline.patterns import event_document
@@ -33,10 +33,6 @@ from hookline.transformers import TransformFailed, render
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
-
-# An endpoint's kind when it is a URL: `hookline.destinations.HTTPS`, whose validators and
-# AWS targets deliver loads only for an endpoint of another kind.
-HTTPS = "https"
 
 # Headers an endpoint's custom headers may not set: the signature and transport ones.
 RESERVED_HEADERS = frozenset(
@@ -483,6 +479,8 @@ def response_headers(headers: httpx.Headers) -> dict[str, str]:
 
 
 def _error_class(err: httpx.HTTPError) -> str:
+    from hookline.endpoint_auth.tls import tls_failure  # an attempt that failed only
+
     tls = tls_failure(err)  # a handshake failure or TLS alert, named (decision 0067)
     if tls is not None:
         return tls
