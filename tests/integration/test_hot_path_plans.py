@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from psycopg.types.json import Jsonb
 
 import hookline
 from hookline.config import HooklineConfig
@@ -22,6 +23,7 @@ from hookline.db import Database
 from hookline.repositories import deliveries as repo
 from hookline.repositories.delivery_batches import claim_batch_to_send
 from hookline.settings import get_settings
+from hookline.sqlfiles import query
 from tests.support import operator
 
 pytestmark = pytest.mark.integration
@@ -133,3 +135,41 @@ def test_a_fan_out_round_reads_the_same_for_a_tenant_with_a_long_history(
 
     # Then fanning out one more event reads about what it read before
     assert old < young * 1.5 + 20, (young, old)
+
+
+def test_a_batch_mixing_a_forty_day_old_event_with_todays_claims_them_all(pipeline, db: Database):
+    # Given a delivery of an event from 40 days ago (its day's partition, as a replay or a
+    # restore leaves it) queued beside ten of today's
+    tenant = tenant_with_endpoints(db, endpoints=2)
+    publish(db, tenant, 5)
+    then = datetime.now(UTC) - timedelta(days=40)
+    with db.connection() as conn, conn.transaction():
+        conn.execute("SELECT hookline_create_day_partitions(%s::date)", (then.date(),))
+        old_id = conn.execute(
+            "SELECT 'evt_' || hookline_ulid_time(%s) || 'OLDEVENT00000000' AS id", (then,)
+        ).fetchone()["id"]
+        conn.execute(query("insert_event"), {
+            "id": old_id, "tenant_id": tenant, "source_id": None, "origin": "publish",
+            "type": "order.paid", "dedupe_key": "forty-days-ago", "payload": b'{"n": -1}',
+            "content_type": "application/json", "headers": Jsonb({}), "traceparent": None,
+        })  # fmt: skip
+    fan_out_all(db)
+    with db.connection() as conn:
+        batch = [
+            (r["id"], r["enqueue_seq"])
+            for r in conn.execute("SELECT id, enqueue_seq FROM deliveries ORDER BY id").fetchall()
+        ]
+        old_day = conn.execute(
+            "SELECT count(*) AS n FROM deliveries WHERE event_id = %s", (old_id,)
+        ).fetchone()["n"]
+    assert len(batch) == 12 and old_day == 2
+
+    # When one batch claims them all
+    with db.connection() as conn:
+        claimed = claim_batch_to_send(conn, batch, LEASE, datetime.now(UTC), durable=True)
+
+    # Then every one is claimed with its slot, the old event's payload with it
+    assert sorted(claimed) == sorted(batch)
+    assert all(c.wait_seconds == 0 for c in claimed.values())
+    old = [c for c in claimed.values() if c.job.event_id == old_id]
+    assert len(old) == 2 and all(c.job.payload == b'{"n": -1}' for c in old)

@@ -34,75 +34,125 @@ SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
+DECLARE
+    claimed text[];
+    lo text;
+    hi text;
+    due_ids text[];
+    sent_ids text[] := '{}';
+    sent_endpoints text[] := '{}';
+    sent_groups text[] := '{}';
+    sent_seqs integer[] := '{}';
+    filtered boolean := false;
 BEGIN
-    RETURN QUERY
-WITH claimed AS (
-    SELECT event_id, tenant_id FROM outbox o
-    WHERE fanned_out_at IS NULL
-      AND NOT EXISTS (
-          SELECT 1 FROM endpoints p
-          WHERE p.tenant_id = o.tenant_id AND p.enabled
-            AND (p.content_filter IS NOT NULL OR p.ordering IS NOT NULL)
-      )
-    ORDER BY created_at
-    LIMIT p_limit
-    FOR UPDATE SKIP LOCKED
-), targets AS MATERIALIZED (
-    SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns
-    FROM endpoints p
-    JOIN tenants t ON t.id = p.tenant_id
-    WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM claimed)
-), created AS (
-    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at,
-                            state, enqueue_seq, lease_expires_at)
-    SELECT hookline_delivery_id(e.id, p.id), e.id, p.id, e.tenant_id, p.tenant_group,
-           now() + p_deadline, 'queued', 1, now() + p_lease
-    FROM claimed c
-    CROSS JOIN LATERAL (SELECT x.id, x.tenant_id, x.type FROM events x
-                        WHERE x.id = c.event_id OFFSET 0) e
-    JOIN targets p ON p.tenant_id = e.tenant_id
-    WHERE e.type LIKE ANY (p.patterns)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id, endpoint_id, tenant_group, enqueue_seq
-), marked AS (
-    UPDATE outbox o SET fanned_out_at = now()
-    FROM claimed c WHERE o.event_id = c.event_id
-    RETURNING 1
-), due AS (
-    SELECT id FROM deliveries
-    WHERE state = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
-    LIMIT p_due_limit
-    FOR UPDATE SKIP LOCKED
-), requeued AS (
-    UPDATE deliveries d
-    SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
-        lease_expires_at = now() + p_lease, updated_at = now()
-    FROM due WHERE d.id = due.id
-    RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
-), to_send AS (
-    SELECT id, endpoint_id, tenant_group, enqueue_seq FROM created
-    UNION ALL
-    SELECT id, endpoint_id, tenant_group, enqueue_seq FROM requeued
-)
-SELECT m.events, (SELECT count(*) FROM requeued) AS due,
-       -- CASE: the outbox is looked at only when some enabled endpoint has a content filter
-       -- or an ordering
-       CASE WHEN EXISTS (SELECT 1 FROM endpoints p
-                         WHERE p.enabled
-                           AND (p.content_filter IS NOT NULL OR p.ordering IS NOT NULL))
-            THEN EXISTS (SELECT 1 FROM outbox o
-                         WHERE o.fanned_out_at IS NULL
-                           AND EXISTS (SELECT 1 FROM endpoints p
-                                       WHERE p.tenant_id = o.tenant_id AND p.enabled
-                                         AND (p.content_filter IS NOT NULL
-                                              OR p.ordering IS NOT NULL)))
-            ELSE false END AS filtered_waiting,
-       s.id, s.endpoint_id, s.tenant_group, s.enqueue_seq
-FROM (SELECT count(*) AS events FROM marked) m
-LEFT JOIN to_send s ON true;
+    -- 1. the outbox rows to fan out (events of tenants with a content-filtered or ordered
+    --    endpoint are left to fan_out_batch): the one step that must look at every day's
+    --    partition, through each one's small index of pending rows
+    SELECT array_agg(c.event_id) INTO claimed FROM (
+        SELECT o.event_id FROM outbox o
+        WHERE o.fanned_out_at IS NULL
+          AND NOT EXISTS (
+              SELECT 1 FROM endpoints p
+              WHERE p.tenant_id = o.tenant_id AND p.enabled
+                AND (p.content_filter IS NOT NULL OR p.ordering IS NOT NULL)
+          )
+        ORDER BY o.created_at
+        LIMIT p_limit
+        FOR UPDATE SKIP LOCKED
+    ) c;
+    -- 2. their deliveries, created queued with a lease, and the rows marked: bounded by the
+    --    first and last event id, so only those days' partitions are opened
+    IF claimed IS NOT NULL THEN
+        lo := (SELECT min(x) FROM unnest(claimed) AS x);
+        hi := (SELECT max(x) FROM unnest(claimed) AS x);
+        WITH event AS MATERIALIZED (
+            SELECT e.id, e.tenant_id, e.type
+            FROM unnest(claimed) AS c(event_id)
+            CROSS JOIN LATERAL (SELECT x.id, x.tenant_id, x.type FROM events x
+                                WHERE x.id = c.event_id AND x.id BETWEEN lo AND hi
+                                OFFSET 0) e
+        ), targets AS MATERIALIZED (
+            SELECT p.id, p.tenant_id, t.tenant_group,
+                   hookline_like_patterns(p.event_types) AS patterns
+            FROM endpoints p
+            JOIN tenants t ON t.id = p.tenant_id
+            WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM event)
+        ), created AS (
+            INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group,
+                                    deadline_at, state, enqueue_seq, lease_expires_at)
+            SELECT hookline_delivery_id(e.id, p.id), e.id, p.id, e.tenant_id, p.tenant_group,
+                   now() + p_deadline, 'queued', 1, now() + p_lease
+            FROM event e
+            JOIN targets p ON p.tenant_id = e.tenant_id
+            WHERE e.type LIKE ANY (p.patterns)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id, endpoint_id, tenant_group, enqueue_seq
+        ), marked AS (
+            UPDATE outbox o SET fanned_out_at = now()
+            WHERE o.event_id = ANY (claimed) AND o.event_id BETWEEN lo AND hi
+        )
+        SELECT coalesce(array_agg(c.id), '{}'), coalesce(array_agg(c.endpoint_id), '{}'),
+               coalesce(array_agg(c.tenant_group), '{}'), coalesce(array_agg(c.enqueue_seq), '{}')
+        INTO sent_ids, sent_endpoints, sent_groups, sent_seqs
+        FROM created c;
+    END IF;
+    -- 3. deliveries that came due otherwise (retries, parked and unsent ones), as
+    --    claim_due_deliveries does: found through every day's small index of pending rows,
+    --    then updated within their first and last id
+    IF p_due_limit > 0 THEN
+        SELECT array_agg(q.id) INTO due_ids FROM (
+            SELECT d.id FROM deliveries d
+            WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+            ORDER BY d.next_attempt_at
+            LIMIT p_due_limit
+            FOR UPDATE SKIP LOCKED
+        ) q;
+    END IF;
+    IF due_ids IS NOT NULL THEN
+        lo := (SELECT min(x) FROM unnest(due_ids) AS x);
+        hi := (SELECT max(x) FROM unnest(due_ids) AS x);
+        WITH requeued AS (
+            UPDATE deliveries d
+            SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
+                lease_expires_at = now() + p_lease, updated_at = now()
+            WHERE d.id = ANY (due_ids) AND d.id BETWEEN lo AND hi
+            RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+        )
+        SELECT sent_ids || array_agg(r.id), sent_endpoints || array_agg(r.endpoint_id),
+               sent_groups || array_agg(r.tenant_group), sent_seqs || array_agg(r.enqueue_seq)
+        INTO sent_ids, sent_endpoints, sent_groups, sent_seqs
+        FROM requeued r;
+    END IF;
+    -- 4. whether events wait for fan_out_batch: the outbox is looked at only when some
+    --    enabled endpoint has a content filter or an ordering
+    IF EXISTS (SELECT 1 FROM endpoints p
+               WHERE p.enabled AND (p.content_filter IS NOT NULL OR p.ordering IS NOT NULL)) THEN
+        filtered := EXISTS (SELECT 1 FROM outbox o
+                            WHERE o.fanned_out_at IS NULL
+                              AND EXISTS (SELECT 1 FROM endpoints p
+                                          WHERE p.tenant_id = o.tenant_id AND p.enabled
+                                            AND (p.content_filter IS NOT NULL
+                                                 OR p.ordering IS NOT NULL)));
+    END IF;
+    -- one head row with the counts (`id` NULL), then the deliveries to send
+    RETURN QUERY SELECT coalesce(cardinality(claimed), 0)::bigint,
+                        coalesce(cardinality(due_ids), 0)::bigint, filtered,
+                        NULL::text, NULL::text, NULL::text, NULL::integer;
+    RETURN QUERY SELECT coalesce(cardinality(claimed), 0)::bigint,
+                        coalesce(cardinality(due_ids), 0)::bigint, filtered, u.id, u.endpoint_id,
+                        u.tenant_group, u.seq
+                 FROM unnest(sent_ids, sent_endpoints, sent_groups, sent_seqs)
+                      AS u(id, endpoint_id, tenant_group, seq);
 END $$;
 
+
+-- The time a ULID-style id's ten time characters encode (hookline_ulid_time's inverse).
+CREATE FUNCTION hookline_ulid_at(encoded text) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT to_timestamp(sum((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(encoded, n, 1)) - 1)
+                            * power(32::numeric, 10 - n)) / 1000)
+    FROM generate_series(1, 10) AS n
+$$;
 
 CREATE OR REPLACE FUNCTION hookline_claim_batch(p_ids text[], p_seqs integer[], p_lease interval,
                                                 p_now timestamptz,
@@ -123,6 +173,16 @@ AS $$
 #variable_conflict use_column
 DECLARE
     endpoint_key integer;
+    -- the batch's first and last ids: every lookup of a delivery below is bounded by them,
+    -- so executor start-up prunes the day partitions outside them instead of opening every
+    -- partition's indexes (decision 0072)
+    lo text := (SELECT min(i) FROM unnest(p_ids::text[]) AS i);
+    hi text := (SELECT max(i) FROM unnest(p_ids::text[]) AS i);
+    -- and their events': a delivery's id carries its event's time (hookline_delivery_id), or
+    -- for a test event's a moment after it; a day's margin below covers both
+    event_lo text := 'evt_' || hookline_ulid_time(hookline_ulid_at(substr(lo, 5, 10))
+                                                  - interval '1 day');
+    event_hi text := 'evt_' || substr(hi, 5, 10) || '~';
 BEGIN
     IF NOT p_durable THEN
         -- commit without waiting for the disk (decision 0014); never behind RDS Proxy (0036)
@@ -132,7 +192,8 @@ BEGIN
         -- looked up id by id, each in its own day's partition
         SELECT DISTINCT hashtext(d.endpoint_id)
         FROM unnest(p_ids::text[]) AS m(id)
-        CROSS JOIN LATERAL (SELECT x.endpoint_id FROM deliveries x WHERE x.id = m.id OFFSET 0) d
+        CROSS JOIN LATERAL (SELECT x.endpoint_id FROM deliveries x
+                            WHERE x.id = m.id AND x.id BETWEEN lo AND hi OFFSET 0) d
         ORDER BY 1
     LOOP
         PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), endpoint_key);
@@ -145,7 +206,8 @@ WITH found AS MATERIALIZED (
     FROM unnest(p_ids::text[], p_seqs::integer[]) AS m(id, seq)
     CROSS JOIN LATERAL (SELECT x.id, x.enqueue_seq, x.endpoint_id, x.state, x.lease_expires_at,
                                x.deadline_at
-                        FROM deliveries x WHERE x.id = m.id OFFSET 0) d
+                        FROM deliveries x WHERE x.id = m.id AND x.id BETWEEN lo AND hi
+                        OFFSET 0) d
     JOIN endpoints p ON p.id = d.endpoint_id
     WHERE d.enqueue_seq = m.seq
       AND (d.state = 'queued' OR (d.state = 'delivering' AND d.lease_expires_at < now()))
@@ -188,6 +250,7 @@ WITH found AS MATERIALIZED (
     WHERE d.id = j.id AND d.enqueue_seq = j.enqueue_seq AND d.state = j.state
       AND d.lease_expires_at IS NOT DISTINCT FROM j.lease_expires_at
       AND p.id = d.endpoint_id AND e.id = d.event_id
+      AND d.id BETWEEN lo AND hi AND e.id BETWEEN event_lo AND event_hi
     RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
               d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
               p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
@@ -233,6 +296,10 @@ SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
+DECLARE
+    -- the batch's first and last ids bound the update (the claim's bounds, decision 0072)
+    lo text := (SELECT min(i) FROM unnest(p_ids::text[]) AS i);
+    hi text := (SELECT max(i) FROM unnest(p_ids::text[]) AS i);
 BEGIN
     RETURN QUERY
 WITH done AS MATERIALIZED (
@@ -256,6 +323,7 @@ WITH done AS MATERIALIZED (
     -- `delivering` compared with done's column, not named: the join stays id by id
     WHERE d.id = m.id AND d.state = m.state
       AND d.enqueue_seq = m.seq AND d.lease_expires_at = m.claimed_until
+      AND d.id BETWEEN lo AND hi
     RETURNING d.id
 ), recovered AS (
     UPDATE endpoints SET failing_since = NULL
