@@ -146,13 +146,37 @@ BEGIN
 END $$;
 
 
+-- An endpoint's filters as LIKE patterns (migration 0005), in PL/pgSQL with the same
+-- result: the SQL version has a sub-select, so it could not be inlined and was parsed and
+-- planned at every call, once per endpoint per fan-out round.
+CREATE OR REPLACE FUNCTION hookline_like_patterns(patterns text[])
+RETURNS text[] LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+    made text[] := '{}';
+    pattern text;
+BEGIN
+    IF cardinality(patterns) = 0 THEN
+        RETURN ARRAY['%'];
+    END IF;
+    FOREACH pattern IN ARRAY patterns LOOP
+        made := made || replace(replace(replace(replace(
+            pattern, '\', '\\'), '%', '\%'), '_', '\_'), '*', '%');
+    END LOOP;
+    RETURN made;
+END $$;
+
 -- The time a ULID-style id's ten time characters encode (hookline_ulid_time's inverse).
+-- PL/pgSQL, not SQL: a SQL function with a FROM is parsed and planned at every call.
 CREATE FUNCTION hookline_ulid_at(encoded text) RETURNS timestamptz
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-    SELECT to_timestamp(sum((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(encoded, n, 1)) - 1)
-                            * power(32::numeric, 10 - n)) / 1000)
-    FROM generate_series(1, 10) AS n
-$$;
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+    ms bigint := 0;
+BEGIN
+    FOR i IN 1..10 LOOP
+        ms := ms * 32 + strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(encoded, i, 1)) - 1;
+    END LOOP;
+    RETURN to_timestamp(ms / 1000.0);
+END $$;
 
 CREATE OR REPLACE FUNCTION hookline_claim_batch(p_ids text[], p_seqs integer[], p_lease interval,
                                                 p_now timestamptz,
