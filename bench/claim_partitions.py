@@ -1,11 +1,14 @@
-"""What a deliver batch's claim costs as the day partitions add up (decision 0071).
+"""What a deliver batch's claim and a fan-out round cost as the day partitions add up
+(decisions 0071, 0072).
 
 One endpoint, ten queued deliveries claimed by `claim_deliveries_to_send` (the deliver
 function's batch claim, committed durably as behind RDS Proxy), then put back to `queued`, over
 and over: first with the partitions a fresh database has (today, the week ahead, the default),
 then after 90 earlier days' partitions are made, as 90 days of retention keep them. Each put
 back leaves the claim's `delivering` index entries dead inside the lease window, as the
-records of real deliveries do. Prints the median and 90th percentile of the claim.
+records of real deliveries do. Then as many fan-out rounds that find nothing to do (what a
+nudge or the schedule pays when the outbox is empty). Prints the median and 90th percentile of
+each.
 
     PYTHONPATH=layers/core:devtools:. .venv/bin/python bench/claim_partitions.py [--claims 300]
 
@@ -84,14 +87,23 @@ def main() -> int:
                     )
                     # (empty since migration 0027; the code before it kept its slots there)
                     conn.execute("DELETE FROM endpoint_slots")
-            kept = sorted(times[len(times) // 3 :])  # after a warm-up third
-            rows.append((
-                label, partitions, f"{statistics.median(kept) * 1000:.2f}",
-                f"{kept[int(len(kept) * 0.9)] * 1000:.2f}",
-            ))  # fmt: skip
+            rounds = []
+            for _ in range(args.claims):
+                with db.connection() as conn:
+                    began = time.perf_counter()
+                    repo.fan_out_and_claim(
+                        conn, limit=100, deadline=timedelta(hours=72), lease=LEASE, due_limit=100
+                    )
+                    rounds.append(time.perf_counter() - began)
+            for what, series in (("batch claim of 10", times), ("empty fan-out round", rounds)):
+                kept = sorted(series[len(series) // 3 :])  # after a warm-up third
+                rows.append((
+                    what, label, partitions, f"{statistics.median(kept) * 1000:.2f}",
+                    f"{kept[int(len(kept) * 0.9)] * 1000:.2f}",
+                ))  # fmt: skip
         db.close()
-    print(f"batch claim of 10 deliveries to one endpoint; postgres: {where}; {machine_facts()}")
-    print_table(("database", "deliveries partitions", "median ms", "p90 ms"), rows)
+    print(f"one endpoint; postgres: {where}; {machine_facts()}")
+    print_table(("call", "database", "deliveries partitions", "median ms", "p90 ms"), rows)
     return 0
 
 

@@ -104,10 +104,11 @@ SELECT hookline_release_heads(%(endpoint_ids)s::text[], %(keys)s::text[]) AS rel
 -- sent at once; claim up to %(due_limit)s deliveries that came due otherwise (retries, parked
 -- and unsent ones) as claim_due_deliveries does, returned with them; and say whether events of
 -- tenants with a content-filtered endpoint wait, which this round leaves to fan_out_batch
--- (hookline.patterns matches them, decision 0044). One row even when nothing was done:
--- `events`, `due`, `filtered_waiting`, then the deliveries to send (`id` NULL if none). The
--- statement is the body of hookline_fan_out_round (migration 0022), whose plan the backend
--- caches: behind RDS Proxy nothing is prepared, and planning it cost more than running it.
+-- (hookline.patterns matches them, decision 0044). A head row of `events`, `due` and
+-- `filtered_waiting` (`id` NULL), then one row per delivery to send. The work is
+-- hookline_fan_out_round (migrations 0022, 0031), whose plans the backend caches: behind RDS
+-- Proxy nothing is prepared, and planning it cost more than running it. Its steps after the
+-- outbox and due scans are bounded to the days they touch (decision 0072).
 SELECT * FROM hookline_fan_out_round(%(limit)s::integer, %(deadline)s::interval,
                                      %(lease)s::interval, %(due_limit)s::integer)
 
