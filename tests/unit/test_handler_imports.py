@@ -64,7 +64,12 @@ NEVER = {
     # which provisioned concurrency runs ahead of requests), but schema checks load only when a
     # schema is checked, and the AWS SDK only when a client is first built.
     "api": ("hookline.event_catalogue", "jsonschema", "boto3", "botocore.session"),
-    "console": ("hookline.event_catalogue", "jsonschema", "boto3", "botocore.session"),
+    "console": (
+        "hookline.event_catalogue", "jsonschema", "boto3", "botocore.session",
+        # PyJWT and cryptography's RSA and x509 verify a Cognito ID token at a sign-in's
+        # callback only; every other request carries a session (decision 0073).
+        "jwt", "cryptography.x509", "cryptography.hazmat.primitives.asymmetric",
+    ),
 }  # fmt: skip
 
 
