@@ -33,12 +33,16 @@ processes: WAL writer, checkpointer...), WAL bytes (`pg_current_wal_lsn`), commi
 one per statement, BEGIN or COMMIT) and Python CPU per stage (the workers' own).
 
     .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4] [--endpoints 1,10]
-        [--prepared] [--statements] [--json]
+        [--prepared] [--statements] [--json] [--past-days 90]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
 costliest statements per delivered event; `--json` prints one line instead of the tables: a
 list of rows `{"pipeline", "processes", "endpoints", "events_per_s", "server_cpu_us",
-"wal_bytes", "commits", "python_cpu_us", "log_bytes"}`, per delivered event.
+"wal_bytes", "commits", "python_cpu_us", "log_bytes"}`, per delivered event. A fresh
+database has nine day partitions of each hot table (today, the week ahead, the default);
+`--past-days 90` first makes the 90 earlier days' partitions that the default retention
+(`ledger_retention_days`) keeps, as a deployment has them after three months. The bare
+relay's tables are not partitioned either way.
 
 Postgres is a durable local server (default fsync), or `DATABASE_URL` (then the server CPU
 columns are empty unless it runs on this machine). A benchmark: prints, never fails.
@@ -443,6 +447,18 @@ def top_statements(conn: Any, limit: int = 12) -> list[dict[str, Any]]:
     return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
+def make_past_partitions(url: str, days: int) -> None:
+    """The day partitions of the `days` days before today, as retention keeps them."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for day in range(1, days + 1):
+            conn.execute(
+                "SELECT hookline_create_day_partitions((current_date - %s::integer)::date)",
+                (day,),
+            )
+
+
 def prepare(url: str, sink_url: str, widths: list[int]) -> dict[int, str]:
     """Per fan-out width N: a tenant, its Stripe source and N endpoints on the sink; the
     bare tables. Returns {N: source id}."""
@@ -560,6 +576,10 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--statements", action="store_true", help="pg_stat_statements tables")
     parser.add_argument("--json", action="store_true", help="one line of JSON rows")
+    parser.add_argument(
+        "--past-days", type=int, default=0,
+        help="make this many earlier days' partitions first, as retention keeps them",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     quiet_environment()
     os.environ["HOOKLINE_DATABASE_PROXIED"] = "false" if args.prepared else "true"
@@ -578,11 +598,14 @@ def main(argv: list[str] | None = None) -> int:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         sink_url = sink.url("/hook")
         sources = prepare(url, sink_url, widths)
+        if args.past_days:
+            make_past_partitions(url, args.past_days)
         os.environ["BENCH_SINK_URL"] = sink_url
         print(f"Postgres: {where}; {server_facts(url)}", file=say)
         print(f"machine: {machine_facts()}", file=say)
         print(f"prepared statements: {'on' if args.prepared else 'off (as behind RDS Proxy)'}",
               file=say)  # fmt: skip
+        print(f"day partitions: {9 + args.past_days} per hot table", file=say)
         phases = []
         for n in counts:
             for width in widths:
