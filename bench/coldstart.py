@@ -8,7 +8,15 @@ which httpx imports for its own command line when they are installed) are made u
 in the child, as they are on Lambda. Then the layer is built as `make synth` builds it (pip,
 arm64 wheels) and its unzipped size printed, unless `--no-layer`.
 
-    .venv/bin/python bench/coldstart.py [--runs 7] [--no-layer]
+Every module is imported from bytecode, as the layer ships it (compiled for the runtime's
+Python: infra/components/layer.py): the children write and then read their .pyc files under a
+temporary `PYTHONPYCACHEPREFIX`, after one untimed round that compiles them. `--source`
+times the hookline package and the handlers compiled from source on each import instead (a
+layer built where no Python of the runtime's version was found; the other packages still
+load their installed bytecode).
+
+    .venv/bin/python bench/coldstart.py [--runs 7] [--no-layer] [--source]
+        [--handlers receiver,deliver]
 
 Targets (issue 24, docs/performance.md): receiver, fanout and deliver at most the baseline's
 median + 100 ms, the others + 300 ms (the baseline measured in the same run, so a loaded
@@ -46,8 +54,9 @@ FIRST_SPAN = (
 TARGET_MS = {**dict.fromkeys(HOT, 100), **dict.fromkeys(OTHERS, 300)}
 
 
-def import_once(statement: str, setup: str = "") -> tuple[float, int]:
-    """Seconds one fresh interpreter spends on `statement`, and the modules it then holds."""
+def import_once(statement: str, setup: str = "", bytecode: str | None = None) -> tuple[float, int]:
+    """Seconds one fresh interpreter spends on `statement`, and the modules it then holds;
+    with `bytecode` (a folder), every module's .pyc is kept and read there."""
     code = (
         "import sys, time, json\n"
         f"sys.modules.update(dict.fromkeys({NOT_IN_LAYER!r}))\n"
@@ -58,6 +67,11 @@ def import_once(statement: str, setup: str = "") -> tuple[float, int]:
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers' / 'core'}{os.pathsep}{ROOT}"}
     env.pop("HOOKLINE_OTLP_TRACES_ENDPOINT", None)
+    if bytecode is None:  # the hookline package from source (the others' own .pyc are read)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = bytecode
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
     )
@@ -70,20 +84,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-layer", action="store_true")
+    parser.add_argument(
+        "--source", action="store_true", help="compile hookline and the handlers on each import"
+    )
+    parser.add_argument(
+        "--handlers",
+        default=",".join((*HOT, *OTHERS)),
+        help="comma-separated handlers to time (default: all); the baseline always runs",
+    )
     args = parser.parse_args()
+    handlers = [h for h in (*HOT, *OTHERS) if h in args.handlers.split(",")]
     rows = {"(baseline) " + BASELINE: f"import {BASELINE}"}
-    rows |= {name: f"import functions.{name}.handler" for name in (*HOT, *OTHERS)}
+    rows |= {name: f"import functions.{name}.handler" for name in handlers}
     # Tracing on (decision 0070): after the import, what the first span loads and builds (the
     # SDK, the OTLP exporter and its thread); unsampled, so nothing is sent anywhere.
     setups = {f"{name}: first span": f"import functions.{name}.handler" for name in HOT}
+    setups = {k: v for k, v in setups.items() if k.split(":")[0] in handlers}
     rows |= dict.fromkeys(setups, FIRST_SPAN)
     times: dict[str, list[float]] = {name: [] for name in rows}
     counts: dict[str, int] = {}
-    for _ in range(max(1, args.runs)):
-        for name, statement in rows.items():  # take turns: the machine's load hits all rows
-            seconds, counts[name] = import_once(statement, setups.get(name, ""))
-            times[name].append(seconds)
-    print(f"cold start: import in a fresh interpreter, {args.runs} runs each, milliseconds")
+    with tempfile.TemporaryDirectory(prefix="coldstart-pyc-") as folder:
+        bytecode = None if args.source else folder
+        if bytecode is not None:  # one untimed round compiles what the layer ships compiled
+            for name, statement in rows.items():
+                import_once(statement, setups.get(name, ""), bytecode)
+        for _ in range(max(1, args.runs)):
+            for name, statement in rows.items():  # take turns: the machine's load hits all
+                seconds, counts[name] = import_once(statement, setups.get(name, ""), bytecode)
+                times[name].append(seconds)
+    how = "hookline compiled from source" if args.source else "from bytecode"
+    print(f"cold start: import in a fresh interpreter ({how}), {args.runs} runs each, milliseconds")
     print(f"{'handler':<28}{'median':>8}{'best':>8}{'over baseline':>14}{'modules':>9}"
           f"{'target':>8}")  # fmt: skip
     baseline = statistics.median(times["(baseline) " + BASELINE]) * 1e3

@@ -1,25 +1,20 @@
 """Deliver: an SQS batch handler, one per tenant group. The batch is claimed in one statement,
 its messages delivered concurrently and its delivered attempts recorded in one statement
 (decision 0066); a message whose handling fails is reported as a batch item failure, so SQS
-retries it and, after maxReceiveCount, moves it to the group's DLQ."""
+retries it and, after maxReceiveCount, moves it to the group's DLQ. The partial batch response
+is built here, as Powertools' `process_partial_response` builds it, without importing its
+batch utility (every event source's data classes: decision 0073)."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.delivery import Handled, Result, utcnow
 from hookline.delivery_batch import deliver_batch
 from hookline.delivery_metrics import DeliveryMetrics
-from hookline.event_traces import trace_delivery
 from hookline.observability import flush_traces, logger
 from hookline.queues import DeliveryMessage
 from hookline.runtime import get_deliverer, released_heads, tracing
@@ -31,6 +26,13 @@ _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
 FAILED_RESULTS = frozenset({Result.FAILED, Result.RETRY, Result.DEAD})
 # A finished delivery of an ordered key releases the next, which is sent at once (0069).
 FINISHED_RESULTS = frozenset({Result.DELIVERED, Result.FAILED, Result.DEAD})
+# Built at init, as every batch hands on what it released (the import is runtime's to make).
+released_heads()
+
+
+class BatchFailed(Exception):
+    """Every message of the batch failed: the invocation fails, so the Errors alarm counts it
+    and SQS retries the whole batch (as Powertools' `BatchProcessingError`)."""
 
 
 def delivery_label(body: str) -> str:
@@ -72,27 +74,40 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         if isinstance(o, Handled) and o.result in FINISHED_RESULTS
     ]
     released_heads().send(deliverer.db, deliverer.queues, finished, deliverer.options.queued_lease)
-    by_message = {r.get("messageId"): o for r, o in zip(records, outcomes, strict=True)}
     batch_metrics = DeliveryMetrics()
     traces = tracing(get_settings())
-
-    def record_handler(record: SQSRecord) -> str:
-        """One message's outcome; raising marks it failed for SQS."""
-        outcome = by_message[record.message_id]
-        if traces.enabled:  # the message's deliver and attempt spans, if its event is traced
-            trace_delivery(traces, record.raw_event, delivery_label(record.body), began, outcome)
-        if isinstance(outcome, Exception):
-            raise outcome
-        batch_metrics.record(outcome)
-        if outcome.result in FAILED_RESULTS:
-            log_failure(record.body, outcome)
-        return outcome.result.value
-
-    processor = BatchProcessor(event_type=EventType.SQS)
+    failed: list[tuple[str, Exception]] = []
     try:
-        response = process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
-        )
+        for record, outcome in zip(records, outcomes, strict=True):
+            body = record.get("body", "")
+            if traces.enabled:  # the message's deliver and attempt spans, if its event is traced
+                from hookline.event_traces import trace_delivery
+
+                trace_delivery(traces, record, delivery_label(body), began, outcome)
+            try:  # as Powertools' record handler: what raises fails that message only
+                if isinstance(outcome, Exception):
+                    raise outcome
+                count_outcome(body, outcome, batch_metrics)
+            except Exception as err:
+                failed.append((record.get("messageId", ""), err))
     finally:
         batch_metrics.flush()
-    return dict(response)
+    return partial_batch_response(len(records), failed)
+
+
+def count_outcome(body: str, outcome: Handled, batch_metrics: DeliveryMetrics) -> None:
+    """One handled message: its metrics, and its log line when it did not deliver."""
+    batch_metrics.record(outcome)
+    if outcome.result in FAILED_RESULTS:
+        log_failure(body, outcome)
+
+
+def partial_batch_response(total: int, failed: list[tuple[str, Exception]]) -> dict[str, Any]:
+    """SQS's partial batch response: the failed messages' ids, retried by SQS. A batch whose
+    every message failed raises instead, as Powertools does, with each message's error."""
+    for message_id, err in failed:
+        logger.debug("record failed", extra={"message_id": message_id, "error": repr(err)})
+    if failed and len(failed) == total:
+        errors = "; ".join(f"{type(e).__name__}: {e}" for _, e in failed)
+        raise BatchFailed(f"All records failed processing: {errors}") from failed[0][1]
+    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id, _ in failed]}

@@ -8,6 +8,7 @@ deploy. See docs/decisions/0005-layer-bundling-without-docker.md.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,8 @@ LAMBDA_DIRECT_UPLOAD_ZIPPED_BYTES = 50 * 1024 * 1024
 # function's own code (kilobytes today) and any further layer (an OpenTelemetry/ADOT layer).
 MAX_LAYER_BYTES = LAMBDA_UNZIPPED_LIMIT_BYTES // 2
 _IGNORED = ("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
+# Where the layer's modules are on Lambda: compiled code names its source there (tracebacks).
+SITE_IN_LAYER = "/opt/python"
 
 
 def runtime_dependencies(pyproject: Path = PYPROJECT) -> list[str]:
@@ -91,8 +94,53 @@ class PipLayerBundling:
         config_file.write_text(self._config.to_json())
         for legal in LEGAL_FILES:
             shutil.copyfile(legal, config_file.parent / legal.name)
+        compile_bytecode(site, self._config.infrastructure.python_version)
         print(f"core layer: {layer_size(out) / 1e6:.1f} MB unzipped", file=sys.stderr)
         return True
+
+
+def runtime_interpreter(python_version: str) -> str | None:
+    """A Python of the Lambda runtime's version on this machine (`HOOKLINE_LAYER_PYTHON`, or
+    `python3.12` on the PATH, or pyenv's), or None when there is none."""
+    home = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = [os.environ.get("HOOKLINE_LAYER_PYTHON"), shutil.which(f"python{python_version}")]
+    candidates += sorted(str(p) for p in home.glob(f"versions/{python_version}.*/bin/python3"))
+    for candidate in filter(None, candidates):
+        try:
+            with subprocess.Popen(  # noqa: S603 - a Python, fixed arguments
+                [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            ) as probe:
+                found, _ = probe.communicate()
+        except OSError:
+            continue
+        if probe.returncode:
+            continue  # e.g. a pyenv shim of a version that is not selected
+        if found.strip() == python_version:
+            return candidate
+    return None
+
+
+def compile_bytecode(site: Path, python_version: str) -> bool:
+    """Compile every module of `site` to the runtime's bytecode, as `unchecked-hash` .pyc
+    files: Lambda's /opt is read-only, so a layer without them compiles each module it
+    imports on every cold start (~80 ms of the receiver's; docs/performance.md, "Cold
+    starts"), and CDK zips assets with fixed timestamps, which a timestamp check would
+    refuse. Without an interpreter of that version the layer ships sources only, said here."""
+    interpreter = runtime_interpreter(python_version)
+    if interpreter is None:
+        print(
+            f"core layer: no Python {python_version} here (set HOOKLINE_LAYER_PYTHON): shipping "
+            "sources only, which Lambda compiles on every cold start",
+            file=sys.stderr,
+        )
+        return False
+    command = [interpreter, "-m", "compileall", "-q", "-j", "0", "-s", str(site)]
+    command += ["-p", SITE_IN_LAYER, "--invalidation-mode", "unchecked-hash", str(site)]
+    subprocess.run(command, check=True)  # noqa: S603 - fixed argv, no shell
+    return True
 
 
 def _normalized(name: str) -> str:

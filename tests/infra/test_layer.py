@@ -21,6 +21,7 @@ from infra.components.layer import (
     layer_size,
     pip_command,
     runtime_dependencies,
+    runtime_interpreter,
 )
 from infra.paths import REPO_ROOT
 
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.infra
 def test_layer_ships_exactly_the_pinned_runtime_dependencies() -> None:
     deps = runtime_dependencies()
     names = {d.split("==")[0].split("[")[0] for d in deps}
-    needed = {"aws-lambda-powertools", "psycopg", "psycopg-pool", "httpx", "python-ulid"}
+    needed = {"aws-lambda-powertools", "psycopg", "psycopg-pool", "httpx"}
     # jsonschema validates event-type schemas; google-re2 runs their patterns (decision 0023).
     assert needed | {"jsonschema", "google-re2", "cryptography"} <= names
     assert all("==" in d for d in deps), "layer dependencies must be pinned"
@@ -123,6 +124,25 @@ def test_layer_leaves_out_the_sdk_the_lambda_runtime_ships(built_layer: Path) ->
         assert (site / package).is_dir(), package
     # And it is unzipped within its budget, half of Lambda's 250 MiB limit (82 MB before)
     assert layer_size(built_layer) <= MAX_LAYER_BYTES
+
+
+def test_layer_ships_bytecode_the_lambda_runtime_loads(built_layer: Path) -> None:
+    # Given the layer built where a Python of the Lambda runtime's version is found
+    version = HooklineConfig().infrastructure.python_version
+    if runtime_interpreter(version) is None:
+        pytest.skip(f"no Python {version} on this machine: the layer ships sources only")
+    site = built_layer / "python"
+    tag = "cpython-" + version.replace(".", "")
+    # Then every module has that version's bytecode, so a cold start compiles none of them
+    sources = [p for p in site.rglob("*.py") if "__pycache__" not in p.parts]
+    missing = [
+        p for p in sources if not (p.parent / "__pycache__" / f"{p.stem}.{tag}.pyc").is_file()
+    ]
+    assert sources and missing == []
+    # And it is never checked against the sources' times (PEP 552: hash-based, unchecked),
+    # which CDK's zip of the asset does not keep
+    compiled = site / "hookline" / "__pycache__" / f"runtime.{tag}.pyc"
+    assert compiled.read_bytes()[4:8] == b"\x01\x00\x00\x00"
 
 
 def test_layer_fits_lambdas_size_limits(built_layer: Path, tmp_path: Path) -> None:

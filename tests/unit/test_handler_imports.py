@@ -30,6 +30,12 @@ NEVER = {
         "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
         "httpx", "hookline.management", "hookline.event_catalogue", "hookline.replay",
         "hookline.catchup", "hookline.reconcile", "hookline.delivery",
+        # Fan-out's queues and ledger walk, the archive: the runtime builds them on use.
+        "hookline.fanout", "hookline.queues", "hookline.archive",
+        "hookline.repositories.deliveries",
+        # Public-key schemes (Discord's Ed25519, SendGrid's ECDSA) load it when they verify.
+        "cryptography.hazmat.primitives.asymmetric",
+        "ulid",
     ),
     "fanout": (
         "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
@@ -42,12 +48,28 @@ NEVER = {
         "hookline.catchup", "hookline.reconcile", "re2",
         # Client certificates are parsed when an endpoint is saved, never when sending.
         "cryptography.x509",
+        # Ed25519 (`v1a`) signing keys load it when one signs; HMAC is the common case.
+        "cryptography.hazmat.primitives.asymmetric",
+        # The partial batch response is built by the handler (decision 0073): Powertools'
+        # batch utility imports every event source's data classes.
+        "aws_lambda_powertools.utilities.batch", "aws_lambda_powertools.utilities.data_classes",
+        # Spans are recorded only where tracing is on (decision 0070).
+        "hookline.event_traces",
+        # AWS targets' validators, OAuth2 tokens and mutual TLS: for the endpoints using them.
+        "hookline.destinations", "hookline.endpoint_auth.oauth2", "hookline.endpoint_auth.tls",
+        # Ids are encoded by hookline.ids, without python-ulid (decision 0073).
+        "ulid",
     ),
     # The management API and the console build their resolvers at init (Lambda's init phase,
     # which provisioned concurrency runs ahead of requests), but schema checks load only when a
     # schema is checked, and the AWS SDK only when a client is first built.
     "api": ("hookline.event_catalogue", "jsonschema", "boto3", "botocore.session"),
-    "console": ("hookline.event_catalogue", "jsonschema", "boto3", "botocore.session"),
+    "console": (
+        "hookline.event_catalogue", "jsonschema", "boto3", "botocore.session",
+        # PyJWT and cryptography's RSA and x509 verify a Cognito ID token at a sign-in's
+        # callback only; every other request carries a session (decision 0073).
+        "jwt", "cryptography.x509", "cryptography.hazmat.primitives.asymmetric",
+    ),
 }  # fmt: skip
 
 

@@ -15,9 +15,8 @@ import httpx
 
 from hookline import USER_AGENT
 from hookline.db import Connection, Database
-from hookline.destinations import HTTPS
+from hookline.destination_kinds import HTTPS
 from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
-from hookline.endpoint_auth.tls import tls_failure
 from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
 from hookline.observability import logger
 from hookline.patterns import event_document
@@ -125,14 +124,15 @@ class Deliverer:
         *,
         settings: Settings,
         clock: Callable[[], datetime] = utcnow,
-        destinations: AwsSenders | None = None,
+        destinations: Callable[[], AwsSenders] | None = None,
         endpoint_auth: EndpointAuth | None = None,
         public_http: httpx.Client | None = None,
     ) -> None:
         """`settings` go to the operational events it publishes (`endpoint.disabled`).
         `public_http` connects to public addresses only, for the endpoints that must not
         reach a private one whatever the deployment allows (decision 0059); None: `http`
-        already refuses them."""
+        already refuses them. `destinations` builds the senders to AWS targets when the first
+        one is sent to: they load the AWS SDK, which an https-only deployment never needs."""
         self.endpoint_auth = endpoint_auth or endpoint_auth_for(http, settings, options)
         self.destinations = destinations
         self.public_http = public_http if public_http is not None else http
@@ -328,7 +328,7 @@ class Deliverer:
             content_type, job.event_id, job.event_type,
             event_document(job.event_type, job.tenant_id, job.source_id, job.payload),
         )  # fmt: skip
-        sent = self.destinations.send(
+        sent = self.destinations().send(
             job.kind, job.url, job.role_arn, job.external_id, job.destination or {}, message
         )
         duration_ms = int((time.monotonic() - began) * 1000)
@@ -479,6 +479,8 @@ def response_headers(headers: httpx.Headers) -> dict[str, str]:
 
 
 def _error_class(err: httpx.HTTPError) -> str:
+    from hookline.endpoint_auth.tls import tls_failure  # an attempt that failed only
+
     tls = tls_failure(err)  # a handshake failure or TLS alert, named (decision 0067)
     if tls is not None:
         return tls

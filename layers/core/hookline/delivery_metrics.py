@@ -1,7 +1,7 @@
 """Delivery metrics with the destination kind as a dimension (decision 0057).
 
 Each batch's outcomes, attempts and latencies are emitted as one EMF document per kind, under
-the one dimension set `[kind, service]`. The kind is one of `hookline.destinations.KINDS`, or
+the one dimension set `[kind, service]`. The kind is one of `hookline.destination_kinds.KINDS`, or
 `none` for a message skipped before its delivery was read (stale or duplicate), so there are
 at most eight series per metric: the endpoint, tenant or target never becomes a dimension.
 One dimension set (not `[service]` and `[kind, service]` both) keeps `SELECT SUM(x) FROM
@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from hookline.delivery import Handled, Result
-from hookline.destinations import KINDS
+from hookline.destination_kinds import KINDS
 from hookline.observability import NAMESPACE, SERVICE
 
 OUTCOME_METRICS = {

@@ -10,12 +10,9 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from hookline.archive import S3Archive
 from hookline.aws import client
 from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
-from hookline.fanout import FanoutOptions, ReleasedHeads
-from hookline.queues import DeliveryQueues
 from hookline.retry import RetryPolicy
 from hookline.settings import Settings, get_settings
 from hookline.tracing import Tracing
@@ -23,17 +20,21 @@ from hookline.tracing import Tracing
 if TYPE_CHECKING:
     import httpx
 
+    from hookline.archive import S3Archive
     from hookline.delivery import Deliverer, DeliveryOptions
     from hookline.destinations.senders import AwsSenders
     from hookline.endpoint_auth import EndpointAuth
+    from hookline.fanout import FanoutOptions, ReleasedHeads
     from hookline.operational.monitor import OperationalMonitor
+    from hookline.queues import DeliveryQueues
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
     from hookline.restore_requests import RestoreOptions
 
-# Each handler imports this module for a few factories; the services behind the others (httpx
-# and the SSRF guard, replay, reconcile, catch-up) are imported by the factory that builds
-# them, so the fan-out's cold start does not load the deliverer's or the reconciler's
+# Each handler imports this module for a few factories; the services behind the others (the
+# queues and fan-out, the archive, httpx and the SSRF guard, replay, reconcile, catch-up) are
+# imported by the factory that builds them, so a handler's cold start loads only what its own
+# factories build: the receiver's none of fan-out's, the fan-out's none of the deliverer's
 # (docs/decisions/0048).
 
 _lock = threading.Lock()
@@ -59,6 +60,8 @@ def _queues(settings: Settings) -> DeliveryQueues:
         return TracedDeliveryQueues(
             client("sqs", settings), settings.config, tracing(settings), get_database(), **options
         )
+    from hookline.queues import DeliveryQueues
+
     return DeliveryQueues(client("sqs", settings), settings.config, **options)
 
 
@@ -69,6 +72,8 @@ def tracing(settings: Settings) -> Tracing:
 
 def fanout_options(settings: Settings) -> FanoutOptions:
     """Fan-out sizes and deadlines from the deployment configuration."""
+    from hookline.fanout import FanoutOptions
+
     config = settings.config
     return FanoutOptions(
         deadline=timedelta(hours=config.delivery_deadline_hours),
@@ -180,7 +185,7 @@ def get_deliverer() -> Deliverer:
         retry_policy(settings.config),
         delivery_options(settings),
         settings=settings,
-        destinations=aws_senders(settings),
+        destinations=lambda: aws_senders(settings),
         endpoint_auth=endpoint_auth(settings),
         public_http=public_http_client(settings),
     )
@@ -190,6 +195,8 @@ def get_deliverer() -> Deliverer:
 def released_heads() -> ReleasedHeads:
     """The process's hand-on of ordered keys' next deliveries (decision 0069), with its cached
     answer to whether any endpoint is ordered."""
+    from hookline.fanout import ReleasedHeads
+
     return ReleasedHeads()
 
 
@@ -257,6 +264,8 @@ def archive_store(settings: Settings) -> S3Archive | None:
     """The ledger archive bucket (decision 0041), or None when none is configured."""
     if not settings.archive_bucket:
         return None
+    from hookline.archive import S3Archive
+
     return S3Archive(client("s3", settings), settings.archive_bucket)
 
 

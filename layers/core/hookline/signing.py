@@ -22,9 +22,12 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 from secrets import token_bytes
+from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+# Ed25519 (`v1a`) loads cryptography's asymmetric half when a key is used: most endpoints sign
+# with HMAC, and deliver's cold start need not pay for it (decision 0048).
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format's prefix, not a secret
 SECRET_BYTES = 32
@@ -71,6 +74,8 @@ def _ed25519_key(secret: str) -> Ed25519PrivateKey:
         raise ValueError("signing key is not valid base64 after the prefix") from None
     if len(raw) != 32:
         raise ValueError("an Ed25519 signing key must decode to 32 bytes")
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     return Ed25519PrivateKey.from_private_bytes(raw)
 
 
@@ -78,6 +83,8 @@ def public_key(secret: str) -> str:
     """The `whpk_` public key of a `whsk_` signing key (what receivers verify with)."""
     if not secret.startswith(PRIVATE_KEY_PREFIX):
         raise ValueError(f"signing key must start with {PRIVATE_KEY_PREFIX!r}")
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
     raw = _ed25519_key(secret).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
     return PUBLIC_KEY_PREFIX + base64.b64encode(raw).decode("ascii")
 

@@ -15,15 +15,19 @@ import secrets
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import httpx
-import jwt
 
 from hookline.aws import client
 from hookline.errors import SessionInvalid, UpstreamUnavailable
 from hookline.settings import Settings
+
+# PyJWT (and cryptography's RSA and x509 under it) loads at a sign-in's callback: every other
+# request carries a session, and the console's cold start need not pay for it (decision 0073).
+if TYPE_CHECKING:
+    import jwt
 
 TOKEN_TIMEOUT_SECONDS = 5.0
 # Cognito stamps `iat` in whole seconds from its own clock: without leeway a token can look
@@ -157,6 +161,8 @@ def exchange_code(pool: UserPool, code: str, *, redirect_uri: str, verifier: str
 def verify_id_token(pool: UserPool, token: str) -> SignedInUser:
     """Who an ID token says signed in, once it is proven to be this pool's, for this app
     client, current, and an ID token; SessionInvalid otherwise."""
+    import jwt
+
     try:
         key = _jwks(pool.jwks_url).get_signing_key_from_jwt(token)
         claims = jwt.decode(
@@ -196,6 +202,8 @@ def _parameter_value(settings: Settings, name: str) -> str:
 
 def _jwks(url: str) -> jwt.PyJWKClient:
     """One key client per JWKS URL and container (it caches the key set)."""
+    import jwt
+
     with _jwks_lock:
         found = _jwks_clients.get(url)
         if found is None:

@@ -13,13 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from hookline.destination_kinds import HTTPS as HTTPS  # re-exported
+from hookline.destination_kinds import KINDS as KINDS  # re-exported
 from hookline.errors import BadRequest
 from hookline.transformers import check_path
 
-HTTPS = "https"
 # The deliver functions may assume only roles so named (infra/components/delivery.py).
 ROLE_NAME_PREFIX = "hookline-delivery-"
-KINDS = (HTTPS, "sqs", "sns", "eventbridge", "kinesis", "s3", "lambda")
 
 _PARTITION = r"arn:aws[a-zA-Z-]*"
 _REGION_ACCOUNT = r"(?P<region>[a-z]{2}(?:-[a-z]+)+-\d):(?P<account>\d{12})"

@@ -10,6 +10,7 @@ with (`client`) and the `Authorization` header (`authorize`).
 from __future__ import annotations
 
 import ssl
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,13 +18,15 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from hookline.db import Connection
-from hookline.endpoint_auth.oauth2 import OAuth2Client, TokenCache
-from hookline.endpoint_auth.tls import TlsClients
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.ssrf import guarded_client
 
+# OAuth2 and mutual TLS load when an endpoint uses them: most endpoints use neither, and
+# deliver's cold start need not pay for them (decision 0048).
 if TYPE_CHECKING:
+    from hookline.endpoint_auth.oauth2 import OAuth2Client, TokenCache
+    from hookline.endpoint_auth.tls import TlsClients
     from hookline.repositories.deliveries import Job
 
 
@@ -54,8 +57,31 @@ class EndpointAuth:
         """`http` is the shared SSRF-guarded client (it fetches tokens and sends to endpoints
         without TLS material); `build_client` makes a guarded client around an SSL context."""
         self.http = http
-        self.tokens = TokenCache(http, timeout=token_timeout)
-        self.clients = TlsClients(build_client)
+        self._build_client = build_client
+        self._token_timeout = token_timeout
+        self._lock = threading.Lock()
+        self._tokens: TokenCache | None = None
+        self._clients: TlsClients | None = None
+
+    @property
+    def tokens(self) -> TokenCache:
+        """The OAuth2 tokens, kept per endpoint (built for the first OAuth2 endpoint)."""
+        with self._lock:
+            if self._tokens is None:
+                from hookline.endpoint_auth.oauth2 import TokenCache
+
+                self._tokens = TokenCache(self.http, timeout=self._token_timeout)
+            return self._tokens
+
+    @property
+    def clients(self) -> TlsClients:
+        """The mutual-TLS clients per endpoint (built for the first endpoint with TLS)."""
+        with self._lock:
+            if self._clients is None:
+                from hookline.endpoint_auth.tls import TlsClients
+
+                self._clients = TlsClients(self._build_client)
+            return self._clients
 
     def unseal(self, conn: Connection, job: Job) -> EndpointCredentials:
         """Reveal the endpoint's client secret, and its TLS key unless its client is built."""
@@ -64,13 +90,15 @@ class EndpointAuth:
             return NONE
         oauth2 = None
         if auth is not None and auth_secret is not None:
+            from hookline.endpoint_auth.oauth2 import OAuth2Client
+
             oauth2 = OAuth2Client(
                 auth["token_url"], auth["client_id"], reveal(conn, auth_secret),
                 auth.get("scope"), auth.get("audience"),
             )  # fmt: skip
         if tls is None:
             return EndpointCredentials(oauth2)
-        version = TlsClients.version(tls, tls_key)
+        version = self.clients.version(tls, tls_key)
         needed = tls_key is not None and self.clients.cached(job.endpoint_id, version) is None
         key = reveal(conn, tls_key) if needed and tls_key is not None else None
         return EndpointCredentials(oauth2, tls, version, key)

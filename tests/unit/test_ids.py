@@ -1,0 +1,45 @@
+"""Ids are ULIDs after a prefix: sortable by creation time, as day partitions need (0040)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from hookline.ids import CROCKFORD, new_id, ulid
+
+pytestmark = pytest.mark.unit
+
+
+def decoded_milliseconds(value: str) -> int:
+    """The Unix milliseconds in a ULID's first 10 characters."""
+    number = 0
+    for char in value[:10]:
+        number = number * 32 + CROCKFORD.index(char)
+    return number
+
+
+def test_ids_carry_their_creation_time_and_sort_by_it() -> None:
+    # Given the time before and after two ids made a few milliseconds apart
+    before = time.time_ns() // 1_000_000
+    first = new_id("evt")
+    time.sleep(0.003)
+    second = new_id("evt")
+    after = time.time_ns() // 1_000_000
+    # Then each is the prefix and 26 Crockford characters, whose time is when it was made
+    for made in (first, second):
+        prefix, value = made.split("_")
+        assert prefix == "evt" and len(value) == 26 and set(value) <= set(CROCKFORD)
+        assert before <= decoded_milliseconds(value) <= after
+    # And the later id sorts after the earlier one, as text (how the ledger orders them)
+    assert first < second
+
+
+def test_ulid_encodes_the_specifications_bounds() -> None:
+    # Given the smallest and the largest time and randomness a ULID can hold (ulid/spec)
+    # Then they encode as the specification's smallest and largest ULIDs
+    assert ulid(0, bytes(10)) == "0" * 26
+    assert ulid((1 << 48) - 1, b"\xff" * 10) == "7" + "Z" * 25
+    # And the time sits in the first 10 characters, the randomness in the last 16
+    assert ulid(1, bytes(10)) == "0" * 9 + "1" + "0" * 16
+    assert ulid(0, bytes(9) + b"\x01") == "0" * 25 + "1"
