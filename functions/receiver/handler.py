@@ -29,8 +29,8 @@ from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, flush_traces, log_success, logger, metrics
 from hookline.problems import error_response, header, problem, status_for
-from hookline.runtime import http_client, tracing
-from hookline.settings import get_settings
+from hookline.runtime import fanout_options, http_client, receipt_queues, tracing
+from hookline.settings import Settings, get_settings
 
 
 def build_app(ingress: str = "rest") -> ApiGatewayResolver:
@@ -82,6 +82,7 @@ def inbound(app: ApiGatewayResolver, source_id: str, method: str) -> Response[st
             http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
             max_depth=settings.catalogue_limits.payload_max_depth,
             traceparent=span.traceparent if span else None,
+            fanout=fanout_options(settings) if settings.fanout_at_receipt else None,
         )
         if span is not None and isinstance(result, Accepted):
             span.set({"hookline.event_id": result.id, "hookline.duplicate": result.duplicate})
@@ -153,16 +154,29 @@ def raw_body(app: ApiGatewayResolver, limit: int) -> bytes:
 
 
 def accepted_response(accepted: Accepted) -> Response[str]:
-    """200 with the event id; counts the outcome and nudges fan-out for new events."""
+    """200 with the event id; counts the outcome and sends or nudges what a new event needs."""
     logger.set_correlation_id(accepted.id)
     if accepted.duplicate:
         metrics.add_metric(name="EventsDuplicate", unit=MetricUnit.Count, value=1)
     else:
         metrics.add_metric(name="EventsAccepted", unit=MetricUnit.Count, value=1)
-        nudge_fanout(get_settings())
+        dispatch(accepted, get_settings())
     log_success("event accepted", duplicate=accepted.duplicate, tenant=accepted.tenant_id)
     body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
     return Response(status_code=200, content_type="application/json", body=body)
+
+
+def dispatch(accepted: Accepted, settings: Settings) -> None:
+    """Send the deliveries the event got as it was stored (decision 0074), or nudge the
+    fan-out to make them (or to send what could not be sent) now, not at its next tick."""
+    if accepted.fanned_out:
+        if not accepted.to_send:
+            return
+        from hookline.fanout import send_at_receipt
+
+        if send_at_receipt(get_database(), receipt_queues(settings), accepted.to_send):
+            return
+    nudge_fanout(settings)
 
 
 @logger.inject_lambda_context(log_event=False)
