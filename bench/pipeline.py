@@ -6,7 +6,7 @@ time as a Lambda container does:
 
 * **receiver** — `functions.receiver.handler.lambda_handler` called with API Gateway REST
   events carrying Stripe-signed ~1 KB payloads: verify, store the event, its outbox row and,
-  as deployed (fan-out at receipt, decision 0074), its deliveries, and send those to the
+  as deployed (fan-out at receipt, decision 0076), its deliveries, and send those to the
   queue; with `--no-receipt`, store and nudge the fan-out instead;
 * **fanout** — `functions.fanout.handler.lambda_handler` once per nudge, as on AWS, where a
   nudge is an asynchronous invoke: fan out, claim the due deliveries, send them to the queue
@@ -209,7 +209,7 @@ def receiver_step(kind: str, q: Any, nudges: Any) -> Callable[[], int]:
     from hookline_dev.local.apigw import LocalContext, build_rest_event
 
     source_id = os.environ["BENCH_SOURCE_ID"]
-    # As deployed, the receiver sends an event's deliveries itself (decision 0074): to the
+    # As deployed, the receiver sends an event's deliveries itself (decision 0076): to the
     # same queue stand-in the fan-out sends to.
     stand_in = DeliveryQueues(QueueStandIn(q), get_settings().config, url_prefix="x/")
     receiver.receipt_queues = lambda _settings: stand_in  # type: ignore[assignment]
@@ -586,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument(
         "--no-receipt", action="store_true",
-        help="every event through a fan-out run (HOOKLINE_FANOUT_AT_RECEIPT off, decision 0074)",
+        help="every event through a fan-out run (HOOKLINE_FANOUT_AT_RECEIPT off, decision 0076)",
     )  # fmt: skip
     parser.add_argument("--statements", action="store_true", help="pg_stat_statements tables")
     parser.add_argument("--json", action="store_true", help="one line of JSON rows")

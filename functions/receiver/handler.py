@@ -167,7 +167,7 @@ def accepted_response(accepted: Accepted) -> Response[str]:
 
 
 def dispatch(accepted: Accepted, settings: Settings) -> None:
-    """Send the deliveries the event got as it was stored (decision 0074), or nudge the
+    """Send the deliveries the event got as it was stored (decision 0076), or nudge the
     fan-out to make them (or to send what could not be sent) now, not at its next tick."""
     if accepted.fanned_out:
         if not accepted.to_send:

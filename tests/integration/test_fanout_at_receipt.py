@@ -1,4 +1,4 @@
-"""Fan-out at receipt (decision 0074): with HOOKLINE_FANOUT_AT_RECEIPT on, as the stack
+"""Fan-out at receipt (decision 0076): with HOOKLINE_FANOUT_AT_RECEIPT on, as the stack
 deploys the receiver, an event's deliveries are created in the statement that stores it and
 sent to their group's queue before the provider gets its 200; no fan-out run is needed.
 Real Postgres, moto SQS, the real receiver and deliver handlers, a loopback subscriber."""

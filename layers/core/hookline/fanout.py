@@ -114,7 +114,7 @@ def send_claimed(db: Database, queues: DeliveryQueues, due: list[repo.Enqueued])
 
 
 def send_at_receipt(db: Database, queues: DeliveryQueues, to_send: list[repo.Enqueued]) -> bool:
-    """Send the deliveries an event got in the statement that stored it (decision 0074).
+    """Send the deliveries an event got in the statement that stored it (decision 0076).
     False when some could not be sent: those are back to pending, for the fan-out's due arm
     (nudge it); if even that failed, they wait queued for the reconciler's lease check."""
     try:

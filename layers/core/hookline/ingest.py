@@ -65,7 +65,7 @@ class Accepted:
     duplicate: bool
     tenant_id: str
     answer: str | None = None  # the body the provider needs instead (Discord's deferral)
-    # Fanned out as it was stored (decision 0074): its deliveries, queued, to send now.
+    # Fanned out as it was stored (decision 0076): its deliveries, queued, to send now.
     fanned_out: bool = False
     to_send: list[Enqueued] = field(default_factory=list)
 
@@ -102,7 +102,7 @@ def receive_inbound(
     `traceparent` (the receive span's, when traced) is kept on the outbox row (decision 0070).
     With `fanout`, an event of a tenant without content-filtered or ordered endpoints is
     fanned out in the statement that stores it, and `Accepted.to_send` holds its deliveries,
-    queued under `fanout.queued_lease`, for the caller to send (decision 0074).
+    queued under `fanout.queued_lease`, for the caller to send (decision 0076).
 
     Raises NotFound (unknown or disabled source), PayloadTooLarge, MethodNotAllowed (a GET
     that is not the source's handshake), UnsupportedMediaType, VerificationFailed,

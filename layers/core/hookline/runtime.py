@@ -48,7 +48,7 @@ def delivery_queues(settings: Settings) -> DeliveryQueues:
 
 def receipt_queues(settings: Settings) -> DeliveryQueues:
     """The queues as the receiver sends an event's deliveries right after storing them
-    (decision 0074): through a best-effort client, as the nudge's (no retries, ~100 ms at
+    (decision 0076): through a best-effort client, as the nudge's (no retries, ~100 ms at
     most), since the provider waits; what it cannot send goes back to pending."""
     with _lock:
         return _queues(settings, best_effort=True)

@@ -75,7 +75,7 @@ class Settings:
     portal_base_urls: tuple[str, ...] = ()
     fanout_function_name: str | None = None  # nudged asynchronously after an accept
     # The receiver fans an event out in the statement that stores it and sends its deliveries
-    # itself (decision 0074); the stack turns it on. Off: every event waits for a fan-out run.
+    # itself (decision 0076); the stack turns it on. Off: every event waits for a fan-out run.
     fanout_at_receipt: bool = False
     # Runs replays created through the API (invoked asynchronously); none: a local thread.
     replay_function_name: str | None = None

@@ -1,4 +1,4 @@
--- Fan-out at receipt (decision 0074): the receiver's one statement stores the dedupe key, the
+-- Fan-out at receipt (decision 0076): the receiver's one statement stores the dedupe key, the
 -- event and its outbox row and, for a tenant without a content-filtered or ordered endpoint,
 -- creates the event's deliveries queued with a lease. Its outbox row is then written already
 -- fanned out (`fanned_out_at` = the event's `received_at`): no entry in the pending index, no

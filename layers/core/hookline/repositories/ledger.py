@@ -69,7 +69,7 @@ def accept_event(
     conn: Connection, event: NewEvent, *, deadline: timedelta, lease: timedelta
 ) -> Received:
     """As `store_event`, and fan the event out in the same statement when its tenant has no
-    content-filtered or ordered endpoint (decision 0074): its deliveries are created queued
+    content-filtered or ordered endpoint (decision 0076): its deliveries are created queued
     with `lease` and returned, for the caller to send after the commit."""
     from hookline.repositories.deliveries import Enqueued  # only a fanned-out event's path
 
