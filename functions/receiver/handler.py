@@ -26,11 +26,11 @@ from hookline import errors
 from hookline.db import get_database
 from hookline.ingest import Accepted, Handshook, receive_inbound
 from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
-from hookline.nudge import nudge_fanout
+from hookline.nudge import after_accept
 from hookline.observability import NAMESPACE, flush_traces, log_success, logger, metrics
 from hookline.problems import error_response, header, problem, status_for
 from hookline.runtime import fanout_options, http_client, receipt_queues, tracing
-from hookline.settings import Settings, get_settings
+from hookline.settings import get_settings
 
 
 def build_app(ingress: str = "rest") -> ApiGatewayResolver:
@@ -160,23 +160,13 @@ def accepted_response(accepted: Accepted) -> Response[str]:
         metrics.add_metric(name="EventsDuplicate", unit=MetricUnit.Count, value=1)
     else:
         metrics.add_metric(name="EventsAccepted", unit=MetricUnit.Count, value=1)
-        dispatch(accepted, get_settings())
+        settings = get_settings()
+        after_accept(
+            settings, accepted.fanned_out, accepted.to_send, lambda: receipt_queues(settings)
+        )
     log_success("event accepted", duplicate=accepted.duplicate, tenant=accepted.tenant_id)
     body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
     return Response(status_code=200, content_type="application/json", body=body)
-
-
-def dispatch(accepted: Accepted, settings: Settings) -> None:
-    """Send the deliveries the event got as it was stored (decision 0076), or nudge the
-    fan-out to make them (or to send what could not be sent) now, not at its next tick."""
-    if accepted.fanned_out:
-        if not accepted.to_send:
-            return
-        from hookline.fanout import send_at_receipt
-
-        if send_at_receipt(get_database(), receipt_queues(settings), accepted.to_send):
-            return
-    nudge_fanout(settings)
 
 
 @logger.inject_lambda_context(log_event=False)
