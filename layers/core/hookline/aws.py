@@ -41,10 +41,23 @@ def _session() -> Any:
     return get_session()
 
 
-def _config(best_effort: bool) -> Any:
+# How patient a client is: `default` for background work, `best_effort` for a call a request
+# may lose (the nudge), `on_request` for one a request needs but must not wait long for (the
+# receiver's send of an event's deliveries, decision 0076): a second try and ~3 s at most,
+# since a send that fails puts the deliveries back to pending for the fan-out.
+DEFAULT, BEST_EFFORT, ON_REQUEST = "default", "best_effort", "on_request"
+
+
+def _config(kind: str) -> Any:
     from botocore.config import Config
 
-    if best_effort:
+    if kind == ON_REQUEST:
+        return Config(
+            retries={"total_max_attempts": 2, "mode": "standard"},
+            connect_timeout=0.5,
+            read_timeout=1,
+        )
+    if kind == BEST_EFFORT:
         # A call on a request's path that is best effort (the fan-out nudge): one attempt, and
         # at most ~100 ms of the request — 50 ms to connect (a warm container reuses the
         # connection), 50 ms for the answer (an asynchronous invoke is answered once queued).
@@ -59,9 +72,9 @@ def _config(best_effort: bool) -> Any:
 
 
 @lru_cache(maxsize=32)
-def _client(service: str, region: str, endpoint_url: str | None, best_effort: bool) -> Any:
+def _client(service: str, region: str, endpoint_url: str | None, kind: str) -> Any:
     return _session().create_client(
-        service, region_name=region, endpoint_url=endpoint_url, config=_config(best_effort)
+        service, region_name=region, endpoint_url=endpoint_url, config=_config(kind)
     )
 
 
@@ -72,7 +85,7 @@ def uncached_client(service: str, settings: Settings, **credentials: str) -> Any
             service,
             region_name=settings.aws_region,
             endpoint_url=settings.aws_endpoint_url,
-            config=_config(best_effort=False),
+            config=_config(DEFAULT),
             **credentials,
         )
 
@@ -80,11 +93,18 @@ def uncached_client(service: str, settings: Settings, **credentials: str) -> Any
 def client(service: str, settings: Settings) -> Any:
     """A cached client for `service` (moto or LocalStack when AWS_ENDPOINT_URL is set)."""
     with _lock:  # a botocore session is not safe to create clients from concurrently
-        return _client(service, settings.aws_region, settings.aws_endpoint_url, False)
+        return _client(service, settings.aws_region, settings.aws_endpoint_url, DEFAULT)
 
 
 def best_effort_client(service: str, settings: Settings) -> Any:
     """A cached client for calls that may fail but must not slow a request: no retries,
     short timeouts (~100 ms at most)."""
     with _lock:
-        return _client(service, settings.aws_region, settings.aws_endpoint_url, True)
+        return _client(service, settings.aws_region, settings.aws_endpoint_url, BEST_EFFORT)
+
+
+def on_request_client(service: str, settings: Settings) -> Any:
+    """A cached client for a call a request waits for but must not wait long for: two tries,
+    ~3 s at most (`ON_REQUEST`)."""
+    with _lock:
+        return _client(service, settings.aws_region, settings.aws_endpoint_url, ON_REQUEST)

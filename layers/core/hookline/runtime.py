@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from hookline.aws import best_effort_client, client
+from hookline.aws import client, on_request_client
 from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
 from hookline.retry import RetryPolicy
@@ -43,20 +43,20 @@ _lock = threading.Lock()
 def delivery_queues(settings: Settings) -> DeliveryQueues:
     """The queues of every tenant group."""
     with _lock:
-        return _queues(settings, best_effort=False)
+        return _queues(settings, on_request=False)
 
 
 def receipt_queues(settings: Settings) -> DeliveryQueues:
     """The queues as the receiver sends an event's deliveries right after storing them
-    (decision 0076): through a best-effort client, as the nudge's (no retries, ~100 ms at
-    most), since the provider waits; what it cannot send goes back to pending."""
+    (decision 0076): the provider waits, so two tries and ~3 s at most (`on_request_client`);
+    what cannot be sent goes back to pending for the fan-out."""
     with _lock:
-        return _queues(settings, best_effort=True)
+        return _queues(settings, on_request=True)
 
 
 @lru_cache(maxsize=4)
-def _queues(settings: Settings, *, best_effort: bool) -> DeliveryQueues:
-    sqs = best_effort_client("sqs", settings) if best_effort else client("sqs", settings)
+def _queues(settings: Settings, *, on_request: bool) -> DeliveryQueues:
+    sqs = on_request_client("sqs", settings) if on_request else client("sqs", settings)
     options: dict[str, Any] = {
         "url_prefix": settings.queue_url_prefix,
         "fair_queues": settings.sqs_fair_queues,
