@@ -13,9 +13,9 @@ With `--breakdown`, two rows in between show where the difference goes:
 
 * **ledger SQL** — the receiver's own `insert_event` statement (event + outbox row),
   sent through raw psycopg exactly as the bare insert is: the database's share.
-* **service** — `hookline.ingest.receive_inbound` called directly on the pool (source
-  lookup, verification, the statement): the handler minus API Gateway parsing and
-  Powertools.
+* **service** — `hookline.ingest.receive_inbound` called directly on the pool with the
+  process's source cache (the source as kept, verification, the statement): the handler minus
+  reading the proxy event, logging and metrics.
 
 Postgres is `DATABASE_URL` if set (a fresh database is created on that server and dropped
 at the end), else a durable local server (default fsync) started in a temp dir and stopped
@@ -229,7 +229,7 @@ class SignedRequests(Contender[tuple[dict[str, str], bytes]]):
 
 
 class Service(SignedRequests):
-    """`receive_inbound` on the process pool: the handler without API Gateway/Powertools."""
+    """`receive_inbound` on the process pool: the handler without the event, logs, metrics."""
 
     name = "service"
 
@@ -243,18 +243,26 @@ class ServiceCaller(Caller[tuple[dict[str, str], bytes]]):
 
     def __init__(self, source_id: str) -> None:
         from hookline.db import get_database
+        from hookline.runtime import source_cache
         from hookline.settings import get_settings
 
+        settings = get_settings()
         self.source_id = source_id
         self.db = get_database()
-        self.max_body_bytes = get_settings().max_body_bytes
+        self.max_body_bytes = settings.max_body_bytes
+        self.sources = source_cache(settings)  # the handler's own (decision 0074)
 
     def call(self, item: tuple[dict[str, str], bytes]) -> bool:
         """Verify and store one request."""
         from hookline.ingest import Accepted, receive_inbound
 
         accepted = receive_inbound(
-            self.db, self.source_id, item[0], item[1], max_body_bytes=self.max_body_bytes
+            self.db,
+            self.source_id,
+            item[0],
+            item[1],
+            max_body_bytes=self.max_body_bytes,
+            sources=self.sources,
         )
         assert isinstance(accepted, Accepted)  # a Stripe source has no handshake
         return not accepted.duplicate
@@ -277,11 +285,11 @@ class HandlerPath(Contender[tuple[dict[str, Any], Any]]):
 
     def caller(self) -> Caller[tuple[dict[str, Any], Any]]:
         """A caller of the in-process handler."""
-        from hookline_dev.local.powertools import isolate_resolver_state, serialize_metrics
+        from hookline_dev.local.powertools import serialize_metrics
 
-        # Several threads invoke the handler at once, as in the dev stack: give each its own
-        # Powertools resolver state, or concurrent calls read each other's events (0009).
-        isolate_resolver_state()
+        # Several threads invoke the handler at once, as in the dev stack: they share the
+        # process's metric set, whose flushes must not interleave (decision 0011). The
+        # receiver has no resolver state to isolate (decision 0074).
         serialize_metrics()
         from functions.receiver.handler import lambda_handler
 
