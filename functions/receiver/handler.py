@@ -31,8 +31,8 @@ from hookline.ingress import ProxyRequest, proxy_request, proxy_response
 from hookline.nudge import nudge_fanout
 from hookline.observability import NAMESPACE, flush_traces, log_success, logger, metrics
 from hookline.problems import PROBLEM, problem_json, retry_headers, status_for
-from hookline.runtime import http_client, source_cache, tracing
-from hookline.settings import get_settings
+from hookline.runtime import fanout_options, http_client, receipt_queues, source_cache, tracing
+from hookline.settings import Settings, get_settings
 
 ROUTE_PREFIX = "/in/"
 ONLY_POST = {"Allow": "POST"}
@@ -72,6 +72,7 @@ def inbound(request: ProxyRequest, source_id: str) -> dict[str, Any]:
             http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
             max_depth=settings.catalogue_limits.payload_max_depth,
             traceparent=span.traceparent if span else None,
+            fanout=fanout_options(settings) if settings.fanout_at_receipt else None,
             sources=source_cache(settings),
         )
         if span is not None and isinstance(result, Accepted):
@@ -141,12 +142,12 @@ def raw_body(request: ProxyRequest, limit: int) -> bytes:
 
 
 def accepted_response(accepted: Accepted) -> dict[str, Any]:
-    """200 with the event id; counts the outcome and nudges fan-out for new events."""
+    """200 with the event id; counts the outcome and sends or nudges what a new event needs."""
     if accepted.duplicate:
         metrics.add_metric(name="EventsDuplicate", unit=MetricUnit.Count, value=1)
     else:
         metrics.add_metric(name="EventsAccepted", unit=MetricUnit.Count, value=1)
-        nudge_fanout(get_settings())
+        dispatch(accepted, get_settings())
     log_success(
         "event accepted",
         duplicate=accepted.duplicate,
@@ -155,6 +156,19 @@ def accepted_response(accepted: Accepted) -> dict[str, Any]:
     )
     body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
     return proxy_response(200, body, "application/json")
+
+
+def dispatch(accepted: Accepted, settings: Settings) -> None:
+    """Send the deliveries the event got as it was stored (decision 0076), or nudge the
+    fan-out to make them (or to send what could not be sent) now, not at its next tick."""
+    if accepted.fanned_out:
+        if not accepted.to_send:
+            return
+        from hookline.fanout import send_at_receipt
+
+        if send_at_receipt(get_database(), receipt_queues(settings), accepted.to_send):
+            return
+    nudge_fanout(settings)
 
 
 @logger.inject_lambda_context(log_event=False)
