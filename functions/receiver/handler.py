@@ -17,8 +17,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
@@ -34,8 +35,40 @@ from hookline.problems import PROBLEM, problem_json, retry_headers, status_for
 from hookline.runtime import fanout_options, http_client, receipt_queues, source_cache, tracing
 from hookline.settings import Settings, get_settings
 
+if TYPE_CHECKING:
+    import httpx
+
+    from hookline.fanout import FanoutOptions
+    from hookline.repositories.sources_cache import SourceCache
+
 ROUTE_PREFIX = "/in/"
 ONLY_POST = {"Allow": "POST"}
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What every request under one settings object uses, looked up once: each factory's cache
+    hashes the whole settings on every call, which cost more than the rest of the wiring."""
+
+    settings: Settings
+    http: httpx.Client  # SSRF-guarded, one per process: SNS certificates and confirmations
+    fanout: FanoutOptions | None  # fan-out at receipt (decision 0076)
+    sources: SourceCache  # sources kept a few seconds (decision 0074)
+
+
+_wired: list[Wiring] = []
+
+
+def wiring() -> Wiring:
+    """The wiring of the current settings (built again when they are read again)."""
+    settings = get_settings()
+    for wired in _wired:
+        if wired.settings is settings:
+            return wired
+    fanout = fanout_options(settings) if settings.fanout_at_receipt else None
+    wired = Wiring(settings, http_client(settings), fanout, source_cache(settings))
+    _wired[:] = [wired]
+    return wired
 
 
 def receive(request: ProxyRequest) -> dict[str, Any]:
@@ -56,7 +89,8 @@ def receive(request: ProxyRequest) -> dict[str, Any]:
 
 def inbound(request: ProxyRequest, source_id: str) -> dict[str, Any]:
     """Receive one provider request; a handshake is answered and counted, never stored."""
-    settings = get_settings()
+    wired = wiring()
+    settings = wired.settings
     method = request.method
     attributes = {"hookline.source_id": source_id[:64], "http.request.method": method}
     with tracing(settings).root("receive", kind="server", attributes=attributes) as span:
@@ -69,11 +103,11 @@ def inbound(request: ProxyRequest, source_id: str) -> dict[str, Any]:
             method=method,
             query=request.query,
             url=request_url(request),
-            http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
+            http=wired.http,
             max_depth=settings.catalogue_limits.payload_max_depth,
             traceparent=span.traceparent if span else None,
-            fanout=fanout_options(settings) if settings.fanout_at_receipt else None,
-            sources=source_cache(settings),
+            fanout=wired.fanout,
+            sources=wired.sources,
         )
         if span is not None and isinstance(result, Accepted):
             span.set({"hookline.event_id": result.id, "hookline.duplicate": result.duplicate})
