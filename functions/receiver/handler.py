@@ -29,7 +29,7 @@ from hookline import errors
 from hookline.db import get_database
 from hookline.ingest import Accepted, Handshook, receive_inbound
 from hookline.ingress import ProxyRequest, proxy_request, proxy_response
-from hookline.nudge import nudge_fanout
+from hookline.nudge import after_accept
 from hookline.observability import NAMESPACE, flush_traces, log_success, logger, metrics
 from hookline.problems import PROBLEM, problem_json, retry_headers, status_for
 from hookline.runtime import fanout_options, http_client, receipt_queues, source_cache, tracing
@@ -181,7 +181,10 @@ def accepted_response(accepted: Accepted) -> dict[str, Any]:
         metrics.add_metric(name="EventsDuplicate", unit=MetricUnit.Count, value=1)
     else:
         metrics.add_metric(name="EventsAccepted", unit=MetricUnit.Count, value=1)
-        dispatch(accepted, get_settings())
+        settings = get_settings()
+        after_accept(
+            settings, accepted.fanned_out, accepted.to_send, lambda: receipt_queues(settings)
+        )
     log_success(
         "event accepted",
         duplicate=accepted.duplicate,
@@ -190,19 +193,6 @@ def accepted_response(accepted: Accepted) -> dict[str, Any]:
     )
     body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
     return proxy_response(200, body, "application/json")
-
-
-def dispatch(accepted: Accepted, settings: Settings) -> None:
-    """Send the deliveries the event got as it was stored (decision 0076), or nudge the
-    fan-out to make them (or to send what could not be sent) now, not at its next tick."""
-    if accepted.fanned_out:
-        if not accepted.to_send:
-            return
-        from hookline.fanout import send_at_receipt
-
-        if send_at_receipt(get_database(), receipt_queues(settings), accepted.to_send):
-            return
-    nudge_fanout(settings)
 
 
 @logger.inject_lambda_context(log_event=False)

@@ -210,7 +210,11 @@ class ServiceFunctions(Construct):
                 # API Gateway answers 504 after 29 s whatever the function does: long work is
                 # a replay run (202 and the replay function), not a request.
                 timeout_seconds=min(infra.api_timeout_seconds, API_GATEWAY_TIMEOUT_SECONDS),
-                environment={"HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name},
+                environment={
+                    "HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name,
+                    # A published event's deliveries are sent by the API (decision 0076).
+                    "HOOKLINE_FANOUT_AT_RECEIPT": "true",
+                },
             ),
         )
         reconcile = HooklineFunction(

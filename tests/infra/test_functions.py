@@ -106,6 +106,7 @@ def test_the_management_api_function_runs_functions_api(aws: StackView) -> None:
     env = env_of(management)
     assert env["POWERTOOLS_SERVICE_NAME"] == "hookline-api"
     assert env["HOOKLINE_FANOUT_FUNCTION"] == {"Ref": fanout_id}
+    assert env["HOOKLINE_FANOUT_AT_RECEIPT"] == "true"  # publish sends what it made (0076)
     assert env["HOOKLINE_REPLAY_FUNCTION"] == {"Ref": replay_id}
 
 

@@ -116,3 +116,21 @@ def test_deliveries_the_queue_refuses_go_back_to_pending_for_the_fan_out(
     ensure_queues(sqs, at_receipt.config, visibility_timeout_seconds=1)
     at_receipt.run_until(lambda: at_receipt.states() == {"delivered": 1})
     assert len(sink.requests("/later")) == 1
+
+
+def test_an_event_published_through_the_api_is_sent_without_a_fan_out_run(
+    mgmt, at_receipt, db, tenant, sink
+):
+    # Given a tenant's endpoint for its own order events
+    wants = endpoint(db, tenant["id"], sink.url("/orders"), event_types=["order.*"])
+    # When the tenant's service publishes one through the API
+    result = mgmt.post(
+        "/v1/events", {"tenant_id": tenant["id"], "type": "order.paid", "payload": {"n": 7}}
+    )
+    assert result.status == 200, result.body
+    # Then its delivery is on the queue already, and arrives signed
+    assert at_receipt.delivery(event_id=result.json()["id"])["state"] == "queued"
+    assert at_receipt.deliver_once("standard") == 1
+    [request] = sink.requests("/orders")
+    assert json.loads(request.body) == {"n": 7}
+    assert verify_standard([wants["secret"]], request.headers, request.body)

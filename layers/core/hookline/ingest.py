@@ -29,7 +29,7 @@ from hookline.errors import (
 from hookline.ids import new_id
 from hookline.nudge import nudge_on_commit
 from hookline.postgres_text import storable_text
-from hookline.repositories.ledger import NewEvent, Received, Stored, accept_event, store_event
+from hookline.repositories.ledger import NewEvent, Received, accept_event, store_event
 from hookline.repositories.source_activity import (
     adopt_handshake_secret,
     record_handshake,
@@ -245,6 +245,7 @@ def publish(
     idempotency_key: str | None = None,
     limits: CatalogueLimits = DEFAULT_LIMITS,
     traceparent: str | None = None,
+    fanout: FanoutOptions | None = None,
 ) -> Accepted:
     """Write a tenant's own event and its outbox row on `conn`, in the caller's transaction.
 
@@ -258,7 +259,9 @@ def publish(
     refused (SchemaViolation, a BadRequest) before anything is written. So is a payload over
     `limits` (size 413; depth or an integer's digits 400), whatever its type. A
     `traceparent` (a span of the caller's, W3C) continues into fan-out and delivery (decision
-    0070).
+    0070). With `fanout` (the API's own connection, never a producer's transaction: the
+    deliveries must be sent once it commits) the event is fanned out as it is stored, as the
+    receiver's are (decision 0076).
     """
     check_json_shape(
         payload,
@@ -279,8 +282,9 @@ def publish(
 
     check_payload(conn, tenant_id, type, body, limits)
     dedupe_key = f"idem:{idempotency_key}" if idempotency_key else f"auto:{new_id('pub')}"
-    stored: Stored = store_event(
+    received = _store(
         conn,
+        fanout,
         NewEvent(
             tenant_id=tenant_id,
             origin=PUBLISH_ORIGIN,
@@ -290,9 +294,12 @@ def publish(
             traceparent=traceparent,
         ),
     )
-    if not stored.duplicate:
+    stored = received.stored
+    if not stored.duplicate and not received.fanned_out:
         nudge_on_commit(conn, settings)
-    return Accepted(stored.id, stored.duplicate, tenant_id)
+    return Accepted(
+        stored.id, stored.duplicate, tenant_id, None, received.fanned_out, received.to_send
+    )
 
 
 def validate_event_type(type: Any) -> None:

@@ -60,7 +60,8 @@ BEGIN
         JOIN tenants t ON t.id = p.tenant_id
         WHERE p.tenant_id = p_tenant_id AND p.enabled
           AND p_type LIKE ANY (hookline_like_patterns(p.event_types))
-        ON CONFLICT (id) DO NOTHING
+        -- no ON CONFLICT: the event is new (its key was just inserted), so are its delivery
+        -- ids; a speculative insertion would cost a confirm record per delivery
         RETURNING p_id, true, d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq;
     END IF;
 END $$;
