@@ -11,11 +11,13 @@ For each caller count, measured in the same run against the same Postgres:
 
 With `--breakdown`, two rows in between show where the difference goes:
 
-* **ledger SQL** — the receiver's own `insert_event` statement (event + outbox row),
-  sent through raw psycopg exactly as the bare insert is: the database's share.
-* **service** — `hookline.ingest.receive_inbound` called directly on the pool (source
-  lookup, verification, the statement): the handler minus API Gateway parsing and
-  Powertools.
+* **ledger SQL** — the receiver's own statement as deployed, `accept_event` (fan-out at
+  receipt, decision 0076: dedupe key, event, outbox row and the deliveries of the tenant's
+  endpoints, none here), sent through raw psycopg exactly as the bare insert is: the
+  database's share.
+* **service** — `hookline.ingest.receive_inbound` called directly on the pool with the
+  process's source cache (the source as kept, verification, the statement): the handler minus
+  reading the proxy event, logging and metrics.
 
 Postgres is `DATABASE_URL` if set (a fresh database is created on that server and dropped
 at the end), else a durable local server (default fsync) started in a temp dir and stopped
@@ -88,6 +90,7 @@ def prepare_environment(callers: int) -> None:
     os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Hookline")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     os.environ.pop("HOOKLINE_FANOUT_FUNCTION", None)
+    os.environ["HOOKLINE_FANOUT_AT_RECEIPT"] = "true"  # as deployed (decision 0076)
     os.environ["HOOKLINE_DB_POOL_SIZE"] = str(callers)
     # Callers share the module-level Metrics, so one invocation's flush can find the set
     # another already flushed; Powertools warns, nothing is lost.
@@ -156,7 +159,7 @@ def bare_params(item: tuple[str, bytes]) -> tuple[str, str, bytes]:
 
 
 class LedgerSql(Contender[dict[str, Any]]):
-    """The receiver's own `insert_event` statement (event + outbox), through raw psycopg."""
+    """The receiver's own `accept_event` statement, through raw psycopg."""
 
     name = "ledger SQL"
 
@@ -164,6 +167,10 @@ class LedgerSql(Contender[dict[str, Any]]):
         """The statement's parameters as the repository builds them (minus the id)."""
         from psycopg.types.json import Jsonb
 
+        from hookline.runtime import fanout_options
+        from hookline.settings import get_settings
+
+        options = fanout_options(get_settings())
         t = self.target
         return [
             {
@@ -176,6 +183,8 @@ class LedgerSql(Contender[dict[str, Any]]):
                 "content_type": "application/json",
                 "headers": Jsonb({}),
                 "traceparent": None,  # tracing off, as benchmarked
+                "deadline": options.deadline,
+                "lease": options.queued_lease,
             }
             for event_id in ids
         ]
@@ -184,11 +193,11 @@ class LedgerSql(Contender[dict[str, Any]]):
         """A caller with its own connection."""
         from hookline.sqlfiles import query
 
-        return SqlCaller(self.target.url, query("insert_event"), ledger_params)
+        return SqlCaller(self.target.url, query("accept_event"), ledger_params)
 
 
 def ledger_params(item: dict[str, Any]) -> dict[str, Any]:
-    """The insert_event parameters with a fresh event id."""
+    """The accept_event parameters with a fresh event id."""
     from hookline.ids import new_id
 
     return {**item, "id": new_id("evt")}
@@ -229,7 +238,7 @@ class SignedRequests(Contender[tuple[dict[str, str], bytes]]):
 
 
 class Service(SignedRequests):
-    """`receive_inbound` on the process pool: the handler without API Gateway/Powertools."""
+    """`receive_inbound` on the process pool: the handler without the event, logs, metrics."""
 
     name = "service"
 
@@ -243,18 +252,28 @@ class ServiceCaller(Caller[tuple[dict[str, str], bytes]]):
 
     def __init__(self, source_id: str) -> None:
         from hookline.db import get_database
+        from hookline.runtime import fanout_options, source_cache
         from hookline.settings import get_settings
 
+        settings = get_settings()
+        self.fanout = fanout_options(settings)  # as the handler, at receipt (decision 0076)
         self.source_id = source_id
         self.db = get_database()
-        self.max_body_bytes = get_settings().max_body_bytes
+        self.max_body_bytes = settings.max_body_bytes
+        self.sources = source_cache(settings)  # the handler's own (decision 0074)
 
     def call(self, item: tuple[dict[str, str], bytes]) -> bool:
         """Verify and store one request."""
         from hookline.ingest import Accepted, receive_inbound
 
         accepted = receive_inbound(
-            self.db, self.source_id, item[0], item[1], max_body_bytes=self.max_body_bytes
+            self.db,
+            self.source_id,
+            item[0],
+            item[1],
+            max_body_bytes=self.max_body_bytes,
+            fanout=self.fanout,
+            sources=self.sources,
         )
         assert isinstance(accepted, Accepted)  # a Stripe source has no handshake
         return not accepted.duplicate
@@ -277,11 +296,11 @@ class HandlerPath(Contender[tuple[dict[str, Any], Any]]):
 
     def caller(self) -> Caller[tuple[dict[str, Any], Any]]:
         """A caller of the in-process handler."""
-        from hookline_dev.local.powertools import isolate_resolver_state, serialize_metrics
+        from hookline_dev.local.powertools import serialize_metrics
 
-        # Several threads invoke the handler at once, as in the dev stack: give each its own
-        # Powertools resolver state, or concurrent calls read each other's events (0009).
-        isolate_resolver_state()
+        # Several threads invoke the handler at once, as in the dev stack: they share the
+        # process's metric set, whose flushes must not interleave (decision 0011). The
+        # receiver has no resolver state to isolate (decision 0074).
         serialize_metrics()
         from functions.receiver.handler import lambda_handler
 

@@ -6,6 +6,10 @@ Route: POST /in/{source_id} (provider webhooks; the signature is the auth), and 
 providers that handshake with GET (Meta, X, Dropbox, Okta; others get 405). `/v1` is the
 management API's (functions/api): API Gateway routes `/v1/{proxy+}` there, and so does the
 local front (`hookline dev`).
+
+One route needs no resolver: the request is read straight from the event and the answer is
+the proxy integration's dict (decision 0074). Nothing here is shared between requests but the
+process's collaborators, so threads of the local runner can call it at once.
 """
 
 from __future__ import annotations
@@ -13,76 +17,97 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline import errors
 from hookline.db import get_database
 from hookline.ingest import Accepted, Handshook, receive_inbound
-from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
+from hookline.ingress import ProxyRequest, proxy_request, proxy_response
 from hookline.nudge import after_accept
 from hookline.observability import NAMESPACE, flush_traces, log_success, logger, metrics
-from hookline.problems import error_response, header, problem, status_for
-from hookline.runtime import fanout_options, http_client, receipt_queues, tracing
-from hookline.settings import get_settings
+from hookline.problems import PROBLEM, problem_json, retry_headers, status_for
+from hookline.runtime import fanout_options, http_client, receipt_queues, source_cache, tracing
+from hookline.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    import httpx
+
+    from hookline.fanout import FanoutOptions
+    from hookline.repositories.sources_cache import SourceCache
+
+ROUTE_PREFIX = "/in/"
+ONLY_POST = {"Allow": "POST"}
 
 
-def build_app(ingress: str = "rest") -> ApiGatewayResolver:
-    """The routes, on the resolver of `ingress`. One resolver per thread: a resolver holds the
-    current event, and the local runner and benchmarks call this handler from several threads
-    at once (on AWS each container runs one invocation at a time)."""
-    app = new_resolver(ingress)
+@dataclass(frozen=True)
+class Wiring:
+    """What every request under one settings object uses, looked up once: each factory's cache
+    hashes the whole settings on every call, which cost more than the rest of the wiring."""
 
-    @app.post("/in/<source_id>")
-    def receive(source_id: str) -> Response[str]:
-        """A provider's webhook or handshake: verify, store once (or answer), answer."""
-        return inbound(app, source_id, "POST")
-
-    @app.get("/in/<source_id>")
-    def receive_get(source_id: str) -> Response[str]:
-        """A provider's GET handshake; a GET to any other source is 405."""
-        try:
-            return inbound(app, source_id, "GET")
-        except errors.MethodNotAllowed:
-            return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", {"Allow": "POST"})
-
-    @app.route("/in/<source_id>", method=["PUT", "PATCH", "DELETE"])
-    def method_not_allowed(source_id: str) -> Response[str]:
-        """Providers only POST."""
-        return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", {"Allow": "POST"})
-
-    app.exception_handler(errors.HooklineError)(domain_error)
-    return app
+    settings: Settings
+    http: httpx.Client  # SSRF-guarded, one per process: SNS certificates and confirmations
+    fanout: FanoutOptions | None  # fan-out at receipt (decision 0076)
+    sources: SourceCache  # sources kept a few seconds (decision 0074)
 
 
-current_app = per_thread_and_ingress(build_app)
+_wired: list[Wiring] = []
 
 
-def inbound(app: ApiGatewayResolver, source_id: str, method: str) -> Response[str]:
-    """Receive one provider request; a handshake is answered and counted, never stored."""
+def wiring() -> Wiring:
+    """The wiring of the current settings (built again when they are read again)."""
     settings = get_settings()
-    event = app.current_event
+    for wired in _wired:
+        if wired.settings is settings:
+            return wired
+    fanout = fanout_options(settings) if settings.fanout_at_receipt else None
+    wired = Wiring(settings, http_client(settings), fanout, source_cache(settings))
+    _wired[:] = [wired]
+    return wired
+
+
+def receive(request: ProxyRequest) -> dict[str, Any]:
+    """Route one request: POST (or a GET handshake) to `/in/{source_id}`; a domain error
+    becomes its problem answer."""
+    source_id = request.path_parameter(ROUTE_PREFIX)
+    if source_id is None:
+        return problem(HTTPStatus.NOT_FOUND, "no such route")
+    if request.method not in ("POST", "GET"):
+        return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", ONLY_POST)
+    try:
+        return inbound(request, source_id)
+    except errors.MethodNotAllowed:
+        return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", ONLY_POST)
+    except errors.HooklineError as err:
+        return domain_error(err)
+
+
+def inbound(request: ProxyRequest, source_id: str) -> dict[str, Any]:
+    """Receive one provider request; a handshake is answered and counted, never stored."""
+    wired = wiring()
+    settings = wired.settings
+    method = request.method
     attributes = {"hookline.source_id": source_id[:64], "http.request.method": method}
     with tracing(settings).root("receive", kind="server", attributes=attributes) as span:
         result = receive_inbound(
             get_database(),
             source_id,
-            event.headers or {},
-            raw_body(app, settings.max_body_bytes) if method == "POST" else b"",
+            request.headers,
+            raw_body(request, settings.max_body_bytes) if method == "POST" else b"",
             max_body_bytes=settings.max_body_bytes,
             method=method,
-            query=event.query_string_parameters or {},
-            url=request_url(app),
-            http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
+            query=request.query,
+            url=request_url(request),
+            http=wired.http,
             max_depth=settings.catalogue_limits.payload_max_depth,
             traceparent=span.traceparent if span else None,
-            fanout=fanout_options(settings) if settings.fanout_at_receipt else None,
+            fanout=wired.fanout,
+            sources=wired.sources,
         )
         if span is not None and isinstance(result, Accepted):
             span.set({"hookline.event_id": result.id, "hookline.duplicate": result.duplicate})
@@ -91,22 +116,18 @@ def inbound(app: ApiGatewayResolver, source_id: str, method: str) -> Response[st
     return accepted_response(result)
 
 
-def request_url(app: ApiGatewayResolver) -> str | None:
+def request_url(request: ProxyRequest) -> str | None:
     """The URL the request reached, as far as API Gateway tells (a source's `public_url`
     overrides it for providers that sign their URL)."""
-    event = app.current_event
-    host = header(app, "Host")
+    host = request.header("host")
     if not host:
         return None
-    proto = header(app, "X-Forwarded-Proto") or "https"
-    # REST's request context has the path with its stage; payload 2.0's `path` has it already
-    context = getattr(event, "request_context", None)
-    path = getattr(context, "path", None) or event.path
-    query = event.query_string_parameters or {}
-    return f"{proto}://{host}{path}" + ("?" + urlencode(query) if query else "")
+    proto = request.header("x-forwarded-proto") or "https"
+    query = request.query
+    return f"{proto}://{host}{request.url_path}" + ("?" + urlencode(query) if query else "")
 
 
-def handshake_response(handshook: Handshook) -> Response[str]:
+def handshake_response(handshook: Handshook) -> dict[str, Any]:
     """The provider's handshake answer, counted by scheme; no event, no fan-out."""
     answer = handshook.answer
     with single_metric(
@@ -117,15 +138,17 @@ def handshake_response(handshook: Handshook) -> Response[str]:
         "handshake answered",
         extra={"kind": answer.kind, "scheme": handshook.scheme, "tenant": handshook.tenant_id},
     )
-    return Response(
-        status_code=answer.status,
-        content_type=answer.content_type,
-        body=answer.body,
-        headers=dict(answer.headers),
-    )
+    return proxy_response(answer.status, answer.body, answer.content_type, answer.headers)
 
 
-def domain_error(err: errors.HooklineError) -> Response[str]:
+def problem(
+    status: HTTPStatus, detail: str, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """An `application/problem+json` answer."""
+    return proxy_response(int(status), problem_json(status, detail), PROBLEM, headers)
+
+
+def domain_error(err: errors.HooklineError) -> dict[str, Any]:
     """Map a domain error to its status code with a message safe to show the caller."""
     status = status_for(err)
     with single_metric(
@@ -133,14 +156,13 @@ def domain_error(err: errors.HooklineError) -> Response[str]:
     ) as metric:
         metric.add_dimension(name="Reason", value=status.phrase.replace(" ", ""))
     logger.info("request rejected", extra={"status": int(status), "reason": str(err)})
-    return error_response(err)
+    return problem(status, str(err), retry_headers(status))
 
 
-def raw_body(app: ApiGatewayResolver, limit: int) -> bytes:
+def raw_body(request: ProxyRequest, limit: int) -> bytes:
     """The body bytes exactly as the caller sent them (API Gateway may base64 them)."""
-    event = app.current_event
-    body = event.body or ""
-    if event.is_base64_encoded:
+    body = request.body
+    if request.base64_encoded:
         # Base64 is 4/3 the size: refuse an oversized body before decoding it.
         if len(body) > (limit // 3 + 1) * 4 + 4:
             raise errors.PayloadTooLarge(f"body exceeds {limit} bytes")
@@ -153,9 +175,8 @@ def raw_body(app: ApiGatewayResolver, limit: int) -> bytes:
     return body.encode("utf-8", "surrogateescape")
 
 
-def accepted_response(accepted: Accepted) -> Response[str]:
+def accepted_response(accepted: Accepted) -> dict[str, Any]:
     """200 with the event id; counts the outcome and sends or nudges what a new event needs."""
-    logger.set_correlation_id(accepted.id)
     if accepted.duplicate:
         metrics.add_metric(name="EventsDuplicate", unit=MetricUnit.Count, value=1)
     else:
@@ -164,9 +185,14 @@ def accepted_response(accepted: Accepted) -> Response[str]:
         after_accept(
             settings, accepted.fanned_out, accepted.to_send, lambda: receipt_queues(settings)
         )
-    log_success("event accepted", duplicate=accepted.duplicate, tenant=accepted.tenant_id)
+    log_success(
+        "event accepted",
+        duplicate=accepted.duplicate,
+        tenant=accepted.tenant_id,
+        correlation_id=accepted.id,
+    )
     body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
-    return Response(status_code=200, content_type="application/json", body=body)
+    return proxy_response(200, body, "application/json")
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -174,4 +200,4 @@ def accepted_response(accepted: Accepted) -> Response[str]:
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    return current_app(event_ingress(event)).resolve(event, context)
+    return receive(proxy_request(event))

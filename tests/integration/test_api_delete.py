@@ -23,6 +23,18 @@ from tests.support.signers import standard_headers
 pytestmark = pytest.mark.integration
 
 PUBLIC_URL = "https://93.184.216.34/hooks"
+# The receiver keeps a source this long (decision 0074): a change that takes something away
+# (a shorter tolerance, a deletion) reaches it within that bound.
+SOURCE_TTL = 0.2
+
+
+@pytest.fixture
+def short_source_ttl(monkeypatch):
+    """The receiver keeps sources SOURCE_TTL seconds (settings read again from here on)."""
+    from hookline.db import reset_database
+
+    monkeypatch.setenv("HOOKLINE_SOURCE_CACHE_SECONDS", str(SOURCE_TTL))
+    reset_database()
 
 
 def make_tenant(mgmt, name="acme"):
@@ -58,7 +70,9 @@ def audit_actions(db, object_type):
 # -- PATCH /v1/sources/<id> -----------------------------------------------------------------
 
 
-def test_patching_a_source_tolerance_changes_what_the_receiver_accepts(mgmt, api, db):
+def test_patching_a_source_tolerance_changes_what_the_receiver_accepts(
+    short_source_ttl, mgmt, api, db
+):
     # Given a source that accepts webhooks signed up to 5 minutes ago
     source = make_source(mgmt, make_tenant(mgmt), tolerance_seconds=300)
     assert signed_post(api, source, "msg_1", age_seconds=120).status == 200
@@ -71,6 +85,7 @@ def test_patching_a_source_tolerance_changes_what_the_receiver_accepts(mgmt, api
     assert (patched.json()["tolerance_seconds"], patched.json()["name"]) == (60, "billing")
     assert patched.json()["scheme"] == "standard" and patched.json()["enabled"] is True
     assert mgmt.get(f"/v1/sources/{source['id']}").json() == patched.json()
+    time.sleep(SOURCE_TTL + 0.05)  # once the receiver's copy of the source has expired
     assert signed_post(api, source, "msg_2", age_seconds=120).status == 401
     assert signed_post(api, source, "msg_3").status == 200
     assert count_events(db) == 2
@@ -105,7 +120,9 @@ def test_a_source_patch_is_checked_like_a_create_and_never_touches_secret_or_sch
 # -- DELETE /v1/sources/<id> ----------------------------------------------------------------
 
 
-def test_a_deleted_source_answers_providers_like_an_unknown_one_and_its_events_stay(mgmt, api, db):
+def test_a_deleted_source_answers_providers_like_an_unknown_one_and_its_events_stay(
+    short_source_ttl, mgmt, api, db
+):
     # Given a source that has received one event
     source = make_source(mgmt, make_tenant(mgmt))
     received = signed_post(api, source, "msg_1")
@@ -117,7 +134,9 @@ def test_a_deleted_source_answers_providers_like_an_unknown_one_and_its_events_s
     assert deleted.status == 200, deleted.body
     assert deleted.json()["enabled"] is False and deleted.json()["deleted_at"]
     assert "secret" not in deleted.json()
-    # And a correctly signed webhook gets exactly the unknown-source answer, and nothing is stored
+    # And once the receiver's copy of the source has expired, a correctly signed webhook gets
+    # exactly the unknown-source answer, and nothing is stored
+    time.sleep(SOURCE_TTL + 0.05)
     refused = signed_post(api, source, "msg_2")
     unknown = signed_post(api, {"path": "/in/src_missing"}, "msg_3")
     assert refused.status == unknown.status == 404

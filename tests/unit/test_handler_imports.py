@@ -36,6 +36,8 @@ NEVER = {
         # Public-key schemes (Discord's Ed25519, SendGrid's ECDSA) load it when they verify.
         "cryptography.hazmat.primitives.asymmetric",
         "ulid",
+        # One route, read straight from the event: no resolver (decision 0074).
+        "aws_lambda_powertools.event_handler",
     ),
     "fanout": (
         "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",

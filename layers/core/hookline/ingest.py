@@ -36,12 +36,15 @@ from hookline.repositories.source_activity import (
     record_rejection,
 )
 from hookline.repositories.sources import Source, get_source
+from hookline.repositories.sources_cache import SourceCache
 from hookline.settings import Settings
 from hookline.verifiers import (
     HandshakeAnswer,
     Headers,
     RequestContext,
     SourceConfig,
+    VerifiedRequest,
+    Verifier,
     answer_handshake,
     verifier_for,
 )
@@ -55,6 +58,9 @@ MAX_IDEMPOTENCY_KEY_LENGTH = 255
 PUBLISH_ORIGIN = "publish"
 # A caller's rejections, counted on the source's activity (a 503 or 404 is not the caller's).
 REJECTIONS = (VerificationFailed, BadRequest, UnsupportedMediaType, HandshakeRefused)
+# What a source's secrets, tolerance or options decide: a kept copy that refuses a request is
+# read again before the refusal stands (decision 0074).
+RECHECKED = (VerificationFailed, UnsupportedMediaType)
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,7 @@ def receive_inbound(
     max_depth: int = DEFAULT_LIMITS.payload_max_depth,
     traceparent: str | None = None,
     fanout: FanoutOptions | None = None,
+    sources: SourceCache | None = None,
 ) -> Accepted | Handshook:
     """Answer a provider's handshake, or verify its request against its source and store it
     once. `url` is the URL the request reached; a source's `public_url` option replaces it
@@ -103,6 +110,8 @@ def receive_inbound(
     With `fanout`, an event of a tenant without content-filtered or ordered endpoints is
     fanned out in the statement that stores it, and `Accepted.to_send` holds its deliveries,
     queued under `fanout.queued_lease`, for the caller to send (decision 0076).
+    `sources` keeps sources for a few seconds (decision 0074); without it each request reads
+    its source.
 
     Raises NotFound (unknown or disabled source), PayloadTooLarge, MethodNotAllowed (a GET
     that is not the source's handshake), UnsupportedMediaType, VerificationFailed,
@@ -113,26 +122,15 @@ def receive_inbound(
         raise PayloadTooLarge(f"body exceeds {max_body_bytes} bytes")
     hdrs = Headers(headers)
     with db.connection() as conn:
-        source = get_source(conn, source_id)
-        if not source.enabled:
-            raise NotFound("unknown source")
-        config = SourceConfig(source.secrets, source.tolerance_seconds, source.options)
-        verifier = verifier_for(source.scheme, config)
-        context = RequestContext(method, dict(query or {}), public_url(source, url, query), http)
-        try:
-            answer = answer_handshake(verifier, hdrs, body, context)
-            if answer is None and method != "POST":
-                raise MethodNotAllowed("use POST")
-            adopt = answer.adopt_secret if answer is not None else None
-            if adopt is not None and not adopt_handshake_secret(conn, source.id, adopt):
-                raise HandshakeRefused("this source already took its secret by handshake")
-            verified = None if answer else verifier.verify(hdrs, body, context)
-            if verified is not None:
-                screen_received_body(body, max_depth)
-        except REJECTIONS as err:
-            record_rejection(conn, source.id, type(err).__name__)
-            raise
+        if sources is None:
+            source, kept = get_source(conn, source_id), False
+        else:
+            source, kept = sources.get(conn, source_id)
+        request = _Request(hdrs, body, method, query, url, http, max_depth)
+        source, (verifier, answer, verified) = _verify(conn, source, kept, sources, request)
         if answer is not None:
+            if answer.adopt_secret is not None and sources is not None:
+                sources.forget(source.id)
             record_handshake(conn, source.id, answer.kind)
             return Handshook(answer, source.tenant_id, source.scheme)
         assert verified is not None
@@ -164,6 +162,68 @@ def _store(conn: Connection, fanout: FanoutOptions | None, event: NewEvent) -> R
     if fanout is None:
         return Received(store_event(conn, event))
     return accept_event(conn, event, deadline=fanout.deadline, lease=fanout.queued_lease)
+
+
+@dataclass(frozen=True)
+class _Request:
+    headers: Headers
+    body: bytes
+    method: str
+    query: Mapping[str, str] | None
+    url: str | None
+    http: Any
+    max_depth: int
+
+
+Checked = tuple[Verifier, HandshakeAnswer | None, VerifiedRequest | None]
+
+
+def _verify(
+    conn: Connection, source: Source, kept: bool, sources: SourceCache | None, request: _Request
+) -> tuple[Source, Checked]:
+    """`_check` the request against its source; a refusal is recorded on the source's activity.
+    A kept copy (`kept`) may predate a rotation's new secret or changed options, so before a
+    refusal of what those decide stands, the source is read again and, if it changed, the
+    request checked once more against it (decision 0074)."""
+    try:
+        return source, _check(conn, source, request)
+    except RECHECKED as err:
+        fresh = sources.read(conn, source.id) if kept and sources is not None else source
+        if fresh == source:
+            record_rejection(conn, source.id, type(err).__name__)
+            raise
+    except REJECTIONS as err:
+        record_rejection(conn, source.id, type(err).__name__)
+        raise
+    try:
+        return fresh, _check(conn, fresh, request)
+    except REJECTIONS as err:
+        record_rejection(conn, fresh.id, type(err).__name__)
+        raise
+
+
+def _check(conn: Connection, source: Source, request: _Request) -> Checked:
+    """The source's verifier, and the handshake's answer or the verified request. Raises
+    NotFound for a disabled source, MethodNotAllowed, or one of REJECTIONS."""
+    if not source.enabled:
+        raise NotFound("unknown source")
+    config = SourceConfig(source.secrets, source.tolerance_seconds, source.options)
+    verifier = verifier_for(source.scheme, config)
+    query = request.query
+    context = RequestContext(
+        request.method, dict(query or {}), public_url(source, request.url, query), request.http
+    )
+    answer = answer_handshake(verifier, request.headers, request.body, context)
+    if answer is None and request.method != "POST":
+        raise MethodNotAllowed("use POST")
+    adopt = answer.adopt_secret if answer is not None else None
+    if adopt is not None and not adopt_handshake_secret(conn, source.id, adopt):
+        raise HandshakeRefused("this source already took its secret by handshake")
+    if answer is not None:
+        return verifier, answer, None
+    verified = verifier.verify(request.headers, request.body, context)
+    screen_received_body(request.body, request.max_depth)
+    return verifier, None, verified
 
 
 def public_url(source: Source, url: str | None, query: Mapping[str, str] | None) -> str | None:

@@ -7,12 +7,13 @@ import json
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any, TypeVar
-
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hookline import errors
+
+if TYPE_CHECKING:  # the receiver answers without a resolver and never imports one (0074)
+    from aws_lambda_powertools.event_handler import Response
+    from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 
 PROBLEM = "application/problem+json"
 
@@ -47,6 +48,20 @@ def problem(
     errors_: list[dict[str, Any]] | None = None,
 ) -> Response[str]:
     """An `application/problem+json` error response."""
+    from aws_lambda_powertools.event_handler import Response
+
+    return Response(
+        status_code=int(status),
+        content_type=PROBLEM,
+        body=problem_json(status, detail, errors_),
+        headers=headers or {},
+    )
+
+
+def problem_json(
+    status: HTTPStatus, detail: str, errors_: list[dict[str, Any]] | None = None
+) -> str:
+    """The body of an `application/problem+json` answer."""
     body: dict[str, Any] = {
         "type": "about:blank",
         "title": status.phrase,
@@ -55,16 +70,18 @@ def problem(
     }
     if errors_ is not None:
         body["errors"] = errors_
-    return Response(
-        status_code=int(status), content_type=PROBLEM, body=json.dumps(body), headers=headers or {}
-    )
+    return json.dumps(body)
 
 
 def error_response(err: errors.HooklineError) -> Response[str]:
     """A domain error as a problem response; a 503 tells the caller when to retry."""
     status = status_for(err)
-    headers = {"Retry-After": "5"} if status == HTTPStatus.SERVICE_UNAVAILABLE else {}
-    return problem(status, str(err), headers)
+    return problem(status, str(err), retry_headers(status))
+
+
+def retry_headers(status: HTTPStatus) -> dict[str, str]:
+    """What an error answer tells the caller about retrying: a 503 says when."""
+    return {"Retry-After": "5"} if status == HTTPStatus.SERVICE_UNAVAILABLE else {}
 
 
 def header(app: ApiGatewayResolver, name: str) -> str | None:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hookline.queues import DeliveryQueues
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
+    from hookline.repositories.sources_cache import SourceCache
     from hookline.restore_requests import RestoreOptions
 
 # Each handler imports this module for a few factories; the services behind the others (the
@@ -209,9 +210,28 @@ def released_heads() -> ReleasedHeads:
     return ReleasedHeads()
 
 
+_sources: list[tuple[Settings, SourceCache]] = []
+
+
+def source_cache(settings: Settings) -> SourceCache:
+    """The receiver's sources kept for `source_cache_seconds` (decision 0074); one per
+    settings object, found by identity (hashing the settings costs more than the lookup)."""
+    for known, cache in _sources:
+        if known is settings:
+            return cache
+    from hookline.repositories.sources_cache import SourceCache
+
+    with _lock:
+        _sources[:] = [p for p in _sources if p[0] is not settings][-3:]
+        cache = SourceCache(settings.source_cache_seconds)
+        _sources.append((settings, cache))
+        return cache
+
+
 def reset_runtime() -> None:
     """Forget every cached collaborator (tests, local runner restarts)."""
     with _lock:
+        _sources.clear()
         _queues.cache_clear()
         _http.cache_clear()
         _public_http.cache_clear()

@@ -123,6 +123,10 @@ class Settings:
     # traced.
     otlp_traces_endpoint: str | None = None
     trace_sample_rate: float = 1.0
+    # The receiver keeps a source it verified with for this long in the process (decision
+    # 0074): a disabled or deleted source, or a secret rotated out, stops being accepted within
+    # it. 0: every request reads the source.
+    source_cache_seconds: float = 5.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -181,6 +185,7 @@ class Settings:
             operational=OperationalOptions.from_env(e),
             otlp_traces_endpoint=e.get("HOOKLINE_OTLP_TRACES_ENDPOINT") or None,
             trace_sample_rate=float(e.get("HOOKLINE_TRACE_SAMPLE_RATE") or "1"),
+            source_cache_seconds=float(e.get("HOOKLINE_SOURCE_CACHE_SECONDS") or "5"),
         )
 
     @property
