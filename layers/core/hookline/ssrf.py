@@ -32,6 +32,7 @@ from typing import Any
 import httpcore
 import httpx
 
+from hookline.connection_pool import DeliveryPool
 from hookline.errors import UnsafeURL
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -379,9 +380,10 @@ class GuardedTransport(httpx.HTTPTransport):
         super().__init__(verify=ssl_context, trust_env=False, limits=limits, retries=retries)
         self._allow_http = allow_http
         # httpx builds its pool without a way to pass a network backend; build the
-        # same pool with ours. Pinned httpx version; tests/integration/test_ssrf_connect.py
-        # fails if this stops taking effect.
-        self._pool = httpcore.ConnectionPool(
+        # same pool with ours (and its cheaper bookkeeping, hookline.connection_pool).
+        # Pinned httpx version; tests/integration/test_ssrf_connect.py fails if this stops
+        # taking effect.
+        self._pool = DeliveryPool(
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
