@@ -5,18 +5,21 @@ Each stage runs in its own worker processes, each handling one request or one ba
 time as a Lambda container does:
 
 * **receiver** — `functions.receiver.handler.lambda_handler` called with API Gateway REST
-  events carrying Stripe-signed ~1 KB payloads (verify, store the event and its outbox row);
-* **fanout** — `functions.fanout.handler.lambda_handler` once per nudge, as on AWS, where the
-  receiver's nudge after each accepted event is an asynchronous invoke: fan out, claim the due
-  deliveries, send them to the queue;
+  events carrying Stripe-signed ~1 KB payloads: verify, store the event, its outbox row and,
+  as deployed (fan-out at receipt, decision 0076), its deliveries, and send those to the
+  queue; with `--no-receipt`, store and nudge the fan-out instead;
+* **fanout** — `functions.fanout.handler.lambda_handler` once per nudge, as on AWS, where a
+  nudge is an asynchronous invoke: fan out, claim the due deliveries, send them to the queue
+  (with fan-out at receipt nothing nudges it here: it idles);
 * **deliver** — `functions.deliver.handler.lambda_handler` with SQS-shaped batches of up to
   10 records: claim, sign, POST to a loopback sink (`bench/sink.py`), record, finish.
 
 The queue is a stand-in that costs the database nothing (a `multiprocessing` queue behind the
-`send_message_batch` the fan-out calls). The **bare** pipeline does the least an at-least-once
-relay can: a receiver process inserts the event and its N deliveries in one durable statement
-and hands the delivery ids to the queue; a deliver process POSTs a batch with httpx and marks
-the batch delivered in one durable statement. Raw psycopg, no signatures, no claims, no logs.
+`send_message_batch` the receiver and the fan-out call). The **bare** pipeline does the least
+an at-least-once relay can: a receiver process inserts the event and its N deliveries in one
+durable statement and hands the delivery ids to the queue; a deliver process POSTs a batch
+with httpx and marks the batch delivered in one durable statement. Raw psycopg, no
+signatures, no claims, no logs.
 
 Each event is fanned out to N endpoints (`--endpoints 1,10`: one tenant with N endpoints per
 value). Both pipelines run as deployed behind RDS Proxy by default: no server-side prepared
@@ -33,7 +36,7 @@ processes: WAL writer, checkpointer...), WAL bytes (`pg_current_wal_lsn`), commi
 one per statement, BEGIN or COMMIT) and Python CPU per stage (the workers' own).
 
     .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4] [--endpoints 1,10]
-        [--prepared] [--statements] [--json] [--past-days 90]
+        [--prepared] [--no-receipt] [--statements] [--json] [--past-days 90]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
 costliest statements per delivered event; `--json` prints one line instead of the tables: a
@@ -199,11 +202,18 @@ def receiver_step(kind: str, q: Any, nudges: Any) -> Callable[[], int]:
             return 1
 
         return bare
-    from functions.receiver.handler import lambda_handler
+    import functions.receiver.handler as receiver
     from hookline.nudge import set_local_nudger
+    from hookline.queues import DeliveryQueues
+    from hookline.settings import get_settings
     from hookline_dev.local.apigw import LocalContext, build_rest_event
 
     source_id = os.environ["BENCH_SOURCE_ID"]
+    # As deployed, the receiver sends an event's deliveries itself (decision 0076): to the
+    # same queue stand-in the fan-out sends to.
+    stand_in = DeliveryQueues(QueueStandIn(q), get_settings().config, url_prefix="x/")
+    receiver.receipt_queues = lambda _settings: stand_in  # type: ignore[assignment]
+    lambda_handler = receiver.lambda_handler
     # The receiver's nudge after each accepted event, as its asynchronous Lambda invoke: one
     # fan-out invocation per nudge (Lambda queues those it cannot run at once).
     set_local_nudger(lambda: nudges.put(1))
@@ -574,6 +584,10 @@ def main(argv: list[str] | None = None) -> int:
         "--prepared", action="store_true",
         help="server-side prepared statements (a direct connection, not RDS Proxy)",
     )  # fmt: skip
+    parser.add_argument(
+        "--no-receipt", action="store_true",
+        help="every event through a fan-out run (HOOKLINE_FANOUT_AT_RECEIPT off, decision 0076)",
+    )  # fmt: skip
     parser.add_argument("--statements", action="store_true", help="pg_stat_statements tables")
     parser.add_argument("--json", action="store_true", help="one line of JSON rows")
     parser.add_argument(
@@ -583,6 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     quiet_environment()
     os.environ["HOOKLINE_DATABASE_PROXIED"] = "false" if args.prepared else "true"
+    os.environ["HOOKLINE_FANOUT_AT_RECEIPT"] = "false" if args.no_receipt else "true"
     counts = [int(n) for n in args.processes.split(",")]
     widths = [int(n) for n in args.endpoints.split(",")]
     settings = (

@@ -26,10 +26,10 @@ from hookline import errors
 from hookline.db import get_database
 from hookline.ingest import Accepted, Handshook, receive_inbound
 from hookline.ingress import event_ingress, new_resolver, per_thread_and_ingress
-from hookline.nudge import nudge_fanout
+from hookline.nudge import after_accept
 from hookline.observability import NAMESPACE, flush_traces, log_success, logger, metrics
 from hookline.problems import error_response, header, problem, status_for
-from hookline.runtime import http_client, tracing
+from hookline.runtime import fanout_options, http_client, receipt_queues, tracing
 from hookline.settings import get_settings
 
 
@@ -82,6 +82,7 @@ def inbound(app: ApiGatewayResolver, source_id: str, method: str) -> Response[st
             http=http_client(settings),  # SSRF-guarded, one per process: SNS certificates
             max_depth=settings.catalogue_limits.payload_max_depth,
             traceparent=span.traceparent if span else None,
+            fanout=fanout_options(settings) if settings.fanout_at_receipt else None,
         )
         if span is not None and isinstance(result, Accepted):
             span.set({"hookline.event_id": result.id, "hookline.duplicate": result.duplicate})
@@ -153,13 +154,16 @@ def raw_body(app: ApiGatewayResolver, limit: int) -> bytes:
 
 
 def accepted_response(accepted: Accepted) -> Response[str]:
-    """200 with the event id; counts the outcome and nudges fan-out for new events."""
+    """200 with the event id; counts the outcome and sends or nudges what a new event needs."""
     logger.set_correlation_id(accepted.id)
     if accepted.duplicate:
         metrics.add_metric(name="EventsDuplicate", unit=MetricUnit.Count, value=1)
     else:
         metrics.add_metric(name="EventsAccepted", unit=MetricUnit.Count, value=1)
-        nudge_fanout(get_settings())
+        settings = get_settings()
+        after_accept(
+            settings, accepted.fanned_out, accepted.to_send, lambda: receipt_queues(settings)
+        )
     log_success("event accepted", duplicate=accepted.duplicate, tenant=accepted.tenant_id)
     body = accepted.answer or json.dumps({"id": accepted.id, "duplicate": accepted.duplicate})
     return Response(status_code=200, content_type="application/json", body=body)

@@ -188,7 +188,11 @@ class ServiceFunctions(Construct):
                 description="Verifies, stores and answers inbound webhooks; the /v1 API",
                 memory_mb=infra.receiver_memory_mb,
                 timeout_seconds=infra.receiver_timeout_seconds,
-                environment={"HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name},
+                environment={
+                    "HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name,
+                    # It sends an event's deliveries itself (decision 0076).
+                    "HOOKLINE_FANOUT_AT_RECEIPT": "true",
+                },
                 # Behind a function URL nothing else throttles the receiver (decision 0035).
                 reserved_concurrency=(
                     infra.receiver_reserved_concurrency if infra.ingress == "function_url" else None
@@ -206,7 +210,11 @@ class ServiceFunctions(Construct):
                 # API Gateway answers 504 after 29 s whatever the function does: long work is
                 # a replay run (202 and the replay function), not a request.
                 timeout_seconds=min(infra.api_timeout_seconds, API_GATEWAY_TIMEOUT_SECONDS),
-                environment={"HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name},
+                environment={
+                    "HOOKLINE_FANOUT_FUNCTION": fanout.function.function_name,
+                    # A published event's deliveries are sent by the API (decision 0076).
+                    "HOOKLINE_FANOUT_AT_RECEIPT": "true",
+                },
             ),
         )
         reconcile = HooklineFunction(
@@ -290,6 +298,7 @@ class ServiceFunctions(Construct):
         )
         for group_queue in queues.all:
             group_queue.queue.grant_send_messages(self.fanout)
+            group_queue.queue.grant_send_messages(self.receiver)  # fan-out at receipt (0076)
             group_queue.queue.grant_send_messages(self.reconcile)
             group_queue.queue.grant_send_messages(self.replay)
             group_queue.queue.grant_send_messages(self.management)  # resend of one delivery

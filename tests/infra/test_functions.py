@@ -64,6 +64,8 @@ def test_receiver_knows_the_fanout_function(aws: StackView) -> None:
     fanout_id, _ = aws.function("Fanout")
     _, receiver = aws.function("Receiver")
     assert env_of(receiver)["HOOKLINE_FANOUT_FUNCTION"] == {"Ref": fanout_id}
+    # and fans out at receipt, sending the deliveries itself (decision 0076)
+    assert env_of(receiver)["HOOKLINE_FANOUT_AT_RECEIPT"] == "true"
 
 
 def test_fanout_and_reconcile_do_not_retry_superseded_ticks(aws: StackView) -> None:
@@ -104,6 +106,7 @@ def test_the_management_api_function_runs_functions_api(aws: StackView) -> None:
     env = env_of(management)
     assert env["POWERTOOLS_SERVICE_NAME"] == "hookline-api"
     assert env["HOOKLINE_FANOUT_FUNCTION"] == {"Ref": fanout_id}
+    assert env["HOOKLINE_FANOUT_AT_RECEIPT"] == "true"  # publish sends what it made (0076)
     assert env["HOOKLINE_REPLAY_FUNCTION"] == {"Ref": replay_id}
 
 

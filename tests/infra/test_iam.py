@@ -80,9 +80,12 @@ def test_deliver_touches_only_its_own_queue(variant: StackView) -> None:
         assert _targets(variant, fragment, "sqs:SendMessage") == {queue}
 
 
-def test_fanout_and_reconcile_send_to_every_group_queue_only(variant: StackView) -> None:
+def test_fanout_reconcile_and_the_receiver_send_to_every_group_queue_only(
+    variant: StackView,
+) -> None:
+    # The receiver sends an event's deliveries itself (fan-out at receipt, decision 0076)
     queues = {_queue_id(variant, g.queue_name) for g in variant.config.tenant_groups}
-    for fragment in ("Fanout", "Reconcile"):
+    for fragment in ("Fanout", "Reconcile", "Receiver"):
         assert _targets(variant, fragment, "sqs:SendMessage") == queues
         assert _targets(variant, fragment, "sqs:ReceiveMessage") == set()
 

@@ -56,6 +56,9 @@ def configure_environment(
     # secrets with the same local master key: an absolute path, shared through dev.json.
     key_file = Path(env.get("HOOKLINE_LOCAL_KEY_FILE") or state_dir / "master.key")
     env["HOOKLINE_LOCAL_KEY_FILE"] = str(key_file.absolute())
+    # As deployed, the receiver fans an event out as it stores it and sends its deliveries
+    # (decision 0076).
+    env.setdefault("HOOKLINE_FANOUT_AT_RECEIPT", "1")
     # Nudges are in-process; queue URLs are looked up on the emulator.
     env.pop("HOOKLINE_FANOUT_FUNCTION", None)
     env.pop("HOOKLINE_QUEUE_URL_PREFIX", None)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from hookline.catalogue_limits import (
@@ -29,7 +29,7 @@ from hookline.errors import (
 from hookline.ids import new_id
 from hookline.nudge import nudge_on_commit
 from hookline.postgres_text import storable_text
-from hookline.repositories.ledger import NewEvent, Stored, store_event
+from hookline.repositories.ledger import NewEvent, Received, accept_event, store_event
 from hookline.repositories.source_activity import (
     adopt_handshake_secret,
     record_handshake,
@@ -46,6 +46,10 @@ from hookline.verifiers import (
     verifier_for,
 )
 
+if TYPE_CHECKING:
+    from hookline.fanout import FanoutOptions
+    from hookline.repositories.deliveries import Enqueued
+
 MAX_TYPE_LENGTH = 255
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 PUBLISH_ORIGIN = "publish"
@@ -61,6 +65,9 @@ class Accepted:
     duplicate: bool
     tenant_id: str
     answer: str | None = None  # the body the provider needs instead (Discord's deferral)
+    # Fanned out as it was stored (decision 0076): its deliveries, queued, to send now.
+    fanned_out: bool = False
+    to_send: list[Enqueued] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,7 @@ def receive_inbound(
     http: Any = None,
     max_depth: int = DEFAULT_LIMITS.payload_max_depth,
     traceparent: str | None = None,
+    fanout: FanoutOptions | None = None,
 ) -> Accepted | Handshook:
     """Answer a provider's handshake, or verify its request against its source and store it
     once. `url` is the URL the request reached; a source's `public_url` option replaces it
@@ -92,6 +100,9 @@ def receive_inbound(
     SSRF-guarded client a scheme may need (SNS: its certificates and confirmations). A verified
     body that would parse deeper than `max_depth` is refused, for every scheme (decision 0059).
     `traceparent` (the receive span's, when traced) is kept on the outbox row (decision 0070).
+    With `fanout`, an event of a tenant without content-filtered or ordered endpoints is
+    fanned out in the statement that stores it, and `Accepted.to_send` holds its deliveries,
+    queued under `fanout.queued_lease`, for the caller to send (decision 0076).
 
     Raises NotFound (unknown or disabled source), PayloadTooLarge, MethodNotAllowed (a GET
     that is not the source's handshake), UnsupportedMediaType, VerificationFailed,
@@ -126,8 +137,9 @@ def receive_inbound(
             return Handshook(answer, source.tenant_id, source.scheme)
         assert verified is not None
         # Types, ids and headers are text the signature may not cover: bound and clean them.
-        stored = store_event(
+        received = _store(
             conn,
+            fanout,
             NewEvent(
                 tenant_id=source.tenant_id,
                 origin=source.id,
@@ -141,7 +153,17 @@ def receive_inbound(
             ),
         )
     reply = verifier.accepted_answer(verified.payload)
-    return Accepted(stored.id, stored.duplicate, source.tenant_id, reply)
+    stored = received.stored
+    return Accepted(
+        stored.id, stored.duplicate, source.tenant_id, reply, received.fanned_out, received.to_send
+    )
+
+
+def _store(conn: Connection, fanout: FanoutOptions | None, event: NewEvent) -> Received:
+    """Store the event with its outbox row; with `fanout`, fanned out in the same statement."""
+    if fanout is None:
+        return Received(store_event(conn, event))
+    return accept_event(conn, event, deadline=fanout.deadline, lease=fanout.queued_lease)
 
 
 def public_url(source: Source, url: str | None, query: Mapping[str, str] | None) -> str | None:
@@ -163,6 +185,7 @@ def publish(
     idempotency_key: str | None = None,
     limits: CatalogueLimits = DEFAULT_LIMITS,
     traceparent: str | None = None,
+    fanout: FanoutOptions | None = None,
 ) -> Accepted:
     """Write a tenant's own event and its outbox row on `conn`, in the caller's transaction.
 
@@ -176,7 +199,9 @@ def publish(
     refused (SchemaViolation, a BadRequest) before anything is written. So is a payload over
     `limits` (size 413; depth or an integer's digits 400), whatever its type. A
     `traceparent` (a span of the caller's, W3C) continues into fan-out and delivery (decision
-    0070).
+    0070). With `fanout` (the API's own connection, never a producer's transaction: the
+    deliveries must be sent once it commits) the event is fanned out as it is stored, as the
+    receiver's are (decision 0076).
     """
     check_json_shape(
         payload,
@@ -197,8 +222,9 @@ def publish(
 
     check_payload(conn, tenant_id, type, body, limits)
     dedupe_key = f"idem:{idempotency_key}" if idempotency_key else f"auto:{new_id('pub')}"
-    stored: Stored = store_event(
+    received = _store(
         conn,
+        fanout,
         NewEvent(
             tenant_id=tenant_id,
             origin=PUBLISH_ORIGIN,
@@ -208,9 +234,12 @@ def publish(
             traceparent=traceparent,
         ),
     )
-    if not stored.duplicate:
+    stored = received.stored
+    if not stored.duplicate and not received.fanned_out:
         nudge_on_commit(conn, settings)
-    return Accepted(stored.id, stored.duplicate, tenant_id)
+    return Accepted(
+        stored.id, stored.duplicate, tenant_id, None, received.fanned_out, received.to_send
+    )
 
 
 def validate_event_type(type: Any) -> None:

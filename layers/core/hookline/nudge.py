@@ -17,13 +17,18 @@ See docs/decisions/0022-local-nudge-over-listen-notify.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from hookline.aws import best_effort_client
 from hookline.db import Connection, get_database
 from hookline.observability import logger
 from hookline.settings import Settings
 from hookline.sqlfiles import query
+
+if TYPE_CHECKING:
+    from hookline.queues import DeliveryQueues
+    from hookline.repositories.deliveries import Enqueued
 
 LOCAL_NUDGE_CHANNEL = "hookline_fanout"
 
@@ -54,6 +59,25 @@ def nudge_fanout(settings: Settings) -> None:
             _notify_local_fanout()
     except Exception:  # a nudge must never fail an accepted request
         logger.warning("fan-out nudge failed", exc_info=True)
+
+
+def after_accept(
+    settings: Settings,
+    fanned_out: bool,
+    to_send: Sequence[Enqueued],
+    queues: Callable[[], DeliveryQueues],
+) -> None:
+    """After a new event's commit: send the deliveries made with it (fan-out at receipt,
+    decision 0076) to `queues()`, or nudge the fan-out to make them, or to send what SQS
+    refused, now rather than at its next tick."""
+    if fanned_out:
+        if not to_send:
+            return
+        from hookline.fanout import send_at_receipt
+
+        if send_at_receipt(get_database(), queues(), list(to_send)):
+            return
+    nudge_fanout(settings)
 
 
 def nudge_on_commit(conn: Connection, settings: Settings) -> None:

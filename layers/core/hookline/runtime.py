@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from hookline.aws import client
+from hookline.aws import best_effort_client, client
 from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
 from hookline.retry import RetryPolicy
@@ -44,11 +44,20 @@ _lock = threading.Lock()
 def delivery_queues(settings: Settings) -> DeliveryQueues:
     """The queues of every tenant group."""
     with _lock:
-        return _queues(settings)
+        return _queues(settings, best_effort=False)
+
+
+def receipt_queues(settings: Settings) -> DeliveryQueues:
+    """The queues as the receiver sends an event's deliveries right after storing them
+    (decision 0076): through a best-effort client, as the nudge's (no retries, ~100 ms at
+    most), since the provider waits; what it cannot send goes back to pending."""
+    with _lock:
+        return _queues(settings, best_effort=True)
 
 
 @lru_cache(maxsize=4)
-def _queues(settings: Settings) -> DeliveryQueues:
+def _queues(settings: Settings, *, best_effort: bool) -> DeliveryQueues:
+    sqs = best_effort_client("sqs", settings) if best_effort else client("sqs", settings)
     options: dict[str, Any] = {
         "url_prefix": settings.queue_url_prefix,
         "fair_queues": settings.sqs_fair_queues,
@@ -59,11 +68,11 @@ def _queues(settings: Settings) -> DeliveryQueues:
         from hookline.event_traces import TracedDeliveryQueues
 
         return TracedDeliveryQueues(
-            client("sqs", settings), settings.config, tracing(settings), get_database(), **options
+            sqs, settings.config, tracing(settings), get_database(), **options
         )
     from hookline.queues import DeliveryQueues
 
-    return DeliveryQueues(client("sqs", settings), settings.config, **options)
+    return DeliveryQueues(sqs, settings.config, **options)
 
 
 def tracing(settings: Settings) -> Tracing:

@@ -74,6 +74,9 @@ class Settings:
     # https origins an operator lists, e.g. a custom domain in front of the console.
     portal_base_urls: tuple[str, ...] = ()
     fanout_function_name: str | None = None  # nudged asynchronously after an accept
+    # The receiver fans an event out in the statement that stores it and sends its deliveries
+    # itself (decision 0076); the stack turns it on. Off: every event waits for a fan-out run.
+    fanout_at_receipt: bool = False
     # Runs replays created through the API (invoked asynchronously); none: a local thread.
     replay_function_name: str | None = None
     config_path: str | None = None
@@ -152,6 +155,7 @@ class Settings:
                 if u.strip()
             ),
             fanout_function_name=e.get("HOOKLINE_FANOUT_FUNCTION") or None,
+            fanout_at_receipt=_bool(e.get("HOOKLINE_FANOUT_AT_RECEIPT")),
             replay_function_name=e.get("HOOKLINE_REPLAY_FUNCTION") or None,
             config_path=e.get("HOOKLINE_CONFIG") or None,
             archive_bucket=e.get("HOOKLINE_ARCHIVE_BUCKET") or None,

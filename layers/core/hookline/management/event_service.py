@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hookline.catalogue_limits import DEFAULT_LIMITS, CatalogueLimits
 from hookline.db import Database
@@ -15,6 +15,9 @@ from hookline.management.access import Caller
 from hookline.management.paging import check_window, page_of, paged
 from hookline.repositories import api as repo
 from hookline.settings import Settings
+
+if TYPE_CHECKING:
+    from hookline.fanout import FanoutOptions
 
 # A stored payload nested deeper than this is answered as base64: pydantic's serializer stops
 # near 255 levels, and what the API takes in is refused past it (hookline.api.inputs).
@@ -32,10 +35,13 @@ def publish_event(
     idempotency_key: str | None,
     limits: CatalogueLimits = DEFAULT_LIMITS,
     traceparent: str | None = None,
+    fanout: FanoutOptions | None = None,
 ) -> Accepted:
     """A tenant's own event into the ledger; the Idempotency-Key is its dedupe key. A payload
     over `limits` (size, depth, integers, validation steps) is refused, nothing stored.
-    `traceparent`: the publish span's, kept on the outbox row (decision 0070)."""
+    `traceparent`: the publish span's, kept on the outbox row (decision 0070). With `fanout`
+    it is fanned out as it is stored and `Accepted.to_send` is for the caller to send once
+    this returns (decision 0076)."""
     tenant = caller.tenant_for(tenant_id)
     if not isinstance(tenant, str):
         raise BadRequest("tenant_id must be a string")
@@ -49,6 +55,7 @@ def publish_event(
             idempotency_key=idempotency_key,
             limits=limits,
             traceparent=traceparent,
+            fanout=fanout,
         )
 
 

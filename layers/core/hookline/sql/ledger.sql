@@ -20,6 +20,16 @@ WITH new_key AS (
 )
 SELECT id FROM new_event
 
+-- accept_event --
+-- As insert_event, and for a tenant without a content-filtered or ordered endpoint the
+-- event's deliveries too, created queued with a lease for the receiver to send after the
+-- commit (decision 0076, migration 0032). No row for a duplicate dedupe key; else a head row
+-- (`id` NULL; `fanned_out`: the deliveries were made here) and one row per delivery.
+SELECT * FROM hookline_accept_event(
+    %(id)s, %(tenant_id)s, %(source_id)s, %(origin)s, %(type)s, %(dedupe_key)s, %(payload)s,
+    %(content_type)s, %(headers)s, %(traceparent)s, %(deadline)s::interval,
+    %(lease)s::interval)
+
 -- find_event_id_by_dedupe_key --
 -- The original of a duplicate, also when its event was archived and removed from the ledger.
 SELECT event_id AS id FROM event_keys

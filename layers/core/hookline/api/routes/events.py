@@ -12,9 +12,9 @@ from hookline.api.params import Cursor, IdPath, Limit, Since, TenantFilter, Unti
 from hookline.db import get_database
 from hookline.management import event_models as m
 from hookline.management import event_service
-from hookline.nudge import nudge_fanout
+from hookline.nudge import after_accept
 from hookline.observability import logger
-from hookline.runtime import tracing
+from hookline.runtime import fanout_options, receipt_queues, tracing
 from hookline.settings import get_settings
 
 
@@ -42,6 +42,7 @@ def router(edge: Edge) -> Router:
                 idempotency_key=edge.header("Idempotency-Key"),
                 limits=settings.catalogue_limits,
                 traceparent=span.traceparent if span else None,
+                fanout=fanout_options(settings) if settings.fanout_at_receipt else None,
             )
             if span is not None:
                 span.set(
@@ -49,7 +50,9 @@ def router(edge: Edge) -> Router:
                 )
         logger.set_correlation_id(accepted.id)
         if not accepted.duplicate:
-            nudge_fanout(get_settings())
+            after_accept(
+                settings, accepted.fanned_out, accepted.to_send, lambda: receipt_queues(settings)
+            )
         return m.Published(id=accepted.id, duplicate=accepted.duplicate)
 
     @routes.get("/v1/events", responses=ok(m.EventPage), tags=["events"], summary="List events")
