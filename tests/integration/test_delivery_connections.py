@@ -1,6 +1,6 @@
 """The deliverer's connections to an endpoint, against a real keep-alive server on loopback:
 kept alive while other requests are busy, never reused once the server has closed them, and
-no cookie kept (hookline.connection_pool, hookline.ssrf.GuardedClient; decision 0075)."""
+no cookie kept (hookline.connection_pool, hookline.webhook_client; decision 0075)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from hookline.ssrf import GuardedClient, GuardedTransport
+from hookline.ssrf import GuardedTransport
+from hookline.webhook_client import GuardedClient
 
 pytestmark = pytest.mark.integration
 
@@ -78,7 +79,7 @@ def server() -> Iterator[Server]:
 def client(max_keepalive: int = 20, max_connections: int = 10) -> GuardedClient:
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
     transport = GuardedTransport(allow_private=True, allow_http=True, limits=limits)
-    return GuardedClient(transport, timeout=5)
+    return GuardedClient(transport, timeout=5, allow_http=True)
 
 
 def post(http: GuardedClient, url: str) -> int:

@@ -29,8 +29,8 @@ from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.signing import sign
-from hookline.ssrf import GuardedClient
 from hookline.transformers import TransformFailed, render
+from hookline.webhook_client import GuardedClient
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from hookline.reconcile import ReconcileOptions, Reconciler
     from hookline.replay import Continue, ReplayOptions
     from hookline.restore_requests import RestoreOptions
-    from hookline.ssrf import GuardedClient
+    from hookline.webhook_client import GuardedClient
 
 # Each handler imports this module for a few factories; the services behind the others (the
 # queues and fan-out, the archive, httpx and the SSRF guard, replay, reconcile, catch-up) are

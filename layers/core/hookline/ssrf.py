@@ -14,7 +14,8 @@ Two checks, both needed:
   the TCP peer is pinned. See docs/decisions/0003-ssrf-guard.md.
 
 Redirects are never followed: `guarded_client` sets `follow_redirects=False`,
-and a 3xx is classified as a failed attempt (`hookline.retry`).
+and a 3xx is classified as a failed attempt (`hookline.retry`). The client it
+returns posts webhooks straight to its pool (`hookline.webhook_client`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ import socket
 import ssl
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpcore
@@ -34,6 +33,7 @@ import httpx
 
 from hookline.connection_pool import DeliveryPool
 from hookline.errors import UnsafeURL
+from hookline.webhook_client import GuardedClient
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -399,56 +399,6 @@ class GuardedTransport(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
-class GuardedClient(httpx.Client):
-    """An `httpx.Client` on a `GuardedTransport` that can also post a webhook straight to it.
-
-    `post_to_endpoint` is the deliverer's hot path (decision 0075): it skips what the client
-    layer adds per request and a webhook never needs (URL and header merging, the cookie
-    jar, auth and redirect handling, event hooks), which was a third of the deliverer's CPU
-    per attempt. The guard is untouched: the request goes through the same transport, whose
-    network backend checks every address at connect time. Everything else (OAuth2 token
-    fetches, the SNS verifier) uses the ordinary client API.
-    """
-
-    def __init__(self, transport: GuardedTransport, timeout: httpx.Timeout | float) -> None:
-        """A client on `transport`: no redirects, no env proxies, no cookies kept."""
-        super().__init__(
-            transport=transport,
-            follow_redirects=False,
-            trust_env=False,
-            timeout=timeout,
-            # One client serves every tenant's endpoints: a cookie set by one endpoint must
-            # never ride along to another (or to the same host for another tenant). Keep none.
-            cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
-        )
-        self.guarded = transport
-
-    def post_to_endpoint(
-        self, url: str, content: bytes, headers: dict[str, str], timeout: dict[str, float]
-    ) -> httpx.Response:
-        """POST `content` to `url` with exactly `headers` (plus Host, Content-Length and
-        `Accept: */*`), and return the response with its body unread: the caller closes it.
-
-        `timeout` is httpx's per-request timeout extension (`connect`, `read`, `write`,
-        `pool` seconds). No cookie is sent or kept, no redirect followed; nothing asks
-        for a compressed answer. Raises as `httpx.Client.send` does (`httpx.HTTPError`,
-        `httpx.InvalidURL`), and `UnsafeURL` when the guard refuses the address."""
-        request = httpx.Request(
-            "POST",
-            _url(url),
-            content=content,
-            headers={"accept": "*/*", **headers},
-            extensions={"timeout": timeout},
-        )
-        return self.guarded.handle_request(request)
-
-
-@lru_cache(maxsize=1024)
-def _url(url: str) -> httpx.URL:
-    # Parsing a URL is a tenth of an attempt's client CPU; an endpoint's is parsed once.
-    return httpx.URL(url)
-
-
 def guarded_client(
     *,
     allow_private: bool,
@@ -467,4 +417,4 @@ def guarded_client(
     transport = GuardedTransport(
         allow_private=allow_private, allow_http=allow_http, resolve=resolve, verify=verify
     )
-    return GuardedClient(transport, timeout)
+    return GuardedClient(transport, timeout, allow_http=allow_http)

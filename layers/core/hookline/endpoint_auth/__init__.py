@@ -20,7 +20,8 @@ import httpx
 from hookline.db import Connection
 from hookline.secretbox import reveal
 from hookline.settings import Settings
-from hookline.ssrf import GuardedClient, guarded_client
+from hookline.ssrf import guarded_client
+from hookline.webhook_client import GuardedClient
 
 # OAuth2 and mutual TLS load when an endpoint uses them: most endpoints use neither, and
 # deliver's cold start need not pay for them (decision 0048).

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the PEM checks run when an endpoint is saved, not in the de
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
-    from hookline.ssrf import GuardedClient
+    from hookline.webhook_client import GuardedClient
 
 MAX_CLIENTS = 256
 
