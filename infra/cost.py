@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,13 +81,16 @@ class Workload:
 
     deliveries_per_event: float = 1.0
     attempts_per_delivery: float = 1.05  # 5 % of deliveries need one retry
-    receiver_ms: float = 25
-    fanout_ms_per_event: float = 10
+    receiver_ms: float = 25  # verify, one statement, one SQS send (or a nudge)
+    # The receiver fans an event out as it stores it and sends its deliveries itself
+    # (decision 0076): no fan-out invocation per event, only the schedule's tick a minute.
+    # Tenants with content-filtered or ordered endpoints still take a nudged run each (1, 10).
+    fanout_ms_per_event: float = 0
     deliver_ms_per_attempt: float = 150
-    fanout_invocations_per_event: float = 1.0  # one nudge per accepted event (worst case)
-    # Batches rarely fill: a nudged fan-out run sends what one or two events made; the event
-    # source hands deliver what is visible when it polls.
-    sqs_send_batch_fill: float = 2
+    fanout_invocations_per_event: float = 0.0
+    # The receiver sends an event's deliveries in batches of up to ten (one request with one
+    # or ten endpoints); the event source hands deliver what is visible when it polls.
+    sqs_send_batch_size: int = 10
     sqs_receive_batch_fill: float = 3
     deliver_batch_overhead: float = 1.2  # a batch's attempts run on threads at once
     payload_kb: float = 2.0
@@ -95,12 +99,19 @@ class Workload:
     # attempt (5 % here), EMF blobs of ~200-400 B (bench/pipeline.py counts them: 641 B per
     # delivered event with one endpoint, 870 B with ten).
     log_bytes_receiver: int = 5  # "event accepted", sampled
-    log_bytes_fanout_per_event: int = 5  # "fan-out run", sampled
+    log_bytes_fanout_per_event: int = 0  # no fan-out run per event (decision 0076)
     log_bytes_deliver_per_attempt: int = 30  # "delivery not delivered", failed attempts only
     log_bytes_emf_per_invocation: int = 300  # Powertools EMF blob
     log_bytes_access_log: int = 600  # API Gateway JSON access log line (none for a URL)
     traces_per_event: float = 3  # receiver, fanout, deliver
     custom_metrics: int = 34  # metric x dimension combinations the code emits
+
+
+# Events a producer publishes with `hookline.publish` inside its own transaction: the fan-out
+# makes their deliveries, one nudged run (~10 ms) per event (worst case).
+OUTBOX_PUBLISHED = Workload(
+    fanout_ms_per_event=10, fanout_invocations_per_event=1.0, log_bytes_fanout_per_event=5
+)
 
 
 @dataclass(frozen=True)
@@ -223,10 +234,11 @@ def variable_per_million(
     # about one attempt's duration (plus overhead), not the sum.
     batch_ms = w.deliver_ms_per_attempt * w.deliver_batch_overhead
     deliver_gbs = gb_s(deliver_calls * batch_ms, infra.deliver_memory_mb)
-    # send (batched by fan-out) + receive + delete (batched by the event source) per attempt,
-    # plus one single send per retry (it rides an SQS delay).
+    # the receiver's send (a batch per ten deliveries of an event) + receive + delete
+    # (batched by the event source) per attempt, plus one single send per retry (it rides an
+    # SQS delay).
     sqs_requests = (
-        attempts / w.sqs_send_batch_fill
+        MILLION * math.ceil(w.deliveries_per_event / w.sqs_send_batch_size)
         + 2 * attempts / w.sqs_receive_batch_fill
         + (attempts - deliveries)
     )
@@ -237,7 +249,8 @@ def variable_per_million(
         + attempts * w.log_bytes_deliver_per_attempt
         + deliver_calls * w.log_bytes_emf_per_invocation
     )
-    nat_gb = (attempts * w.delivery_wire_kb + MILLION * 1.5) * 1024 / GB  # + 1.5 KB nudge
+    # + 1.5 KB for the receiver's send of each event's deliveries (before: the nudge)
+    nat_gb = (attempts * w.delivery_wire_kb + MILLION * 1.5) * 1024 / GB
     egress_gb = attempts * w.delivery_wire_kb * 1024 / GB
     lines = [
         _front(config, p),
@@ -327,8 +340,13 @@ def render(config: HooklineConfig) -> str:
     core = variable[:CORE_ITEMS]
     core_total = sum(line.usd for line in core)
     total = sum(line.usd for line in variable)
-    without_api = (
-        total - variable[0].usd - sum(line.usd for line in variable if line.item == "WAF requests")
+    # Published through the outbox: no front door, WAF or receiver, and one nudged fan-out
+    # run per event, as before decision 0076.
+    skipped = (variable[0].item, "WAF requests", "Lambda receiver")
+    without_api = sum(
+        line.usd
+        for line in variable_per_million(config, OUTBOX_PUBLISHED)
+        if line.item not in skipped
     )
     front = variable[0]
     ingress = config.infrastructure.ingress
@@ -341,7 +359,8 @@ def render(config: HooklineConfig) -> str:
         "",
         f"* Core (front door, Lambda, SQS, CloudWatch Logs): **${core_total:.2f}** per million",
         f"* Everything above: **${total:.2f}** per million",
-        f"* Events published through the outbox (no front door, no WAF): "
+        "* Events published through the outbox (no front door, WAF or receiver; a fan-out "
+        "run each): "
         f"**${without_api:.2f}** per million",
         f"* Target <= $3.00 per million: core {'met' if core_total <= 3 else 'NOT met'}; "
         f"the front door's request fee ({front.item}) is ${front.usd:.2f}.",
