@@ -25,7 +25,8 @@ which a busy machine disturbs far less. Logs and metrics are silenced
 measuring). The database pool is `--pool-size` (default 10, one per deliver thread).
 
     .venv/bin/python bench/deliver.py [--seconds 6] [--handlers 1,2,4] [--rounds 2]
-                                      [--deliveries 40000] [--pool-size 10] [--profile N]
+                                      [--deliveries 40000] [--pool-size 10] [--batch 10]
+                                      [--profile N]
 
 `--profile N` prints a cProfile of N handler invocations instead (a batch's attempts run one
 after another in the invoking thread, which is the one cProfile sees).
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 TARGET_RATIO = 0.8
-BATCH = 10  # SQS records per invocation, as the event source hands them
+BATCH = 10  # SQS records per invocation, as the event source hands them (--batch)
 # The deliver handler's thread pool (functions/deliver/handler.py): one per process, shared
 # by every invocation, so handler threads beyond one keep it busy but never widen it.
 DELIVER_THREADS = 10
@@ -122,6 +123,7 @@ class Batches:
         self._events = iter(events)
         self._lock = threading.Lock()
         self.total = len(events)
+        self.size = len(events[0]["Records"]) if events else 0  # records per invocation
         self.exhausted = False
 
     def next(self) -> dict[str, Any] | None:
@@ -171,7 +173,7 @@ def run_threads(
 
 
 def handler_slice(batches: Batches, handlers: int, seconds: float) -> Row:
-    """`handlers` threads invoking the deliver handler with batches of 10 until time is up."""
+    """`handlers` threads invoking the deliver handler with the batches until time is up."""
     from functions.deliver.handler import lambda_handler
     from hookline_dev.local.apigw import LocalContext
 
@@ -188,15 +190,15 @@ def handler_slice(batches: Batches, handlers: int, seconds: float) -> Row:
         return delivered
 
     completed, elapsed, cpu = run_threads(handlers, seconds, work)
-    in_flight = min(handlers * BATCH, DELIVER_THREADS)
+    in_flight = min(handlers * batches.size, DELIVER_THREADS)
     return Row("handler", handlers, in_flight, completed, elapsed, cpu)
 
 
-def bare_slice(urls: Sequence[str], handlers: int, seconds: float) -> Row:
-    """10 x `handlers` threads POSTing with one shared httpx client until time is up."""
+def bare_slice(urls: Sequence[str], handlers: int, seconds: float, batch: int) -> Row:
+    """`batch` x `handlers` threads POSTing with one shared httpx client until time is up."""
     import httpx
 
-    concurrency = handlers * BATCH
+    concurrency = handlers * batch
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     with httpx.Client(limits=limits, timeout=15.0, trust_env=False) as client:
 
@@ -302,17 +304,17 @@ def queued_deliveries(url: str, tenant_id: str, deliveries: int) -> list[Any]:
     return claimed
 
 
-def sqs_events(claimed: Sequence[Any], queue_arn: str) -> list[dict[str, Any]]:
-    """The Lambda SQS events of the claimed deliveries, 10 records each, as
+def sqs_events(claimed: Sequence[Any], queue_arn: str, batch: int) -> list[dict[str, Any]]:
+    """The Lambda SQS events of the claimed deliveries, `batch` records each, as
     `hookline_dev.local.poller.build_sqs_event` makes them from received messages."""
     from hookline.queues import DeliveryMessage
     from hookline_dev.local.poller import build_sqs_event
 
     now = str(int(time.time() * 1000))
     events = []
-    for start in range(0, len(claimed), BATCH):
+    for start in range(0, len(claimed), batch):
         messages: list[MessageTypeDef] = []
-        for d in claimed[start : start + BATCH]:
+        for d in claimed[start : start + batch]:
             body = DeliveryMessage(d.id, d.seq, d.endpoint_id, d.tenant_group).body()
             messages.append(
                 {
@@ -354,7 +356,7 @@ def measure(
     for handlers in levels:
         print(f"measuring {handlers} handler thread(s) ...", file=sys.stderr, flush=True)
         handler_slice(batches, handlers, WARMUP_SECONDS)
-        bare_slice(urls, handlers, WARMUP_SECONDS)
+        bare_slice(urls, handlers, WARMUP_SECONDS, batches.size)
         slice_seconds = seconds / rounds
         totals: dict[str, Row] = {}
         for r in range(rounds):
@@ -362,7 +364,7 @@ def measure(
                 got = (
                     handler_slice(batches, handlers, slice_seconds)
                     if path == "handler"
-                    else bare_slice(urls, handlers, slice_seconds)
+                    else bare_slice(urls, handlers, slice_seconds, batches.size)
                 )
                 totals[path] = totals[path] + got if path in totals else got
         results.append((totals["bare"], totals["handler"]))
@@ -430,6 +432,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="HOOKLINE_DB_POOL_SIZE: one connection per deliver thread by default",
     )  # fmt: skip
     parser.add_argument(
+        "--batch", type=int, default=BATCH,
+        help="SQS records per invocation (1: the fixed costs a trickle of events pays)",
+    )  # fmt: skip
+    parser.add_argument(
         "--profile", type=int, default=0, metavar="BATCHES",
         help="cProfile this many handler invocations (attempts inline) instead of measuring",
     )  # fmt: skip
@@ -440,6 +446,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--handlers takes comma-separated integers")
     if not args.handlers or min(args.handlers) < 1 or args.rounds < 1 or args.seconds <= 0:
         parser.error("--handlers, --rounds and --seconds must be positive")
+    if not 1 <= args.batch <= DELIVER_THREADS:
+        parser.error(f"--batch takes 1 to {DELIVER_THREADS} records")
     return args
 
 
@@ -454,7 +462,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         queue_arn = create_queues(moto)
         tenant_id, urls = create_endpoints(url, sink)
         print(f"preparing {args.deliveries} queued deliveries ...", file=sys.stderr, flush=True)
-        batches = Batches(sqs_events(queued_deliveries(url, tenant_id, args.deliveries), queue_arn))
+        claimed = queued_deliveries(url, tenant_id, args.deliveries)
+        batches = Batches(sqs_events(claimed, queue_arn, args.batch))
         if args.profile:
             profile(batches, args.profile)
             return 0
@@ -482,7 +491,8 @@ def report(
     """One line per path and level, with the handler's ratio to bare httpx."""
     print(
         f"deliver benchmark: {args.seconds:g} s per row in {args.rounds} slices, batches of "
-        f"{BATCH}, ~{len(PAYLOAD)} B payloads, {ENDPOINTS} endpoints, pool {pool_size}; {machine}"
+        f"{args.batch}, ~{len(PAYLOAD)} B payloads, {ENDPOINTS} endpoints, pool {pool_size}; "
+        f"{machine}"
     )
     print(f"postgres: {where}; {facts}")
     print()

@@ -93,6 +93,25 @@ def test_a_nul_byte_in_the_answer_is_recorded_with_the_attempt(pipeline, db, sin
     assert first["response_excerpt"] == "broken\ufffdanswer"
 
 
+@pytest.mark.parametrize(
+    ("body", "excerpt"),
+    [(b"x" * (1 << 20), "x" * 1024), ("é€😀".encode() * 2000, "é€😀" * 341 + "é")],
+    ids=["a megabyte", "multi-byte characters"],
+)
+def test_a_huge_answer_is_delivered_and_recorded_as_a_bounded_excerpt(
+    pipeline, db, sink, body, excerpt
+):
+    # Given a subscriber that answers 200 with a far larger body than an excerpt holds
+    sink.behave("/huge", body=body)
+    tenant, _ = subscribed(db, sink.url("/huge"))
+    event_id = publish(db, tenant)
+    # When it is delivered
+    pipeline.run_until(lambda: state(pipeline, event_id) == "delivered")
+    # Then its attempt keeps the answer's first 1,024 characters, whole characters only
+    [attempt] = pipeline.attempts(one(pipeline, event_id)["id"])
+    assert attempt["status_code"] == 200 and attempt["response_excerpt"] == excerpt
+
+
 def one(pipeline, event_id: str) -> dict:
     return pipeline.delivery(event_id=event_id)
 

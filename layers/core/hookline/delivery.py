@@ -30,6 +30,7 @@ from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.signing import sign
 from hookline.transformers import TransformFailed, render
+from hookline.webhook_client import GuardedClient
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
@@ -118,7 +119,7 @@ class Deliverer:
         self,
         db: Database,
         queues: DeliveryQueues,
-        http: httpx.Client,
+        http: GuardedClient,
         policy: RetryPolicy,
         options: DeliveryOptions,
         *,
@@ -126,7 +127,7 @@ class Deliverer:
         clock: Callable[[], datetime] = utcnow,
         destinations: Callable[[], AwsSenders] | None = None,
         endpoint_auth: EndpointAuth | None = None,
-        public_http: httpx.Client | None = None,
+        public_http: GuardedClient | None = None,
     ) -> None:
         """`settings` go to the operational events it publishes (`endpoint.disabled`).
         `public_http` connects to public addresses only, for the endpoints that must not
@@ -262,12 +263,10 @@ class Deliverer:
                 sent = self.endpoint_auth.authorize(job.endpoint_id, credentials, headers, rejected)
                 # A token fetch and a repeat after a 401 share the attempt's time (its lease).
                 left = max(began + total - time.monotonic(), 0.001)
-                timeout = httpx.Timeout(
-                    left, connect=min(left, self.options.connect_timeout_seconds)
-                )
-                with client.stream(
-                    "POST", job.url, content=payload, headers=sent, timeout=timeout
-                ) as response:
+                connect = min(left, self.options.connect_timeout_seconds)
+                timeout = {"connect": connect, "read": left, "write": left, "pool": left}
+                response = client.post_to_endpoint(job.url, payload, sent, timeout)
+                try:
                     status = response.status_code
                     if status == 401 and rejected is None and credentials.oauth2 is not None:
                         rejected = sent["authorization"]
@@ -275,6 +274,8 @@ class Deliverer:
                     answered = response_headers(response.headers)
                     retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
                     excerpt = self._read_excerpt(response, began + total)
+                finally:
+                    response.close()
                 break
         except EndpointAuthFailed as err:
             error = str(err)
@@ -340,20 +341,27 @@ class Deliverer:
         return AttemptResult(started_at, duration_ms, status, excerpt, sent.error, None, final)
 
     def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
-        # At most response_limit_bytes are read; the attempt as a whole stops at the deadline.
+        # At most response_limit_bytes are read, as they arrive (no decoding: the deliverer
+        # asks for no compression); the attempt as a whole stops at the deadline.
         limit = self.options.response_limit_bytes
+        stream = response.stream
+        if not isinstance(stream, httpx.SyncByteStream):  # a sync client's answer always is
+            raise TypeError("expected a synchronous response stream")
         chunks: list[bytes] = []
         size = 0
-        for chunk in response.iter_bytes():
-            chunks.append(chunk[: limit - size])
+        for chunk in stream:
+            chunks.append(chunk)
             size += len(chunk)
             if size >= limit:
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError("response took too long")
-        # A NUL in the answer must not make the attempt unrecordable (Postgres text).
-        text = b"".join(chunks).decode("utf-8", "replace")
-        return storable_text(text, self.options.excerpt_chars)
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        # Only what the excerpt can hold is decoded: a character is at most 4 UTF-8 bytes. A
+        # NUL in the answer must not make the attempt unrecordable (Postgres text).
+        chars = self.options.excerpt_chars
+        text = body[: min(limit, 4 * chars)].decode("utf-8", "replace")
+        return storable_text(text, chars)
 
     def conclude(
         self, job: Job, attempt: AttemptResult, delivered: DeliveredSink | None = None

@@ -26,7 +26,17 @@ Outcome = Handled | Exception
 
 def deliver_batch(deliverer: Deliverer, bodies: Sequence[str], threads: Executor) -> list[Outcome]:
     """Handle the messages of one batch: claim them in one statement, make their attempts on
-    `threads`, record the delivered ones in one statement; an outcome per message, in order."""
+    `threads`, record the delivered ones in one statement; an outcome per message, in order.
+
+    A batch of one (a trickle of events) is handled on the calling thread with the message's
+    own claim and record statements, which run the batch statements' bodies for one message:
+    the same two statements, without handing the attempt to a thread and back, and with
+    scalar parameters instead of arrays (decision 0075)."""
+    if len(bodies) == 1:
+        try:
+            return [deliverer.handle(bodies[0])]
+        except Exception as failed:  # this message's failure: SQS retries it
+            return [failed]
     claims = claim_all(deliverer, bodies)
     delivered: list[tuple[int, Job, AttemptRecord]] = []
     lock = threading.Lock()

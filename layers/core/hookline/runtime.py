@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from hookline.replay import Continue, ReplayOptions
     from hookline.repositories.sources_cache import SourceCache
     from hookline.restore_requests import RestoreOptions
+    from hookline.webhook_client import GuardedClient
 
 # Each handler imports this module for a few factories; the services behind the others (the
 # queues and fan-out, the archive, httpx and the SSRF guard, replay, reconcile, catch-up) are
@@ -114,14 +115,14 @@ def retry_policy(config: HooklineConfig) -> RetryPolicy:
     )
 
 
-def http_client(settings: Settings) -> httpx.Client:
+def http_client(settings: Settings) -> GuardedClient:
     """One shared, SSRF-guarded client per process (connection reuse across messages)."""
     with _lock:
         return _http(settings)
 
 
 @lru_cache(maxsize=4)
-def _http(settings: Settings) -> httpx.Client:
+def _http(settings: Settings) -> GuardedClient:
     from hookline.ssrf import guarded_client
 
     return guarded_client(
@@ -131,7 +132,7 @@ def _http(settings: Settings) -> httpx.Client:
     )
 
 
-def public_http_client(settings: Settings) -> httpx.Client:
+def public_http_client(settings: Settings) -> GuardedClient:
     """The client for endpoints that must reach public addresses only whatever the
     deployment allows (decision 0059): `http_client` itself where it refuses private ones."""
     if not settings.allow_private_targets:
@@ -141,7 +142,7 @@ def public_http_client(settings: Settings) -> httpx.Client:
 
 
 @lru_cache(maxsize=4)
-def _public_http(settings: Settings) -> httpx.Client:
+def _public_http(settings: Settings) -> GuardedClient:
     from hookline.ssrf import guarded_client
 
     return guarded_client(

@@ -14,7 +14,8 @@ Two checks, both needed:
   the TCP peer is pinned. See docs/decisions/0003-ssrf-guard.md.
 
 Redirects are never followed: `guarded_client` sets `follow_redirects=False`,
-and a 3xx is classified as a failed attempt (`hookline.retry`).
+and a 3xx is classified as a failed attempt (`hookline.retry`). The client it
+returns posts webhooks straight to its pool (`hookline.webhook_client`).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ import socket
 import ssl
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpcore
 import httpx
 
+from hookline.connection_pool import DeliveryPool
 from hookline.errors import UnsafeURL
+from hookline.webhook_client import GuardedClient
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -378,9 +380,10 @@ class GuardedTransport(httpx.HTTPTransport):
         super().__init__(verify=ssl_context, trust_env=False, limits=limits, retries=retries)
         self._allow_http = allow_http
         # httpx builds its pool without a way to pass a network backend; build the
-        # same pool with ours. Pinned httpx version; tests/integration/test_ssrf_connect.py
-        # fails if this stops taking effect.
-        self._pool = httpcore.ConnectionPool(
+        # same pool with ours (and its cheaper bookkeeping, hookline.connection_pool).
+        # Pinned httpx version; tests/integration/test_ssrf_connect.py fails if this stops
+        # taking effect.
+        self._pool = DeliveryPool(
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
@@ -403,7 +406,7 @@ def guarded_client(
     timeout: httpx.Timeout | float = 10.0,
     resolve: Resolver = system_resolver,
     verify: ssl.SSLContext | bool = True,
-) -> httpx.Client:
+) -> GuardedClient:
     """An `httpx.Client` for sending webhooks: guarded transport, no redirects, no env proxies.
 
     `trust_env=False` matters: with it on, httpx would mount proxy transports
@@ -411,14 +414,7 @@ def guarded_client(
     Connect-time refusals raise `UnsafeURL`, which is not an `httpx.HTTPError`;
     the caller catches both.
     """
-    return httpx.Client(
-        transport=GuardedTransport(
-            allow_private=allow_private, allow_http=allow_http, resolve=resolve, verify=verify
-        ),
-        follow_redirects=False,
-        trust_env=False,
-        timeout=timeout,
-        # One client serves every tenant's endpoints: a cookie set by one endpoint must never
-        # ride along to another (or to the same host for another tenant). Keep none.
-        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+    transport = GuardedTransport(
+        allow_private=allow_private, allow_http=allow_http, resolve=resolve, verify=verify
     )
+    return GuardedClient(transport, timeout, allow_http=allow_http)

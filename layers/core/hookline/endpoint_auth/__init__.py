@@ -21,6 +21,7 @@ from hookline.db import Connection
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.ssrf import guarded_client
+from hookline.webhook_client import GuardedClient
 
 # OAuth2 and mutual TLS load when an endpoint uses them: most endpoints use neither, and
 # deliver's cold start need not pay for them (decision 0048).
@@ -49,8 +50,8 @@ class EndpointAuth:
 
     def __init__(
         self,
-        http: httpx.Client,
-        build_client: Callable[[ssl.SSLContext], httpx.Client],
+        http: GuardedClient,
+        build_client: Callable[[ssl.SSLContext], GuardedClient],
         *,
         token_timeout: httpx.Timeout,
     ) -> None:
@@ -103,7 +104,7 @@ class EndpointAuth:
         key = reveal(conn, tls_key) if needed and tls_key is not None else None
         return EndpointCredentials(oauth2, tls, version, key)
 
-    def client(self, endpoint_id: str, credentials: EndpointCredentials) -> httpx.Client:
+    def client(self, endpoint_id: str, credentials: EndpointCredentials) -> GuardedClient:
         """The client to send with: the endpoint's own TLS client, or the shared one."""
         if credentials.tls is None or credentials.tls_version is None:
             return self.http
@@ -130,11 +131,11 @@ class EndpointAuth:
         return sent
 
 
-def endpoint_auth_for(http: httpx.Client, settings: Settings, options: Any) -> EndpointAuth:
+def endpoint_auth_for(http: GuardedClient, settings: Settings, options: Any) -> EndpointAuth:
     """The deliverer's EndpointAuth: TLS clients guarded like the shared one, tokens fetched
     within the attempt's timeouts (`options` is the deliverer's DeliveryOptions)."""
 
-    def build(context: ssl.SSLContext) -> httpx.Client:
+    def build(context: ssl.SSLContext) -> GuardedClient:
         return guarded_client(
             allow_private=settings.allow_private_targets,
             allow_http=settings.allow_http_targets,

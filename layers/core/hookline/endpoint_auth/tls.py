@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # the PEM checks run when an endpoint is saved, not in the de
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
+    from hookline.webhook_client import GuardedClient
+
 MAX_CLIENTS = 256
 
 
@@ -142,10 +144,10 @@ class TlsClients:
     """httpx clients with an endpoint's SSL context, one per endpoint and TLS version (a
     changed certificate, key or CA bundle is a new version), in this container."""
 
-    def __init__(self, build: Callable[[ssl.SSLContext], httpx.Client]) -> None:
+    def __init__(self, build: Callable[[ssl.SSLContext], GuardedClient]) -> None:
         """`build` makes an SSRF-guarded client around an SSL context."""
         self.build = build
-        self._clients: OrderedDict[tuple[str, str], httpx.Client] = OrderedDict()
+        self._clients: OrderedDict[tuple[str, str], GuardedClient] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -154,7 +156,7 @@ class TlsClients:
         material = json.dumps([tls, sealed_key], sort_keys=True)
         return hashlib.sha256(material.encode()).hexdigest()
 
-    def cached(self, endpoint_id: str, version: str) -> httpx.Client | None:
+    def cached(self, endpoint_id: str, version: str) -> GuardedClient | None:
         """The client already built for this endpoint and version, if any."""
         with self._lock:
             client = self._clients.get((endpoint_id, version))
@@ -164,7 +166,7 @@ class TlsClients:
 
     def client(
         self, endpoint_id: str, version: str, tls: dict[str, Any], client_key: str | None
-    ) -> httpx.Client:
+    ) -> GuardedClient:
         """The endpoint's client, built on first use (raises EndpointAuthFailed when its
         material does not load)."""
         cached = self.cached(endpoint_id, version)
