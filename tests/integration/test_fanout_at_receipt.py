@@ -50,14 +50,32 @@ def endpoint(db: Database, tenant_id: str, url: str, **options) -> dict:
     return operator.add_endpoint(db, get_settings(), tenant_id=tenant_id, url=url, **options)
 
 
+def metric_sums(out: str) -> dict[str, float]:
+    """The counts the EMF lines in `out` carry, summed by metric name."""
+    sums: dict[str, float] = {}
+    for line in out.splitlines():
+        if line.startswith("{") and '"_aws"' in line:
+            doc = json.loads(line)
+            for metric in doc["_aws"]["CloudWatchMetrics"][0]["Metrics"]:
+                value = doc[metric["Name"]]
+                sums[metric["Name"]] = sums.get(metric["Name"], 0) + (
+                    sum(value) if isinstance(value, list) else value
+                )
+    return sums
+
+
 def test_an_accepted_event_is_sent_to_its_endpoints_without_a_fan_out_run(
-    at_receipt, api, db, tenant, stripe_source, sink
+    at_receipt, api, db, tenant, stripe_source, sink, capsys
 ):
     # Given a tenant with an endpoint for payment events and one for invoices only
     wants = endpoint(db, tenant["id"], sink.url("/pay"), event_types=["payment_intent.*"])
     endpoint(db, tenant["id"], sink.url("/inv"), event_types=["invoice.paid"])
     # When Stripe posts a payment event
+    capsys.readouterr()
     answer = post(api, stripe_source, "evt_receipt_1")
+    # Then the receiver counts the delivery as fanned out and enqueued, for the dashboard
+    sums = metric_sums(capsys.readouterr().out)
+    assert sums["DeliveriesFannedOut"] == 1 and sums["DeliveriesEnqueued"] == 1
     # Then its delivery exists already, queued, and its outbox row is fanned out at receipt
     delivery = at_receipt.delivery(event_id=answer["id"])
     assert delivery["endpoint_id"] == wants["id"] and delivery["state"] == "queued"

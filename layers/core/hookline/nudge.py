@@ -20,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from aws_lambda_powertools.metrics import MetricUnit
+
 from hookline.aws import best_effort_client
 from hookline.db import Connection, get_database
-from hookline.observability import logger
+from hookline.observability import logger, metrics
 from hookline.settings import Settings
 from hookline.sqlfiles import query
 
@@ -66,18 +68,23 @@ def after_accept(
     fanned_out: bool,
     to_send: Sequence[Enqueued],
     queues: Callable[[], DeliveryQueues],
-) -> None:
+) -> int:
     """After a new event's commit: send the deliveries made with it (fan-out at receipt,
     decision 0076) to `queues()`, or nudge the fan-out to make them, or to send what SQS
-    refused, now rather than at its next tick."""
+    refused, now rather than at its next tick. Counts what it made and sent as the fan-out
+    does (`DeliveriesFannedOut`, `DeliveriesEnqueued`), so the dashboard's fan-out graph counts
+    every delivery wherever it was made; returns how many were sent."""
     if fanned_out:
         if not to_send:
-            return
+            return 0
         from hookline.fanout import send_at_receipt
 
+        metrics.add_metric(name="DeliveriesFannedOut", unit=MetricUnit.Count, value=len(to_send))
         if send_at_receipt(get_database(), queues(), list(to_send)):
-            return
+            metrics.add_metric(name="DeliveriesEnqueued", unit=MetricUnit.Count, value=len(to_send))
+            return len(to_send)
     nudge_fanout(settings)
+    return 0
 
 
 def nudge_on_commit(conn: Connection, settings: Settings) -> None:
