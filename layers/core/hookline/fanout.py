@@ -113,12 +113,15 @@ def send_claimed(db: Database, queues: DeliveryQueues, due: list[repo.Enqueued])
     return len(due) - len(failed), len(failed)
 
 
-def send_at_receipt(db: Database, queues: DeliveryQueues, to_send: list[repo.Enqueued]) -> bool:
-    """Send the deliveries an event got in the statement that stored it (decision 0076).
-    False when some could not be sent: those are back to pending, for the fan-out's due arm
-    (nudge it); if even that failed, they wait queued for the reconciler's lease check."""
+def send_at_receipt(
+    db: Database, queues: Callable[[], DeliveryQueues], to_send: list[repo.Enqueued]
+) -> bool:
+    """Send the deliveries an event got in the statement that stored it (decision 0076) to
+    `queues()`. False when some could not be sent: those are back to pending, for the
+    fan-out's due arm (nudge it); if even that failed, they wait queued for the reconciler's
+    lease check."""
     try:
-        _, failed = send_claimed(db, queues, to_send)
+        _, failed = send_claimed(db, queues(), to_send)
     except Exception:
         logger.warning("sending an event's deliveries at receipt failed", exc_info=True)
         return False

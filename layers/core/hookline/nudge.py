@@ -80,7 +80,7 @@ def after_accept(
         from hookline.fanout import send_at_receipt
 
         metrics.add_metric(name="DeliveriesFannedOut", unit=MetricUnit.Count, value=len(to_send))
-        if send_at_receipt(get_database(), queues(), list(to_send)):
+        if send_at_receipt(get_database(), queues, list(to_send)):
             metrics.add_metric(name="DeliveriesEnqueued", unit=MetricUnit.Count, value=len(to_send))
             return len(to_send)
     nudge_fanout(settings)
