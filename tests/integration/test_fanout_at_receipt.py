@@ -152,3 +152,24 @@ def test_an_event_published_through_the_api_is_sent_without_a_fan_out_run(
     [request] = sink.requests("/orders")
     assert json.loads(request.body) == {"n": 7}
     assert verify_standard([wants["secret"]], request.headers, request.body)
+
+
+def test_a_send_that_cannot_even_start_puts_the_deliveries_back_for_the_fan_out(
+    at_receipt, api, db, tenant, stripe_source, sink, monkeypatch
+):
+    # Given the receiver cannot build its SQS client at all
+    import functions.receiver.handler as receiver
+
+    def no_client(_settings):
+        raise RuntimeError("no SQS client today")
+
+    monkeypatch.setattr(receiver, "receipt_queues", no_client)
+    endpoint(db, tenant["id"], sink.url("/anyway"))
+    # When an event is accepted, the provider still gets its 200
+    answer = post(api, stripe_source, "evt_receipt_no_client")
+    # Then its delivery is pending and due, not queued under a 15-minute lease
+    delivery = at_receipt.delivery(event_id=answer["id"])
+    assert delivery["state"] == "pending" and delivery["lease_expires_at"] is None
+    # And the fan-out sends it
+    at_receipt.run_until(lambda: at_receipt.states() == {"delivered": 1})
+    assert len(sink.requests("/anyway")) == 1

@@ -119,11 +119,17 @@ def send_at_receipt(
     """Send the deliveries an event got in the statement that stored it (decision 0076) to
     `queues()`. False when some could not be sent: those are back to pending, for the
     fan-out's due arm (nudge it); if even that failed, they wait queued for the reconciler's
-    lease check."""
+    lease check. A message sent before a failure is made stale by the fan-out's next
+    generation, so putting all back is safe."""
     try:
         _, failed = send_claimed(db, queues(), to_send)
     except Exception:
         logger.warning("sending an event's deliveries at receipt failed", exc_info=True)
+        try:
+            with db.connection() as conn:
+                repo.return_unsent(conn, [d.id for d in to_send])
+        except Exception:
+            logger.warning("putting unsent deliveries back to pending failed", exc_info=True)
         return False
     return not failed
 
