@@ -2,9 +2,11 @@
 -- The dedupe key, the event and its outbox row in one statement, so in one transaction; a
 -- duplicate dedupe key inserts nothing and returns no row. The key lives in its own table
 -- (decision 0039): a unique key across the ledger's day partitions cannot be had otherwise.
+-- An unknown tenant raises foreign_key_violation (hookline_require_tenant, decision 0080).
 WITH new_key AS (
     INSERT INTO event_keys (tenant_id, origin, dedupe_key, event_id)
-    VALUES (%(tenant_id)s, %(origin)s, %(dedupe_key)s, %(id)s)
+    SELECT %(tenant_id)s, %(origin)s, %(dedupe_key)s, %(id)s
+    WHERE hookline_require_tenant(%(tenant_id)s)
     ON CONFLICT (tenant_id, origin, dedupe_key) DO NOTHING
     RETURNING event_id
 ), new_event AS (
