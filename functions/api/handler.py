@@ -10,16 +10,25 @@ query is scoped to the caller's tenant. The OpenAPI document is generated from t
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hookline.api import build_app, serve
-from hookline.ingress import event_ingress, per_thread_and_ingress
+from hookline.api.app import build_app, per_thread_and_segment, request_segment, serve
+from hookline.api.routes import routers_for
+from hookline.ingress import event_ingress
 from hookline.observability import flush_traces, logger, metrics
 
-# One resolver per thread and front door: REST (payload 1.0), HTTP API or function URL (2.0).
-current_app = per_thread_and_ingress(lambda ingress: build_app(ingress=ingress))
+# One resolver per thread, front door (REST payload 1.0, HTTP API or function URL 2.0) and
+# resource: a cold container imports the routes of the resource it is asked for, on that
+# first request; an environment initialised ahead of requests (provisioned concurrency)
+# imports every resource's now (decision 0079).
+current_app = per_thread_and_segment(
+    lambda ingress, segment: build_app(ingress=ingress, segment=segment)
+)
+if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency":
+    routers_for()
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -27,4 +36,4 @@ current_app = per_thread_and_ingress(lambda ingress: build_app(ingress=ingress))
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    return serve(current_app(event_ingress(event)), event, context)
+    return serve(current_app(event_ingress(event), request_segment(event)), event, context)

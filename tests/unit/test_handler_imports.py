@@ -21,6 +21,17 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
 NOT_IN_LAYER = ("click", "rich", "pygments")
 
+# The management API's route modules and the console's page modules (hookline.api.routes,
+# hookline.console.app), listed here so that a new one is guarded by the test that lists it.
+API_ROUTES = (
+    "tenants", "sources", "endpoints", "health", "events", "deliveries", "quarantine",
+    "event_types", "replays", "restores", "status",
+)  # fmt: skip
+CONSOLE_PAGES = (
+    "operator", "operator_dlq", "operator_sources", "operator_endpoint_edit",
+    "operator_quarantine", "portal",
+)  # fmt: skip
+
 # What each path never uses at import (a lazily created client is built on first use).
 NEVER = {
     # The AWS SDK proper (a client is built at the first nudge), OpenTelemetry (loaded at the
@@ -62,23 +73,39 @@ NEVER = {
         # Ids are encoded by hookline.ids, without python-ulid (decision 0073).
         "ulid",
     ),
-    # The management API and the console build their resolvers at init (Lambda's init phase,
-    # which provisioned concurrency runs ahead of requests), but schema checks load only when a
-    # schema is checked, and the AWS SDK only when a client is first built.
-    "api": ("hookline.event_catalogue", "jsonschema", "boto3", "botocore.session"),
+    # The management API and the console build a resolver per resource (or set of pages) at
+    # its first request, with only the routes that request may take (decision 0079): init
+    # imports what every request uses. Schema checks load only when a schema is checked, and
+    # the AWS SDK only when a client is first built.
+    "api": (
+        "hookline.event_catalogue", "jsonschema", "boto3", "botocore.session",
+        *(f"hookline.api.routes.{name}" for name in API_ROUTES),
+        # What the resources' routes use: their services, models and clients.
+        "hookline.management.endpoint_service", "hookline.management.event_service",
+        "hookline.management.endpoint_models", "hookline.replay", "hookline.ingest",
+        "hookline.verifiers", "httpx",
+        # Kept answers of idempotent creates are sealed: loaded by the first keyed create.
+        "cryptography",
+    ),
     "console": (
         "hookline.event_catalogue", "jsonschema", "boto3", "botocore.session",
         # PyJWT and cryptography's RSA and x509 verify a Cognito ID token at a sign-in's
-        # callback only; every other request carries a session (decision 0073).
-        "jwt", "cryptography.x509", "cryptography.hazmat.primitives.asymmetric",
+        # callback only; every other request carries a session (decision 0073); httpx fetches
+        # that token (decision 0079).
+        "jwt", "cryptography.x509", "cryptography.hazmat.primitives.asymmetric", "httpx",
+        # The pages, and the services and models behind them, load with the first request
+        # that may take them (decision 0079).
+        *(f"hookline.console.{name}" for name in CONSOLE_PAGES),
+        "hookline.console.endpoint_edit", "hookline.console.actions",
+        "hookline.management.endpoint_service", "hookline.replay", "pydantic",
     ),
 }  # fmt: skip
 
 
-# Built on the first request: what the resolver itself never needs until a route uses it.
+# The resolver with every route or page, as a request naming no known resource builds it.
 FIRST_REQUEST = {
-    "api": "functions.api.handler.current_app('rest')",
-    "console": "functions.console.handler.current_app()",
+    "api": "functions.api.handler.current_app('rest', None)",
+    "console": "functions.console.handler.current_app(functions.console.handler.pages_for('/'))",
 }
 # JSON Schema checks run only when an event type's schema is saved or a payload is checked.
 NEVER_ON_FIRST_REQUEST = ("jsonschema", "referencing", "hookline.event_catalogue")
@@ -127,3 +154,42 @@ def test_first_request_builds_the_resolver_without_json_schema(handler: str) -> 
         if m == never or m.startswith(never + ".")
     ]
     assert unwanted == []
+
+
+# A first request to one resource: what it loads, and what it leaves to the others.
+ONE_RESOURCE = {
+    "api": (
+        "functions.api.handler.current_app('rest', 'status')",
+        "hookline.api.routes.status",
+        [f"hookline.api.routes.{name}" for name in API_ROUTES if name != "status"],
+    ),
+    "console": (
+        "functions.console.handler.current_app(functions.console.handler.pages_for('/portal'))",
+        "hookline.console.portal",
+        [f"hookline.console.{name}" for name in CONSOLE_PAGES if name != "portal"],
+    ),
+}
+
+
+@pytest.mark.parametrize("handler", sorted(ONE_RESOURCE))
+def test_first_request_imports_only_its_resources_routes(handler: str) -> None:
+    then, wanted, others = ONE_RESOURCE[handler]
+    # When a cold container's first request names one resource
+    modules = loaded_modules(handler, then=then)
+    # Then its routes are loaded, and no other resource's
+    assert wanted in modules
+    assert [m for m in others if m in modules] == []
+
+
+@pytest.mark.parametrize("handler", sorted(FIRST_REQUEST))
+def test_provisioned_concurrency_imports_every_route_at_init(
+    handler: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an environment Lambda initialises ahead of requests
+    monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "provisioned-concurrency")
+    # When its init imports the handler
+    modules = loaded_modules(handler)
+    # Then every route or page is already loaded, and no first request waits for one
+    names = API_ROUTES if handler == "api" else CONSOLE_PAGES
+    package = "hookline.api.routes" if handler == "api" else "hookline.console"
+    assert [n for n in names if f"{package}.{n}" not in modules] == []

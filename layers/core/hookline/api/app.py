@@ -1,9 +1,13 @@
-"""The management API's resolver: every resource's router, the error mapping, and `serve`,
+"""The management API's resolver: the resources' routers, the error mapping, and `serve`,
 which refuses unsafe input before the routes see it. One resolver per thread (decision
-0011); routers are built per resolver, never shared between two (decision 0029)."""
+0011); routers are built per resolver, never shared between two (decision 0029). The
+function builds one per resource segment a request names, with only that resource's routers
+(decision 0079); the document and the CLI build one with every router."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
@@ -11,17 +15,20 @@ from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 from hookline.api import errors
 from hookline.api.edge import Edge, Identify, from_identity
 from hookline.api.inputs import refusal
-from hookline.api.routes import ROUTERS
+from hookline.api.routes import routers_for, segment_of
 from hookline.ingress import new_resolver
 
 
-def build_app(identify: Identify = from_identity, ingress: str = "rest") -> ApiGatewayResolver:
+def build_app(
+    identify: Identify = from_identity, ingress: str = "rest", segment: str | None = None
+) -> ApiGatewayResolver:
     """The routes, with callers identified by `identify` (the request's IAM identity or
     bearer key; `edge.trusted(caller)` for code in this process), on the resolver of the
-    front door `ingress` puts before them (payload 1.0 or 2.0, decision 0035)."""
+    front door `ingress` puts before them (payload 1.0 or 2.0, decision 0035); only those
+    under `/v1/<segment>` where a segment is given (`hookline.api.routes.segment_of`)."""
     app = new_resolver(ingress, enable_validation=True)
     edge = Edge(app, identify)
-    for router in ROUTERS:
+    for router in routers_for(segment):
         app.include_router(router(edge))
     errors.register(app)
     return app
@@ -34,3 +41,27 @@ def serve(app: ApiGatewayResolver, event: dict[str, Any], context: Any) -> dict[
     if refused is not None:
         return refused
     return app.resolve(event, context)
+
+
+def request_segment(event: dict[str, Any]) -> str | None:
+    """The resource segment an API Gateway proxy event's path names (payload 1.0's `path`,
+    2.0's `rawPath`), None where it names no known one."""
+    return segment_of(str(event.get("rawPath") or event.get("path") or "/"))
+
+
+def per_thread_and_segment(
+    build: Callable[[str, str | None], ApiGatewayResolver],
+) -> Callable[[str, str | None], ApiGatewayResolver]:
+    """`build(ingress, segment)` once per thread, front door and resource segment: a resolver
+    holds the event it is resolving (decision 0011)."""
+    local = threading.local()
+
+    def current(ingress: str, segment: str | None) -> ApiGatewayResolver:
+        apps: dict[tuple[str, str | None], ApiGatewayResolver] | None = getattr(local, "apps", None)
+        if apps is None:
+            apps = local.apps = {}
+        if (ingress, segment) not in apps:
+            apps[ingress, segment] = build(ingress, segment)
+        return apps[ingress, segment]
+
+    return current

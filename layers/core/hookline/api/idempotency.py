@@ -17,7 +17,6 @@ from pydantic import BaseModel
 
 from hookline.db import get_database
 from hookline.management.access import Caller
-from hookline.management.idempotency import answer_once
 from hookline.problems import header
 from hookline.settings import get_settings
 
@@ -39,6 +38,9 @@ def idempotent(
     key = header(app, "Idempotency-Key")
     if key is None:
         return json_answer(status, dumped(), location=location)
+    # Kept answers are sealed (cryptography's AES-GCM): loaded by the first keyed create.
+    from hookline.management.idempotency import answer_once
+
     event = app.current_event
     fingerprint = hashlib.sha256(
         f"{event.http_method} {event.path}\n".encode() + (event.decoded_body or "").encode()

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from http import HTTPStatus
 from typing import Any
 
-from hookline.management.event_service import MAX_RENDERED_DEPTH
+from hookline.management.payloads import MAX_RENDERED_DEPTH
 from hookline.observability import logger
 from hookline.problems import PROBLEM
 

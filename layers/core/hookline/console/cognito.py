@@ -18,14 +18,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-import httpx
-
 from hookline.aws import client
 from hookline.errors import SessionInvalid, UpstreamUnavailable
 from hookline.settings import Settings
 
 # PyJWT (and cryptography's RSA and x509 under it) loads at a sign-in's callback: every other
-# request carries a session, and the console's cold start need not pay for it (decision 0073).
+# request carries a session, and the console's cold start need not pay for it (decision 0073);
+# so does httpx, which only that callback uses here (decision 0079).
 if TYPE_CHECKING:
     import jwt
 
@@ -130,6 +129,8 @@ def logout_url(pool: UserPool, *, return_to: str) -> str:
 def exchange_code(pool: UserPool, code: str, *, redirect_uri: str, verifier: str) -> str:
     """The ID token the token endpoint gives for an authorization code (SessionInvalid when
     the code is refused, UpstreamUnavailable when the endpoint cannot be reached)."""
+    import httpx
+
     try:
         answer = httpx.post(
             f"{pool.domain}/oauth2/token",

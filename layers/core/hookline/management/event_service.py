@@ -13,15 +13,12 @@ from hookline.errors import BadRequest
 from hookline.ingest import Accepted, publish
 from hookline.management.access import Caller
 from hookline.management.paging import check_window, page_of, paged
+from hookline.management.payloads import MAX_RENDERED_DEPTH, nesting_depth
 from hookline.repositories import api as repo
 from hookline.settings import Settings
 
 if TYPE_CHECKING:
     from hookline.fanout import FanoutOptions
-
-# A stored payload nested deeper than this is answered as base64: pydantic's serializer stops
-# near 255 levels, and what the API takes in is refused past it (hookline.api.inputs).
-MAX_RENDERED_DEPTH = 200
 
 
 def publish_event(
@@ -75,19 +72,6 @@ def get_event(db: Database, caller: Caller, event_id: str) -> dict[str, Any]:
             row["payload_base64"] = base64.b64encode(raw).decode()
     row["headers"] = {str(k): str(v) for k, v in dict(row["headers"]).items()}
     return row
-
-
-def nesting_depth(value: Any) -> int:
-    """How deeply arrays and objects nest in a JSON value (a scalar: 0), without recursion."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def list_events(
