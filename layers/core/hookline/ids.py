@@ -8,14 +8,13 @@ function (docs/decisions/0073).
 
 from __future__ import annotations
 
-import base64
 import os
 import time
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-# base64's base32 (RFC 4648) written in Crockford's alphabet: the same 5-bit groups, one
-# C call instead of 26 Python steps per id (every event and delivery gets one).
-_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", CROCKFORD.encode())
+# Every 10-bit group as its two characters: 13 steps per id instead of 26 (every event and
+# delivery gets one).
+_PAIRS = [first + second for first in CROCKFORD for second in CROCKFORD]
 
 
 def new_id(prefix: str) -> str:
@@ -26,5 +25,5 @@ def new_id(prefix: str) -> str:
 def ulid(milliseconds: int, randomness: bytes) -> str:
     """The 26-character ULID of a Unix time in milliseconds and 10 random bytes."""
     value = (milliseconds & (1 << 48) - 1) << 80 | int.from_bytes(randomness, "big")
-    # 20 bytes are 32 characters; the last 26 hold the 128 bits behind two zero bits.
-    return base64.b32encode(value.to_bytes(20, "big"))[6:].translate(_TO_CROCKFORD).decode()
+    # 26 characters are 130 bits: the first pair's top two bits are zero.
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in range(120, -1, -10)])
