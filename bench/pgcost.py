@@ -1,6 +1,6 @@
 """What a run costs Postgres, measured from outside the code under test: round trips counted
-in a process (psycopg's socket waits), the local server's CPU by stage (from /proc), its WAL
-bytes and commits."""
+in a process (psycopg's socket waits, and the receiver's statement sent to libpq), the local
+server's CPU by stage (from /proc), its WAL bytes and commits."""
 
 from __future__ import annotations
 
@@ -34,6 +34,20 @@ def count_round_trips() -> list[int]:
         return wait(self, counted(gen), *args, **kwargs)
 
     psycopg.Connection.wait = counting  # type: ignore[method-assign]
+    # The receiver's statement goes to libpq itself (decision 0077): one round trip per call.
+    from hookline.repositories import ledger
+
+    accept_rows = ledger._accept_rows
+
+    def accept_counted(conn: Any, params: Any) -> Any:
+        waits = counter[0]
+        try:
+            return accept_rows(conn, params)
+        finally:
+            if counter[0] == waits:  # not through psycopg's wait, so not counted there
+                counter[0] += 1
+
+    ledger._accept_rows = accept_counted
     return counter
 
 

@@ -3,7 +3,9 @@
 `functions.receiver.handler.lambda_handler` is called with API Gateway REST events carrying
 Stripe-signed ~2 KB payloads (`bench/receiver.py`'s inputs), as deployed: no server-side
 prepared statements (as behind RDS Proxy), logs at INFO, EMF metrics on, fan-out at receipt
-to one endpoint, whose deliveries go to a queue stand-in that costs nothing. After a warm-up,
+to one endpoint, whose deliveries go to a queue stand-in that costs nothing. The handler is
+called as Lambda calls it, one invocation at a time: without the lock `bench/receiver.py`'s
+threads put around Powertools' shared metric set (`serialize_metrics`). After a warm-up,
 `--requests` calls are timed with the process's CPU clock (all its threads), which moves far
 less with the machine's load than a rate does. `--profile` runs them again under cProfile
 (on the CPU clock) and prints where the time goes.
@@ -96,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stand_in = DeliveryQueues(StandInSqs(), get_settings().config, url_prefix="x/")
         receiver.receipt_queues = lambda _settings: stand_in  # type: ignore[assignment]
         path, ids = rb.HandlerPath(target), rb.EventIds()
-        caller = path.caller()
+        caller = rb.HandlerCaller(receiver.lambda_handler)
         load = os.getloadavg()[0]
         for item in path.inputs(ids.take(1, WARMUP)[0]):
             caller.call(item)

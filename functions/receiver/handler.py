@@ -30,7 +30,13 @@ from hookline.db import get_database
 from hookline.ingest import Accepted, Handshook, receive_inbound
 from hookline.ingress import ProxyRequest, proxy_request, proxy_response
 from hookline.nudge import after_accept
-from hookline.observability import NAMESPACE, flush_traces, log_success, logger, metrics
+from hookline.observability import (
+    NAMESPACE,
+    InvocationCounts,
+    flush_traces,
+    log_success,
+    logger,
+)
 from hookline.problems import PROBLEM, problem_json, retry_headers, status_for
 from hookline.runtime import fanout_options, http_client, receipt_queues, source_cache, tracing
 from hookline.settings import Settings, get_settings
@@ -71,23 +77,23 @@ def wiring() -> Wiring:
     return wired
 
 
-def receive(request: ProxyRequest) -> dict[str, Any]:
+def receive(request: ProxyRequest, counts: InvocationCounts) -> dict[str, Any]:
     """Route one request: POST (or a GET handshake) to `/in/{source_id}`; a domain error
-    becomes its problem answer."""
+    becomes its problem answer. An accepted event's counts go to `counts`."""
     source_id = request.path_parameter(ROUTE_PREFIX)
     if source_id is None:
         return problem(HTTPStatus.NOT_FOUND, "no such route")
     if request.method not in ("POST", "GET"):
         return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", ONLY_POST)
     try:
-        return inbound(request, source_id)
+        return inbound(request, source_id, counts)
     except errors.MethodNotAllowed:
         return problem(HTTPStatus.METHOD_NOT_ALLOWED, "use POST", ONLY_POST)
     except errors.HooklineError as err:
         return domain_error(err)
 
 
-def inbound(request: ProxyRequest, source_id: str) -> dict[str, Any]:
+def inbound(request: ProxyRequest, source_id: str, counts: InvocationCounts) -> dict[str, Any]:
     """Receive one provider request; a handshake is answered and counted, never stored."""
     wired = wiring()
     settings = wired.settings
@@ -113,7 +119,7 @@ def inbound(request: ProxyRequest, source_id: str) -> dict[str, Any]:
             span.set({"hookline.event_id": result.id, "hookline.duplicate": result.duplicate})
     if isinstance(result, Handshook):
         return handshake_response(result)
-    return accepted_response(result)
+    return accepted_response(result, wired.settings, counts)
 
 
 def request_url(request: ProxyRequest) -> str | None:
@@ -175,15 +181,20 @@ def raw_body(request: ProxyRequest, limit: int) -> bytes:
     return body.encode("utf-8", "surrogateescape")
 
 
-def accepted_response(accepted: Accepted) -> dict[str, Any]:
+def accepted_response(
+    accepted: Accepted, settings: Settings, counts: InvocationCounts
+) -> dict[str, Any]:
     """200 with the event id; counts the outcome and sends or nudges what a new event needs."""
     if accepted.duplicate:
-        metrics.add_metric(name="EventsDuplicate", unit=MetricUnit.Count, value=1)
+        counts.count("EventsDuplicate")
     else:
-        metrics.add_metric(name="EventsAccepted", unit=MetricUnit.Count, value=1)
-        settings = get_settings()
+        counts.count("EventsAccepted")
         after_accept(
-            settings, accepted.fanned_out, accepted.to_send, lambda: receipt_queues(settings)
+            settings,
+            accepted.fanned_out,
+            accepted.to_send,
+            lambda: receipt_queues(settings),
+            counts.count,
         )
     log_success(
         "event accepted",
@@ -197,7 +208,11 @@ def accepted_response(accepted: Accepted) -> dict[str, Any]:
 
 @logger.inject_lambda_context(log_event=False)
 @flush_traces
-@metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Lambda entry point."""
-    return receive(proxy_request(event))
+    """Lambda entry point. The invocation's counts are one EMF line, printed however it ends
+    (as Powertools' `log_metrics` would; decision 0077)."""
+    counts = InvocationCounts()
+    try:
+        return receive(proxy_request(event), counts)
+    finally:
+        counts.flush()

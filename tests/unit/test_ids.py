@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
@@ -43,3 +44,16 @@ def test_ulid_encodes_the_specifications_bounds() -> None:
     # And the time sits in the first 10 characters, the randomness in the last 16
     assert ulid(1, bytes(10)) == "0" * 9 + "1" + "0" * 16
     assert ulid(0, bytes(9) + b"\x01") == "0" * 25 + "1"
+
+
+def test_ulid_is_the_per_character_crockford_encoding() -> None:
+    # Given times and randomness across the whole range, and the spec's encoding written out:
+    # 26 characters of 5 bits each, the first holding the 128-bit value's top 3 bits
+    rng = random.Random(24)
+    for _ in range(2000):
+        milliseconds = rng.getrandbits(rng.choice((1, 24, 41, 48)))
+        randomness = rng.randbytes(10)
+        value = milliseconds << 80 | int.from_bytes(randomness, "big")
+        spelled = "".join(CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+        # Then the encoder writes exactly that
+        assert ulid(milliseconds, randomness) == spelled

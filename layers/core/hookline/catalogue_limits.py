@@ -183,6 +183,10 @@ def screen_received_body(body: bytes, max_depth: int) -> None:
     later parses it (fan-out's matching, transformers, the console; decision 0059). Only a body
     that starts like JSON (`[` or `{`) and is UTF-8 is read: any other is never parsed as JSON.
     Linear in the body, as `screen_json_text`."""
+    # Nothing nests deeper than it has brackets (those inside strings only add to the count):
+    # two counts in C spare most bodies the screen's two passes (decision 0077).
+    if body.count(b"[") + body.count(b"{") <= max_depth:
+        return
     start = body.lstrip()[:1]
     if start not in (b"[", b"{"):
         return

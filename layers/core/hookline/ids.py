@@ -12,6 +12,9 @@ import os
 import time
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+# Every 10-bit group as its two characters: 13 steps per id instead of 26 (every event and
+# delivery gets one).
+_PAIRS = [first + second for first in CROCKFORD for second in CROCKFORD]
 
 
 def new_id(prefix: str) -> str:
@@ -22,4 +25,5 @@ def new_id(prefix: str) -> str:
 def ulid(milliseconds: int, randomness: bytes) -> str:
     """The 26-character ULID of a Unix time in milliseconds and 10 random bytes."""
     value = (milliseconds & (1 << 48) - 1) << 80 | int.from_bytes(randomness, "big")
-    return "".join(CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+    # 26 characters are 130 bits: the first pair's top two bits are zero.
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in range(120, -1, -10)])

@@ -68,23 +68,31 @@ def after_accept(
     fanned_out: bool,
     to_send: Sequence[Enqueued],
     queues: Callable[[], DeliveryQueues],
+    count: Callable[[str, int], None] | None = None,
 ) -> int:
     """After a new event's commit: send the deliveries made with it (fan-out at receipt,
     decision 0076) to `queues()`, or nudge the fan-out to make them, or to send what SQS
     refused, now rather than at its next tick. Counts what it made and sent as the fan-out
     does (`DeliveriesFannedOut`, `DeliveriesEnqueued`), so the dashboard's fan-out graph counts
-    every delivery wherever it was made; returns how many were sent."""
+    every delivery wherever it was made: with `count(name, value)` (the receiver's
+    `InvocationCounts.count`), else on the process's Powertools metrics. Returns how many
+    were sent."""
     if fanned_out:
         if not to_send:
             return 0
         from hookline.fanout import send_at_receipt
 
-        metrics.add_metric(name="DeliveriesFannedOut", unit=MetricUnit.Count, value=len(to_send))
+        add = _add_count if count is None else count
+        add("DeliveriesFannedOut", len(to_send))
         if send_at_receipt(get_database(), queues, list(to_send)):
-            metrics.add_metric(name="DeliveriesEnqueued", unit=MetricUnit.Count, value=len(to_send))
+            add("DeliveriesEnqueued", len(to_send))
             return len(to_send)
     nudge_fanout(settings)
     return 0
+
+
+def _add_count(name: str, value: int) -> None:
+    metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
 def nudge_on_commit(conn: Connection, settings: Settings) -> None:

@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, overload
 from urllib.parse import parse_qs
 
 from hookline.errors import BadRequest, UnsupportedMediaType, VerificationFailed
@@ -23,6 +23,7 @@ FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
 # ASCII digits only (str.isdigit also accepts "²" and other digits int() refuses), and
 # short enough that the comparison with a float clock cannot overflow.
 _UNIX_SECONDS = re.compile(r"-?[0-9]{1,15}")
+_T = TypeVar("_T")
 
 
 class Headers(Mapping[str, str]):
@@ -42,6 +43,17 @@ class Headers(Mapping[str, str]):
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key.lower() in self._items
+
+    @overload
+    def get(self, key: str, /) -> str | None: ...
+
+    @overload
+    def get(self, key: str, /, default: str | _T) -> str | _T: ...
+
+    def get(self, key: str, /, default: object = None) -> object:
+        """The header's value, or `default`: one lookup (Mapping's raises and catches
+        KeyError for every absent header)."""
+        return self._items.get(key.lower(), default)
 
 
 @dataclass(frozen=True)
