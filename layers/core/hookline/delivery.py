@@ -19,7 +19,6 @@ from hookline.destination_kinds import HTTPS
 from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
 from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
 from hookline.observability import logger
-from hookline.patterns import event_document
 from hookline.postgres_text import storable_text
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
@@ -29,11 +28,12 @@ from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.signing import sign
-from hookline.transformers import TransformFailed, render
 from hookline.webhook_client import GuardedClient
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
+# Input transformers and event documents (hookline.transformers, hookline.patterns) load for
+# the endpoints that use them, as the AWS senders do: most endpoints get the payload as it is.
 
 # Headers an endpoint's custom headers may not set: the signature and transport ones.
 RESERVED_HEADERS = frozenset(
@@ -227,9 +227,13 @@ class Deliverer:
         timestamp = int(started_at.timestamp())
         try:
             payload, content_type = outgoing_body(job)
-        except TransformFailed as err:
-            return AttemptResult(started_at, 0, None, None, f"transform: {err}", None, final=True)
         except Exception as err:
+            from hookline.transformers import TransformFailed  # loaded by outgoing_body
+
+            if isinstance(err, TransformFailed):
+                return AttemptResult(
+                    started_at, 0, None, None, f"transform: {err}", None, final=True
+                )
             # Any other failure to build this body (a payload too deep for its document, a
             # transformer that raises) fails this delivery with its reason: a recorded
             # attempt, never a delivery left `delivering` or a crashed batch (decision 0059).
@@ -323,6 +327,7 @@ class Deliverer:
         if self.destinations is None or job.role_arn is None or job.external_id is None:
             raise RuntimeError("an AWS destination needs the deliverer's senders and a role")
         from hookline.destinations.senders import OutgoingMessage
+        from hookline.patterns import event_document
 
         message = OutgoingMessage(
             job.id, int(signed["webhook-timestamp"]), signed["webhook-signature"], payload,
@@ -463,6 +468,9 @@ def outgoing_body(job: Job) -> tuple[bytes, str]:
     endpoint's input transformer makes of it (raises TransformFailed when it cannot)."""
     if job.input_transformer is None:
         return job.payload, job.content_type or "application/json"
+    from hookline.patterns import event_document
+    from hookline.transformers import render
+
     document = event_document(job.event_type, job.tenant_id, job.source_id, job.payload)
     rendered = render(job.input_transformer, document)
     return rendered.body, rendered.content_type
