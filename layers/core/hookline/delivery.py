@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -28,7 +28,7 @@ from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.signing import sign
-from hookline.webhook_client import GuardedClient
+from hookline.webhook_client import GuardedClient, WebhookAnswer
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
@@ -269,14 +269,14 @@ class Deliverer:
                 left = max(began + total - time.monotonic(), 0.001)
                 connect = min(left, self.options.connect_timeout_seconds)
                 timeout = {"connect": connect, "read": left, "write": left, "pool": left}
-                response = client.post_to_endpoint(job.url, payload, sent, timeout)
+                response = client.post_webhook(job.url, payload, sent, timeout)
                 try:
                     status = response.status_code
                     if status == 401 and rejected is None and credentials.oauth2 is not None:
                         rejected = sent["authorization"]
                         continue
-                    answered = response_headers(response.headers)
-                    retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
+                    answered = kept_headers(response.header_items())
+                    retry_after = parse_retry_after(response.header("retry-after"), started_at)
                     excerpt = self._read_excerpt(response, began + total)
                 finally:
                     response.close()
@@ -345,16 +345,13 @@ class Deliverer:
         )
         return AttemptResult(started_at, duration_ms, status, excerpt, sent.error, None, final)
 
-    def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
+    def _read_excerpt(self, response: WebhookAnswer, deadline: float) -> str:
         # At most response_limit_bytes are read, as they arrive (no decoding: the deliverer
         # asks for no compression); the attempt as a whole stops at the deadline.
         limit = self.options.response_limit_bytes
-        stream = response.stream
-        if not isinstance(stream, httpx.SyncByteStream):  # a sync client's answer always is
-            raise TypeError("expected a synchronous response stream")
         chunks: list[bytes] = []
         size = 0
-        for chunk in stream:
+        for chunk in response.iter_bytes():
             chunks.append(chunk)
             size += len(chunk)
             if size >= limit:
@@ -483,8 +480,13 @@ MAX_RESPONSE_HEADERS, MAX_HEADER_NAME, MAX_HEADER_VALUE = 32, 64, 256
 
 def response_headers(headers: httpx.Headers) -> dict[str, str]:
     """An answer's headers as stored: the first MAX_RESPONSE_HEADERS names, each cut."""
+    return kept_headers(headers.multi_items())
+
+
+def kept_headers(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """`response_headers` of an answer's (name, value) pairs, names lower-cased."""
     kept: dict[str, str] = {}
-    for name, value in headers.multi_items():
+    for name, value in items:
         key = storable_text(name.lower(), MAX_HEADER_NAME)
         if key in kept:
             continue
