@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound, failure_reason
+from hookline.repositories.hot_cursors import hot_execute
 from hookline.sqlfiles import query
 
 # Content filters, ordering keys and the quarantine (hookline.patterns, hookline.ordering,
@@ -20,25 +20,6 @@ from hookline.sqlfiles import query
 # functions below that use them, so the deliverer's cold start does not load them.
 if TYPE_CHECKING:
     from hookline.repositories.quarantine import Undecided
-
-# The deliverer's statements run on a cursor kept per connection and statement (decision
-# 0078): psycopg keeps a cursor's adaptation state while it runs the same statement again,
-# which a new cursor per execute builds anew (~50 µs of ~250 per claim on this machine). The
-# cursors hang on their connection, so they go with it when the pool replaces it.
-_CURSORS = "_hookline_cursors"
-
-
-def hot_execute(conn: Connection, sql: str, params: dict[str, Any]) -> Cursor[Any]:
-    """Run one of the deliverer's per-message statements on `conn`'s cursor for it (a
-    connection serves one thread at a time, so its cursors do too)."""
-    cursors: dict[str, Cursor[Any]] | None = getattr(conn, _CURSORS, None)
-    if cursors is None:
-        cursors = {}
-        setattr(conn, _CURSORS, cursors)
-    cursor = cursors.get(sql)
-    if cursor is None or cursor.closed:
-        cursor = cursors[sql] = conn.cursor()
-    return cursor.execute(sql, params)
 
 
 @dataclass(frozen=True)

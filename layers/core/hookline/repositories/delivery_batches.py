@@ -8,13 +8,8 @@ from datetime import datetime, timedelta
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
-from hookline.repositories.deliveries import (
-    AttemptRecord,
-    Claim,
-    Job,
-    claim_from_row,
-    hot_execute,
-)
+from hookline.repositories.deliveries import AttemptRecord, Claim, Job, claim_from_row
+from hookline.repositories.hot_cursors import hot_execute
 from hookline.sqlfiles import query
 
 
