@@ -275,7 +275,7 @@ class Deliverer:
                     if status == 401 and rejected is None and credentials.oauth2 is not None:
                         rejected = sent["authorization"]
                         continue
-                    answered = kept_headers(response.header_items())
+                    answered = response_headers(response.header_items())
                     retry_after = parse_retry_after(response.header("retry-after"), started_at)
                     excerpt = self._read_excerpt(response, began + total)
                 finally:
@@ -478,13 +478,9 @@ def outgoing_body(job: Job) -> tuple[bytes, str]:
 MAX_RESPONSE_HEADERS, MAX_HEADER_NAME, MAX_HEADER_VALUE = 32, 64, 256
 
 
-def response_headers(headers: httpx.Headers) -> dict[str, str]:
-    """An answer's headers as stored: the first MAX_RESPONSE_HEADERS names, each cut."""
-    return kept_headers(headers.multi_items())
-
-
-def kept_headers(items: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """`response_headers` of an answer's (name, value) pairs, names lower-cased."""
+def response_headers(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """An answer's (name, value) headers as stored: the first MAX_RESPONSE_HEADERS names,
+    each cut."""
     kept: dict[str, str] = {}
     for name, value in items:
         key = storable_text(name.lower(), MAX_HEADER_NAME)
