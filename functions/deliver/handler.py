@@ -8,7 +8,7 @@ batch utility (every event source's data classes: decision 0073)."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -20,6 +20,9 @@ from hookline.observability import flush_traces, logger
 from hookline.queues import DeliveryMessage
 from hookline.runtime import get_deliverer, released_heads, tracing
 from hookline.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from hookline.fanout import ReleasedHeads
 
 # The database and HTTP work is blocking; a batch of up to 10 runs on these threads at once.
 _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
@@ -42,6 +45,15 @@ def current_deliverer() -> Deliverer:
     if built is None or built[0] is not settings or built[1] is not db:
         built = _built["deliverer"] = (settings, db, get_deliverer())
     return built[2]
+
+
+def ordering_in_use(heads: ReleasedHeads, db: Database) -> bool:
+    """Whether any endpoint is ordered (cached by `heads`); True when that cannot be read, so
+    `ReleasedHeads.send` tries, and logs what failed, as it does for the batch's other steps."""
+    try:
+        return heads.in_use(db)
+    except Exception:
+        return True
 
 
 class BatchFailed(Exception):
@@ -82,12 +94,14 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     began = utcnow()
     deliverer = current_deliverer()
     outcomes = deliver_batch(deliverer, [r.get("body", "") for r in records], _threads)
-    finished = [
-        DeliveryMessage.parse(r.get("body", ""))[0]
-        for r, o in zip(records, outcomes, strict=True)
-        if isinstance(o, Handled) and o.result in FINISHED_RESULTS
-    ]
-    released_heads().send(deliverer.db, deliverer.queues, finished, deliverer.options.queued_lease)
+    heads = released_heads()
+    if ordering_in_use(heads, deliverer.db):  # else nothing to hand on: no ids parsed
+        finished = [
+            DeliveryMessage.parse(r.get("body", ""))[0]
+            for r, o in zip(records, outcomes, strict=True)
+            if isinstance(o, Handled) and o.result in FINISHED_RESULTS
+        ]
+        heads.send(deliverer.db, deliverer.queues, finished, deliverer.options.queued_lease)
     batch_metrics = DeliveryMetrics()
     traces = tracing(get_settings())
     failed: list[tuple[str, Exception]] = []

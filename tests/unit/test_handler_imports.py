@@ -72,6 +72,10 @@ NEVER = {
         "hookline.destinations", "hookline.endpoint_auth.oauth2", "hookline.endpoint_auth.tls",
         # Ids are encoded by hookline.ids, without python-ulid (decision 0073).
         "ulid",
+        # Input transformers, content filters, ordering keys and the quarantine: for the
+        # endpoints that use them, and for fan-out, reconcile and replay (decision 0078).
+        "hookline.transformers", "hookline.patterns", "hookline.pattern_matching",
+        "hookline.ordering", "hookline.repositories.quarantine",
     ),
     # The management API and the console build a resolver per resource (or set of pages) at
     # its first request, with only the routes that request may take (decision 0079): init

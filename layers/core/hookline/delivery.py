@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -19,7 +19,6 @@ from hookline.destination_kinds import HTTPS
 from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
 from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
 from hookline.observability import logger
-from hookline.patterns import event_document
 from hookline.postgres_text import storable_text
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
@@ -29,11 +28,12 @@ from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.signing import sign
-from hookline.transformers import TransformFailed, render
-from hookline.webhook_client import GuardedClient
+from hookline.webhook_client import GuardedClient, WebhookAnswer
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
+# Input transformers and event documents (hookline.transformers, hookline.patterns) load for
+# the endpoints that use them, as the AWS senders do: most endpoints get the payload as it is.
 
 # Headers an endpoint's custom headers may not set: the signature and transport ones.
 RESERVED_HEADERS = frozenset(
@@ -227,9 +227,13 @@ class Deliverer:
         timestamp = int(started_at.timestamp())
         try:
             payload, content_type = outgoing_body(job)
-        except TransformFailed as err:
-            return AttemptResult(started_at, 0, None, None, f"transform: {err}", None, final=True)
         except Exception as err:
+            from hookline.transformers import TransformFailed  # loaded by outgoing_body
+
+            if isinstance(err, TransformFailed):
+                return AttemptResult(
+                    started_at, 0, None, None, f"transform: {err}", None, final=True
+                )
             # Any other failure to build this body (a payload too deep for its document, a
             # transformer that raises) fails this delivery with its reason: a recorded
             # attempt, never a delivery left `delivering` or a crashed batch (decision 0059).
@@ -265,14 +269,14 @@ class Deliverer:
                 left = max(began + total - time.monotonic(), 0.001)
                 connect = min(left, self.options.connect_timeout_seconds)
                 timeout = {"connect": connect, "read": left, "write": left, "pool": left}
-                response = client.post_to_endpoint(job.url, payload, sent, timeout)
+                response = client.post_webhook(job.url, payload, sent, timeout)
                 try:
                     status = response.status_code
                     if status == 401 and rejected is None and credentials.oauth2 is not None:
                         rejected = sent["authorization"]
                         continue
-                    answered = response_headers(response.headers)
-                    retry_after = parse_retry_after(response.headers.get("retry-after"), started_at)
+                    answered = response_headers(response.header_items())
+                    retry_after = parse_retry_after(response.header("retry-after"), started_at)
                     excerpt = self._read_excerpt(response, began + total)
                 finally:
                     response.close()
@@ -323,6 +327,7 @@ class Deliverer:
         if self.destinations is None or job.role_arn is None or job.external_id is None:
             raise RuntimeError("an AWS destination needs the deliverer's senders and a role")
         from hookline.destinations.senders import OutgoingMessage
+        from hookline.patterns import event_document
 
         message = OutgoingMessage(
             job.id, int(signed["webhook-timestamp"]), signed["webhook-signature"], payload,
@@ -340,16 +345,13 @@ class Deliverer:
         )
         return AttemptResult(started_at, duration_ms, status, excerpt, sent.error, None, final)
 
-    def _read_excerpt(self, response: httpx.Response, deadline: float) -> str:
+    def _read_excerpt(self, response: WebhookAnswer, deadline: float) -> str:
         # At most response_limit_bytes are read, as they arrive (no decoding: the deliverer
         # asks for no compression); the attempt as a whole stops at the deadline.
         limit = self.options.response_limit_bytes
-        stream = response.stream
-        if not isinstance(stream, httpx.SyncByteStream):  # a sync client's answer always is
-            raise TypeError("expected a synchronous response stream")
         chunks: list[bytes] = []
         size = 0
-        for chunk in stream:
+        for chunk in response.iter_bytes():
             chunks.append(chunk)
             size += len(chunk)
             if size >= limit:
@@ -463,6 +465,9 @@ def outgoing_body(job: Job) -> tuple[bytes, str]:
     endpoint's input transformer makes of it (raises TransformFailed when it cannot)."""
     if job.input_transformer is None:
         return job.payload, job.content_type or "application/json"
+    from hookline.patterns import event_document
+    from hookline.transformers import render
+
     document = event_document(job.event_type, job.tenant_id, job.source_id, job.payload)
     rendered = render(job.input_transformer, document)
     return rendered.body, rendered.content_type
@@ -473,10 +478,11 @@ def outgoing_body(job: Job) -> tuple[bytes, str]:
 MAX_RESPONSE_HEADERS, MAX_HEADER_NAME, MAX_HEADER_VALUE = 32, 64, 256
 
 
-def response_headers(headers: httpx.Headers) -> dict[str, str]:
-    """An answer's headers as stored: the first MAX_RESPONSE_HEADERS names, each cut."""
+def response_headers(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """An answer's (name, value) headers as stored: the first MAX_RESPONSE_HEADERS names,
+    each cut."""
     kept: dict[str, str] = {}
-    for name, value in headers.multi_items():
+    for name, value in items:
         key = storable_text(name.lower(), MAX_HEADER_NAME)
         if key in kept:
             continue

@@ -33,6 +33,10 @@ from hookline.sqlfiles import query
 PREFIX = "hlenc1:"
 _NONCE = 12
 _AAD = b"hookline-secret-v1"
+# Opened secrets kept per process, by their sealed text (decision 0078): the deliverer opens
+# an endpoint's secrets for every message. A sealed text is unique (a random nonce) and its
+# plaintext never changes, so a rotated or removed secret is simply never asked for again.
+OPENED_LIMIT = 4096
 
 
 class KeyWrapper(Protocol):
@@ -124,6 +128,7 @@ class SecretBox:
         # Key ids are unique and their rows never change: the receiver's hot path reads a
         # sealed secret without a second query once its key is known.
         self._by_id: dict[str, AESGCM] = {}
+        self._opened: dict[str, str] = {}
 
     def seal(self, conn: Connection, plaintext: str) -> str:
         """The sealed form of `plaintext`, under the active data key (made on first use)."""
@@ -136,15 +141,23 @@ class SecretBox:
         """The plaintext of a sealed secret (a legacy plaintext value is returned as is)."""
         if not stored.startswith(PREFIX):
             return stored
+        opened = self._opened.get(stored)
+        if opened is not None:
+            return opened
         key_id, sep, blob = stored[len(PREFIX) :].partition(":")
         if not sep:
             raise SecretsUnavailable("a stored secret is malformed")
         aead = self._key(conn, key_id)
         try:
             raw = base64.b64decode(blob, validate=True)
-            return aead.decrypt(raw[:_NONCE], raw[_NONCE:], _AAD).decode()
+            opened = aead.decrypt(raw[:_NONCE], raw[_NONCE:], _AAD).decode()
         except (binascii.Error, ValueError, InvalidTag) as err:
             raise SecretsUnavailable("a stored secret cannot be decrypted") from err
+        with self._lock:
+            if len(self._opened) >= OPENED_LIMIT:
+                self._opened.clear()
+            self._opened[stored] = opened
+        return opened
 
     def _active_key(self, conn: Connection) -> _DataKey:
         row = conn.execute(query("active_secret_key")).fetchone()

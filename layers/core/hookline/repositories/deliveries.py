@@ -6,17 +6,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound, failure_reason
-from hookline.ordering import ordering_key
-from hookline.patterns import event_document, matches
-from hookline.repositories import quarantine
-from hookline.repositories.quarantine import Undecided
+from hookline.repositories.hot_cursors import hot_execute
 from hookline.sqlfiles import query
+
+# Content filters, ordering keys and the quarantine (hookline.patterns, hookline.ordering,
+# hookline.repositories.quarantine) are fan-out's, reconcile's and replay's: imported by the
+# functions below that use them, so the deliverer's cold start does not load them.
+if TYPE_CHECKING:
+    from hookline.repositories.quarantine import Undecided
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,9 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
     in the same transaction (decision 0059): the other events' fan-out commits regardless.
     An ordered endpoint's pairs (decision 0069) are keyed here and inserted in ledger order
     (event ids are time-ordered), held behind their key's unfinished deliveries."""
+    from hookline.ordering import ordering_key
+    from hookline.repositories import quarantine
+
     with conn.transaction():
         rows = conn.execute(
             query("fan_out_batch"), {"limit": limit, "deadline": deadline}
@@ -147,6 +153,9 @@ def hold_new_ordered(conn: Connection, delivery_ids: Sequence[str]) -> set[str]:
     it in the transaction that created them."""
     if not delivery_ids:
         return set()
+    from hookline.ordering import ordering_key
+    from hookline.patterns import event_document
+
     rows = conn.execute(query("new_ordered_deliveries"), {"ids": list(delivery_ids)}).fetchall()
     if not rows:
         return set()
@@ -192,6 +201,9 @@ def content_matches(rows: Sequence[dict[str, Any]]) -> Matching:
     deep to build, a pattern that fails) makes that pair undecided, never the batch's
     failure (decision 0059). An endpoint among them without a pattern (it is there for its
     ordering, decision 0069) matches every event."""
+    from hookline.patterns import event_document, matches
+    from hookline.repositories.quarantine import Undecided
+
     filters: dict[str, Any] = {}
     for row in rows:
         filters.update(row["content_filters"] or {})
@@ -231,6 +243,8 @@ def content_match_arrays(
     statements that re-create deliveries take: replay's re-fan-out and the reconciler's
     repair (decision 0056). The undecided pairs are quarantined on `conn` as found by
     `stage` (decision 0059); None (a count, a dry run) records nothing."""
+    from hookline.repositories import quarantine
+
     matching = content_matches(rows)
     if stage is not None:
         quarantine.record(conn, matching.undecided, stage=stage)
@@ -371,7 +385,8 @@ def claim_to_send(
     take a slot (the delivery becomes `delivering`; without one it stays queued under the
     claim's lease) and read the endpoint's active secrets. The batch claim's body for one
     message. Run it outside a transaction (it is its own). None if stale, finished or taken."""
-    r = conn.execute(
+    r = hot_execute(
+        conn,
         query("claim_delivery_to_send"),
         {
             "durable": durable,
@@ -441,7 +456,8 @@ def record_delivered(conn: Connection, job: Job, attempt: AttemptRecord) -> int 
     slot freed) only while this claim stands; the endpoint's failure streak ended. Returns
     the generation, or None if this claim no longer stood (nothing but the attempt was
     written)."""
-    row = conn.execute(
+    row = hot_execute(
+        conn,
         query("record_delivered"),
         {
             **attempt.params(job),

@@ -9,6 +9,7 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.repositories.deliveries import AttemptRecord, Claim, Job, claim_from_row
+from hookline.repositories.hot_cursors import hot_execute
 from hookline.sqlfiles import query
 
 
@@ -24,7 +25,8 @@ def claim_batch_to_send(
     outside a transaction: it is its own). Returns the claims that held, by (id, generation),
     each with its slot or the wait before one; a message missing from the answer is stale,
     finished or taken."""
-    rows = conn.execute(
+    rows = hot_execute(
+        conn,
         query("claim_deliveries_to_send"),
         {
             "durable": durable,
@@ -46,7 +48,8 @@ def record_batch_delivered(
     stands. Returns the ids whose claim still stood."""
     if not delivered:
         return set()
-    rows = conn.execute(
+    rows = hot_execute(
+        conn,
         query("record_deliveries_delivered"),
         {
             "ids": [job.id for job, _ in delivered],
