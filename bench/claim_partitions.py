@@ -2,10 +2,10 @@
 (decisions 0071, 0072).
 
 One endpoint, ten queued deliveries claimed by `claim_deliveries_to_send` (the deliver
-function's batch claim, committed durably as behind RDS Proxy), then put back to `queued`, over
-and over: first with the partitions a fresh database has (today, the week ahead, the default),
-then after 90 earlier days' partitions are made, as 90 days of retention keep them. Each put
-back leaves the claim's `delivering` index entries dead inside the lease window, as the
+function's batch claim, committed without waiting for the disk as deployed, decision 0081),
+then put back to `queued`, over and over: first with the partitions a fresh database has
+(today, the week ahead, the default), then after 90 earlier days' partitions are made, as 90
+days of retention keep them. Each put back leaves the claim's `delivering` index entries dead inside the lease window, as the
 records of real deliveries do. Then as many fan-out rounds that find nothing to do (what a
 nudge or the schedule pays when the outbox is empty). Prints the median and 90th percentile of
 each.
@@ -77,7 +77,7 @@ def main() -> int:
                 with db.connection() as conn:
                     began = time.perf_counter()
                     claimed = claim_batch_to_send(
-                        conn, messages, LEASE, datetime.now(UTC), durable=True
+                        conn, messages, LEASE, datetime.now(UTC)
                     )
                     times.append(time.perf_counter() - began)
                     assert len(claimed) == len(messages), claimed

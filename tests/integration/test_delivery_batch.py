@@ -116,13 +116,13 @@ def test_the_batch_claim_reads_every_column_the_single_claim_reads(db):
         single = conn.execute(
             query("claim_delivery_to_send"),
             {"id": "dlv_none", "seq": 0, "lease": timedelta(minutes=1), "now": now,
-             "lease_seconds": 60.0, "durable": True},
+             "lease_seconds": 60.0},
         )  # fmt: skip
         single_columns = {c.name for c in single.description or []}
         batch = conn.execute(
             query("claim_deliveries_to_send"),
             {"ids": ["dlv_none"], "seqs": [0], "lease": timedelta(minutes=1), "now": now,
-             "lease_seconds": 60.0, "durable": True},
+             "lease_seconds": 60.0},
         )  # fmt: skip
         batch_columns = {c.name for c in batch.description or []}
     # Then a delivery claimed in a batch knows everything one claimed alone does (a column

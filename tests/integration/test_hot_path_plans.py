@@ -95,7 +95,7 @@ def test_a_batch_claim_reads_the_same_with_a_backlog_of_thousands(pipeline, db: 
     def claim_and_put_back() -> int:
         with db.connection() as conn:
             cost = buffers_of(conn, "hookline_claim_batch", lambda: claim_batch_to_send(
-                conn, batch, LEASE, datetime.now(UTC), durable=True))  # fmt: skip
+                conn, batch, LEASE, datetime.now(UTC)))  # fmt: skip
             ids = [b[0] for b in batch]
             conn.execute("UPDATE deliveries SET state = 'queued' WHERE id = ANY(%s)", (ids,))
         return cost
@@ -166,7 +166,7 @@ def test_a_batch_mixing_a_forty_day_old_event_with_todays_claims_them_all(pipeli
 
     # When one batch claims them all
     with db.connection() as conn:
-        claimed = claim_batch_to_send(conn, batch, LEASE, datetime.now(UTC), durable=True)
+        claimed = claim_batch_to_send(conn, batch, LEASE, datetime.now(UTC))
 
     # Then every one is claimed with its slot, the old event's payload with it
     assert sorted(claimed) == sorted(batch)

@@ -134,3 +134,7 @@ def test_the_hot_paths_behind_the_proxy_send_no_pinning_statement(
         assert name in texts, name
     pins = [(kind, text[:120]) for kind, text in statements if pinning(kind, text)]
     assert pins == []
+    # And the claims still commit without waiting for the disk: the set_config doing it runs
+    # inside hookline_claim_batch, which the proxy never sees (decision 0081)
+    claims = [text for _, text in statements if "hookline_claim_batch(" in text]
+    assert claims and all(re.search(r"double precision,\s*false\)", c) for c in claims), claims

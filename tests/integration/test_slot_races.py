@@ -45,7 +45,7 @@ def queued_deliveries(pipeline, db: Database, url: str, caps: list[int], events:
         ).fetchall()
 
 
-def race(db: Database, batches: list[list[dict]], durable: bool) -> list[repo.Claim]:
+def race(db: Database, batches: list[list[dict]]) -> list[repo.Claim]:
     """Every batch claimed by its own thread, all released at once; a batch of one claims as
     a single message does. The claims granted a slot."""
     start = threading.Barrier(len(batches))
@@ -56,14 +56,12 @@ def race(db: Database, batches: list[list[dict]], durable: bool) -> list[repo.Cl
             start.wait()
             if len(batch) == 1:
                 one = repo.claim_to_send(
-                    conn, batch[0]["id"], batch[0]["enqueue_seq"], lease, datetime.now(UTC),
-                    durable=durable,
-                )  # fmt: skip
+                    conn, batch[0]["id"], batch[0]["enqueue_seq"], lease, datetime.now(UTC)
+                )
                 claims = [] if one is None else [one]
             else:
                 claims = list(claim_batch_to_send(
                     conn, [(d["id"], d["enqueue_seq"]) for d in batch], lease, datetime.now(UTC),
-                    durable=durable,
                 ).values())  # fmt: skip
         return [c for c in claims if c.wait_seconds == 0]
 
@@ -80,8 +78,7 @@ def delivering(db: Database) -> dict[str, int]:
     return {r["endpoint_id"]: r["n"] for r in rows}
 
 
-@pytest.mark.parametrize("durable", [False, True], ids=["async-commit", "durable"])
-def test_racing_claimers_never_take_more_slots_than_the_cap(pipeline, db, sink, durable):
+def test_racing_claimers_never_take_more_slots_than_the_cap(pipeline, db, sink):
     # Given 30 events fanned out to two endpoints capped at 2 and 3: 60 queued deliveries
     found = queued_deliveries(pipeline, db, sink.url("/race"), caps=[2, 3], events=30)
     caps = {d["endpoint_id"]: d["max_concurrency"] for d in found}
@@ -91,7 +88,7 @@ def test_racing_claimers_never_take_more_slots_than_the_cap(pipeline, db, sink, 
     random.shuffle(found)
     batches = [found[i * 10 : (i + 1) * 10] for i in range(CLAIMERS - 1)] + [found[-1:]]
     # When they all claim at the same instant
-    granted = race(db, batches, durable)
+    granted = race(db, batches)
     # Then each endpoint has exactly its cap of deliveries in flight: never more, and its
     # free slots were all handed out; the others wait, queued, and none was lost
     per_endpoint = {e: sum(1 for c in granted if c.job.endpoint_id == e) for e in caps}
@@ -107,7 +104,7 @@ def test_racing_claimers_never_take_more_slots_than_the_cap(pipeline, db, sink, 
 def test_slots_freed_by_a_record_go_to_the_next_claimers_and_no_further(pipeline, db, sink):
     # Given an endpoint capped at 3 with every slot taken by a first round of claimers
     found = queued_deliveries(pipeline, db, sink.url("/race"), caps=[3], events=24)
-    first = race(db, [found[i : i + 4] for i in range(0, 12, 4)], durable=False)
+    first = race(db, [found[i : i + 4] for i in range(0, 12, 4)])
     assert len(first) == 3
     # When two deliveries are recorded delivered and the next claimers race for the rest
     for claim in first[:2]:
@@ -116,7 +113,7 @@ def test_slots_freed_by_a_record_go_to_the_next_claimers_and_no_further(pipeline
             assert repo.record_delivered(conn, claim.job, attempt) == claim.job.seq
     claimed = {c.job.id for c in first}
     rest = [d for d in found if d["id"] not in claimed]
-    second = race(db, [rest[i : i + 3] for i in range(0, 18, 3)], durable=False)
+    second = race(db, [rest[i : i + 3] for i in range(0, 18, 3)])
     # Then exactly the two freed slots were handed out again
     assert len(second) == 2
     assert delivering(db) == {found[0]["endpoint_id"]: 3}

@@ -167,9 +167,7 @@ class Deliverer:
             # flushes it with it (decisions 0014, 0025). The slot is the delivery's own
             # `delivering` state (decision 0071): whatever moves it on frees the slot.
             claim = (
-                repo.claim_to_send(
-                    conn, delivery_id, seq, self.options.claim_lease, now, durable=self.db.proxied
-                )
+                repo.claim_to_send(conn, delivery_id, seq, self.options.claim_lease, now)
                 if isinstance(claimed, Unclaimed)
                 else claimed
             )

@@ -77,7 +77,6 @@ def claim_all(deliverer: Deliverer, bodies: Sequence[str]) -> list[Claim | Uncla
                 wanted,
                 deliverer.options.claim_lease,
                 deliverer.clock(),
-                durable=deliverer.db.proxied,
             )
     except Exception:
         logger.warning("batch claim failed; each message claims itself", exc_info=True)

@@ -305,8 +305,8 @@ def oldest_pending_outbox_age(conn: Connection) -> float:
 
 # The deferral commits without waiting for the disk (decisions 0014, 0025) by setting
 # synchronous_commit for its own transaction. Behind RDS Proxy a set_config pins the session,
-# so there it commits durably instead (decision 0036). The claim does the same inside
-# hookline_claim_batch, told by its `durable` argument.
+# so there it commits durably instead (decision 0036). The claim's set_config runs inside
+# hookline_claim_batch, unseen by the proxy, so it commits without a flush everywhere (0081).
 _NO_FLUSH = "set_config('synchronous_commit', 'off', true)"
 
 
@@ -376,11 +376,9 @@ def claim_to_send(
     seq: int,
     lease: timedelta,
     now: datetime,
-    *,
-    durable: bool = False,
 ) -> Claim | None:
     """The deliverer's claim in one statement that commits without waiting for the disk
-    (`durable`: with the default commit, for connections through RDS Proxy): claim this
+    (behind RDS Proxy too, decision 0081): claim this
     generation, then — only if the endpoint is enabled and `now` is before the deadline —
     take a slot (the delivery becomes `delivering`; without one it stays queued under the
     claim's lease) and read the endpoint's active secrets. The batch claim's body for one
@@ -389,7 +387,6 @@ def claim_to_send(
         conn,
         query("claim_delivery_to_send"),
         {
-            "durable": durable,
             "id": delivery_id,
             "seq": seq,
             "lease": lease,
@@ -412,7 +409,8 @@ def defer_without_flush(
     conn: Connection, job: Job, lease: timedelta, *, durable: bool = False
 ) -> None:
     """`defer` as one statement committing without waiting for the disk (outside a
-    transaction; `durable`: with the default commit, as `claim_to_send`)."""
+    transaction; `durable`: with the default commit, for connections through RDS Proxy, which
+    would pin on the statement's set_config, decision 0036)."""
     conn.execute(
         statement_for("defer_delivery_without_flush", durable),
         {"id": job.id, "lease": lease, "seq": job.seq, "claimed_until": job.claimed_until},

@@ -18,8 +18,6 @@ def claim_batch_to_send(
     messages: Sequence[tuple[str, int]],
     lease: timedelta,
     now: datetime,
-    *,
-    durable: bool = False,
 ) -> dict[tuple[str, int], Claim]:
     """`claim_to_send` for every (delivery id, generation) of a batch in one statement (run
     outside a transaction: it is its own). Returns the claims that held, by (id, generation),
@@ -29,7 +27,6 @@ def claim_batch_to_send(
         conn,
         query("claim_deliveries_to_send"),
         {
-            "durable": durable,
             "ids": [m[0] for m in messages],
             "seqs": [m[1] for m in messages],
             "lease": lease,

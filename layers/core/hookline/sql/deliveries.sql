@@ -156,11 +156,11 @@ FROM outbox WHERE fanned_out_at IS NULL
 -- nothing), and, only when the endpoint is enabled and the deadline (%(now)s, the deliverer's
 -- clock) has not passed, take a slot — the delivery `delivering` while fewer than the
 -- endpoint's cap are — and read its active secrets (sealed). Without a slot it stays queued
--- under the claim's lease. It commits without waiting for the disk unless %(durable)s
--- (decisions 0014, 0036).
+-- under the claim's lease. It commits without waiting for the disk, behind RDS Proxy too
+-- (decisions 0014, 0081).
 SELECT * FROM hookline_claim_batch(ARRAY[%(id)s]::text[], ARRAY[%(seq)s]::integer[],
                                    %(lease)s::interval, %(now)s::timestamptz,
-                                   %(lease_seconds)s::double precision, %(durable)s::boolean)
+                                   %(lease_seconds)s::double precision, false)
 
 -- defer_delivery --
 -- No slot, or the claim given back: queued, with a lease covering the delay, and no attempt

@@ -3,12 +3,14 @@
 -- claimed, and where the endpoint is enabled and the deadline has not passed, given a slot
 -- (the delivery `delivering` while fewer than the endpoint's cap are: slots are counted from
 -- those rows, decision 0071) and its active secrets, or left queued without one. One plan and
--- one commit per batch instead of per message; it commits without waiting for the disk unless
--- %(durable)s (behind RDS Proxy, decision 0036). The body is hookline_claim_batch's (migration
--- 0027), which claim_delivery_to_send calls with one message.
+-- one commit per batch instead of per message; it commits without waiting for the disk
+-- (decision 0014), behind RDS Proxy too: the set_config doing it runs inside the function,
+-- where the proxy never sees it, and lasts only for its transaction (decision 0081). The body
+-- is hookline_claim_batch's (migration 0027), which claim_delivery_to_send calls with one
+-- message.
 SELECT * FROM hookline_claim_batch(%(ids)s::text[], %(seqs)s::integer[], %(lease)s::interval,
                                    %(now)s::timestamptz,
-                                   %(lease_seconds)s::double precision, %(durable)s::boolean)
+                                   %(lease_seconds)s::double precision, false)
 
 -- record_deliveries_delivered --
 -- record_delivered for every delivered attempt of a batch in one statement (one durable
