@@ -5,10 +5,10 @@ One endpoint, ten queued deliveries claimed by `claim_deliveries_to_send` (the d
 function's batch claim, committed without waiting for the disk as deployed, decision 0081),
 then put back to `queued`, over and over: first with the partitions a fresh database has
 (today, the week ahead, the default), then after 90 earlier days' partitions are made, as 90
-days of retention keep them. Each put back leaves the claim's `delivering` index entries dead inside the lease window, as the
-records of real deliveries do. Then as many fan-out rounds that find nothing to do (what a
-nudge or the schedule pays when the outbox is empty). Prints the median and 90th percentile of
-each.
+days of retention keep them. Each put back leaves the claim's `delivering` index entries dead
+inside the lease window, as the records of real deliveries do. Then as many fan-out rounds
+that find nothing to do (what a nudge or the schedule pays when the outbox is empty). Prints
+the median and 90th percentile of each.
 
     PYTHONPATH=layers/core:devtools:. .venv/bin/python bench/claim_partitions.py [--claims 300]
 
@@ -76,9 +76,7 @@ def main() -> int:
             for _ in range(args.claims):
                 with db.connection() as conn:
                     began = time.perf_counter()
-                    claimed = claim_batch_to_send(
-                        conn, messages, LEASE, datetime.now(UTC)
-                    )
+                    claimed = claim_batch_to_send(conn, messages, LEASE, datetime.now(UTC))
                     times.append(time.perf_counter() - began)
                     assert len(claimed) == len(messages), claimed
                     conn.execute(
