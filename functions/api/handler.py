@@ -11,22 +11,30 @@ query is scoped to the caller's tenant. The OpenAPI document is generated from t
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hookline.api.app import build_app, per_thread_and_segment, request_segment, serve
+from hookline.api.app import build_app, request_segment, serve
 from hookline.api.routes import routers_for
 from hookline.ingress import event_ingress
 from hookline.observability import flush_traces, logger, metrics
+from hookline.problems import per_thread_and_key
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler import ApiGatewayResolver
+
+
+def _resolver(door: tuple[str, str | None]) -> ApiGatewayResolver:
+    ingress, segment = door
+    return build_app(ingress=ingress, segment=segment)
+
 
 # One resolver per thread, front door (REST payload 1.0, HTTP API or function URL 2.0) and
 # resource: a cold container imports the routes of the resource it is asked for, on that
 # first request; an environment initialised ahead of requests (provisioned concurrency)
 # imports every resource's now (decision 0079).
-current_app = per_thread_and_segment(
-    lambda ingress, segment: build_app(ingress=ingress, segment=segment)
-)
+current_app = per_thread_and_key(_resolver)
 if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency":
     routers_for()
 
@@ -36,4 +44,4 @@ if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency"
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Lambda entry point."""
-    return serve(current_app(event_ingress(event), request_segment(event)), event, context)
+    return serve(current_app((event_ingress(event), request_segment(event))), event, context)

@@ -8,16 +8,17 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hookline.console.app import build_app, import_pages, pages_for, per_thread_and_pages
+from hookline.console.app import build_app, import_pages, pages_for
 from hookline.console.mount import prefix_response, stage_prefix
 from hookline.console.url_events import as_rest_event, as_url_response
 from hookline.ingress import event_ingress
 from hookline.observability import flush_traces, logger
+from hookline.problems import per_thread_and_key
 
 # One resolver per thread and set of pages: a cold container imports the pages (and the
 # services behind them) of the path it is asked for, on that first request; an environment
 # initialised ahead of requests (provisioned concurrency) imports them all now (decision 0079).
-current_app = per_thread_and_pages(build_app)
+current_app = per_thread_and_key(build_app)
 if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency":
     import_pages()
 

@@ -108,7 +108,7 @@ NEVER = {
 
 # The resolver with every route or page, as a request naming no known resource builds it.
 FIRST_REQUEST = {
-    "api": "functions.api.handler.current_app('rest', None)",
+    "api": "functions.api.handler.current_app(('rest', None))",
     "console": "functions.console.handler.current_app(functions.console.handler.pages_for('/'))",
 }
 # JSON Schema checks run only when an event type's schema is saved or a payload is checked.
@@ -163,7 +163,7 @@ def test_first_request_builds_the_resolver_without_json_schema(handler: str) -> 
 # A first request to one resource: what it loads, and what it leaves to the others.
 ONE_RESOURCE = {
     "api": (
-        "functions.api.handler.current_app('rest', 'status')",
+        "functions.api.handler.current_app(('rest', 'status'))",
         "hookline.api.routes.status",
         [f"hookline.api.routes.{name}" for name in API_ROUTES if name != "status"],
     ),

@@ -18,10 +18,9 @@ its CPU per request (docs/decisions/0074).
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from hookline.config import INGRESSES
 
@@ -34,7 +33,6 @@ _RESOLVERS = {
     "http": "APIGatewayHttpResolver",
     "function_url": "LambdaFunctionUrlResolver",
 }
-R = TypeVar("R")
 # What a Powertools route parameter (`<name>`) matches: one path segment of URI characters.
 _SEGMENT = r"[-._~()'!*:@,;=+&$%<> \[\]{}|^\w]+"
 
@@ -59,22 +57,6 @@ def new_resolver(ingress: str, **options: Any) -> ApiGatewayResolver:
     except KeyError:
         raise ValueError(f"unknown ingress {ingress!r}; one of {', '.join(INGRESSES)}") from None
     return resolver(**options)
-
-
-def per_thread_and_ingress(build: Callable[[str], R]) -> Callable[[str], R]:
-    """`build(ingress)` once per thread and ingress: a resolver holds the event it is
-    resolving, and the local runner calls a handler from several threads (decision 0011)."""
-    local = threading.local()
-
-    def current(ingress: str) -> R:
-        apps: dict[str, R] | None = getattr(local, "apps", None)
-        if apps is None:
-            apps = local.apps = {}
-        if ingress not in apps:
-            apps[ingress] = build(ingress)
-        return apps[ingress]
-
-    return current
 
 
 def iam_principal(event: dict[str, Any]) -> str | None:

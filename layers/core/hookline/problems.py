@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -105,5 +105,25 @@ def per_thread(build: Callable[[], R]) -> Callable[[], R]:
         if app is None:
             app = local.app = build()
         return app
+
+    return current
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def per_thread_and_key(build: Callable[[K], R]) -> Callable[[K], R]:
+    """`build(key)` once per thread and key (a front door, a resource, a set of pages): a
+    resolver holds the event it is resolving, and the local runner calls a handler from
+    several threads (decision 0011)."""
+    local = threading.local()
+
+    def current(key: K) -> R:
+        apps: dict[K, R] | None = getattr(local, "apps", None)
+        if apps is None:
+            apps = local.apps = {}
+        if key not in apps:
+            apps[key] = build(key)
+        return apps[key]
 
     return current

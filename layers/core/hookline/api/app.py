@@ -6,8 +6,6 @@ function builds one per resource segment a request names, with only that resourc
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
@@ -47,21 +45,3 @@ def request_segment(event: dict[str, Any]) -> str | None:
     """The resource segment an API Gateway proxy event's path names (payload 1.0's `path`,
     2.0's `rawPath`), None where it names no known one."""
     return segment_of(str(event.get("rawPath") or event.get("path") or "/"))
-
-
-def per_thread_and_segment(
-    build: Callable[[str, str | None], ApiGatewayResolver],
-) -> Callable[[str, str | None], ApiGatewayResolver]:
-    """`build(ingress, segment)` once per thread, front door and resource segment: a resolver
-    holds the event it is resolving (decision 0011)."""
-    local = threading.local()
-
-    def current(ingress: str, segment: str | None) -> ApiGatewayResolver:
-        apps: dict[tuple[str, str | None], ApiGatewayResolver] | None = getattr(local, "apps", None)
-        if apps is None:
-            apps = local.apps = {}
-        if (ingress, segment) not in apps:
-            apps[ingress, segment] = build(ingress, segment)
-        return apps[ingress, segment]
-
-    return current

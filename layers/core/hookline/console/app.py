@@ -8,8 +8,6 @@ without a session to sign in."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -90,21 +88,3 @@ def build_app(pages: tuple[str, ...] = tuple(PAGES)) -> APIGatewayRestResolver:
         return web.page("refused.html", {"message": "no such page", "area": "console"}, status=404)
 
     return app
-
-
-def per_thread_and_pages(
-    build: Callable[[tuple[str, ...]], APIGatewayRestResolver],
-) -> Callable[[tuple[str, ...]], APIGatewayRestResolver]:
-    """`build(pages)` once per thread and set of page modules: a resolver holds the event it
-    is resolving (decision 0011)."""
-    local = threading.local()
-
-    def current(pages: tuple[str, ...]) -> APIGatewayRestResolver:
-        apps: dict[tuple[str, ...], APIGatewayRestResolver] | None = getattr(local, "apps", None)
-        if apps is None:
-            apps = local.apps = {}
-        if pages not in apps:
-            apps[pages] = build(pages)
-        return apps[pages]
-
-    return current
