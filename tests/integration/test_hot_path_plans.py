@@ -173,3 +173,55 @@ def test_a_batch_mixing_a_forty_day_old_event_with_todays_claims_them_all(pipeli
     assert all(c.wait_seconds == 0 for c in claimed.values())
     old = [c for c in claimed.values() if c.job.event_id == old_id]
     assert len(old) == 2 and all(c.job.payload == b'{"n": -1}' for c in old)
+
+
+def test_the_lease_sweeps_read_the_expired_leases_not_the_queue_behind_them(
+    pipeline, db: Database
+) -> None:
+    # Given a queued delivery and one in flight whose leases ran out (their worker or message
+    # lost), statistics taken while the tables were empty
+    tenant = tenant_with_endpoints(db, endpoints=2)
+    publish(db, tenant, 1)
+    fan_out_all(db)
+    with db.connection() as conn:
+        lost = [r["id"] for r in conn.execute("SELECT id FROM deliveries ORDER BY id").fetchall()]
+        conn.execute(
+            "UPDATE deliveries SET lease_expires_at = now() - interval '1 minute',"
+            " state = CASE WHEN id = %s THEN 'delivering' ELSE 'queued' END",
+            (lost[0],),
+        )
+
+    def sweep() -> tuple[int, int, list[tuple[str, str]]]:
+        """What counting and requeueing the expired leases read, and what the sweep found
+        (rolled back, so each sweep finds the same)."""
+        with db.connection() as conn, conn.transaction(force_rollback=True):
+            count = query("count_expired_leases")
+            requeue = query("requeue_expired_leases")
+            counted = conn.execute(count).fetchone()["n"]
+            read = explained_buffers(conn, count, {}) + explained_buffers(
+                conn, requeue, {"limit": 100}
+            )
+        with db.connection() as conn, conn.transaction(force_rollback=True):
+            found = conn.execute(requeue, {"limit": 100}).fetchall()
+        return read, counted, sorted((r["id"], r["was"]) for r in found)
+
+    alone, counted, found = sweep()
+    assert counted == 2
+    assert found == sorted([(lost[0], "delivering"), (lost[1], "queued")])
+
+    # When 6,000 deliveries queue up behind them under live leases (no analyze since)
+    publish(db, tenant, 3000)
+    fan_out_all(db)
+    behind, counted, found = sweep()
+
+    # Then the sweep finds the same two, reading about what it read before
+    assert counted == 2
+    assert found == sorted([(lost[0], "delivering"), (lost[1], "queued")])
+    assert behind < alone * 1.5 + 20, (alone, behind)
+
+
+def explained_buffers(conn: Any, statement: str, params: dict[str, Any]) -> int:
+    """Shared buffers (hit + read) one run of `statement` touched, per EXPLAIN ANALYZE."""
+    plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement, params)
+    top = plan.fetchone()["QUERY PLAN"][0]["Plan"]
+    return int(top["Shared Hit Blocks"]) + int(top["Shared Read Blocks"])
