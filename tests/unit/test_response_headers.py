@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from hookline.delivery import MAX_HEADER_VALUE, MAX_RESPONSE_HEADERS, response_headers
+from hookline.webhook_client import MAX_HEADER_VALUE, MAX_RESPONSE_HEADERS, response_headers
 
 pytestmark = pytest.mark.unit
 

@@ -7,8 +7,7 @@ import httpcore
 import httpx
 import pytest
 
-from hookline.delivery import response_headers
-from hookline.webhook_client import WebhookAnswer
+from hookline.webhook_client import WebhookAnswer, response_headers
 
 pytestmark = pytest.mark.unit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -28,7 +28,7 @@ from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.signing import sign
-from hookline.webhook_client import GuardedClient, WebhookAnswer
+from hookline.webhook_client import GuardedClient, WebhookAnswer, response_headers
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
@@ -469,25 +469,6 @@ def outgoing_body(job: Job) -> tuple[bytes, str]:
     document = event_document(job.event_type, job.tenant_id, job.source_id, job.payload)
     rendered = render(job.input_transformer, document)
     return rendered.body, rendered.content_type
-
-
-# Response headers kept per attempt (the delivery page shows them): bounded in number and
-# size; a Set-Cookie value (the endpoint's session) is withheld.
-MAX_RESPONSE_HEADERS, MAX_HEADER_NAME, MAX_HEADER_VALUE = 32, 64, 256
-
-
-def response_headers(items: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """An answer's (name, value) headers as stored: the first MAX_RESPONSE_HEADERS names,
-    each cut."""
-    kept: dict[str, str] = {}
-    for name, value in items:
-        key = storable_text(name.lower(), MAX_HEADER_NAME)
-        if key in kept:
-            continue
-        if len(kept) >= MAX_RESPONSE_HEADERS:
-            break
-        kept[key] = "•••" if key == "set-cookie" else storable_text(value, MAX_HEADER_VALUE)
-    return kept
 
 
 def _error_class(err: httpx.HTTPError) -> str:

@@ -16,6 +16,7 @@ import httpx
 from httpx._transports.default import ResponseStream, map_httpcore_exceptions
 
 from hookline.errors import UnsafeURL
+from hookline.postgres_text import storable_text
 
 
 class GuardedClient(httpx.Client):
@@ -159,3 +160,22 @@ def _target(url: str) -> tuple[str, httpcore.URL, bytes]:
         scheme=parsed.raw_scheme, host=parsed.raw_host, port=parsed.port, target=parsed.raw_path
     )
     return parsed.scheme, target, parsed.netloc
+
+
+# Response headers kept per attempt (the delivery page shows them): bounded in number and
+# size; a Set-Cookie value (the endpoint's session) is withheld.
+MAX_RESPONSE_HEADERS, MAX_HEADER_NAME, MAX_HEADER_VALUE = 32, 64, 256
+
+
+def response_headers(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """An answer's (name, value) headers as stored: the first MAX_RESPONSE_HEADERS names,
+    each cut."""
+    kept: dict[str, str] = {}
+    for name, value in items:
+        key = storable_text(name.lower(), MAX_HEADER_NAME)
+        if key in kept:
+            continue
+        if len(kept) >= MAX_RESPONSE_HEADERS:
+            break
+        kept[key] = "•••" if key == "set-cookie" else storable_text(value, MAX_HEADER_VALUE)
+    return kept

@@ -11,7 +11,8 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
-from hookline.repositories.deliveries import content_match_arrays, hold_new_ordered
+from hookline.repositories.content_matching import content_match_arrays
+from hookline.repositories.deliveries import hold_new_ordered
 from hookline.sqlfiles import query
 
 

@@ -15,11 +15,8 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
-from hookline.repositories.deliveries import (
-    content_match_arrays,
-    hold_new_ordered,
-    release_ordered_heads,
-)
+from hookline.repositories.content_matching import content_match_arrays
+from hookline.repositories.deliveries import hold_new_ordered, release_ordered_heads
 from hookline.sqlfiles import query
 
 
