@@ -19,16 +19,12 @@ WHERE fanned_out_at IS NULL AND created_at < now() - %(age)s::interval
 -- kill_past_deadline --
 -- Deliveries whose deadline passed while nobody holds them (pending, or leased with the lease
 -- run out) are dead, with the reason (a slot is a delivering row, so leaving that state frees
--- it). Each arm of the union reads one partial index (pending, queued, delivering rows:
--- migration 0035), so the sweep never scans delivered rows.
+-- it). Each arm of the union reads one partial index, so the sweep never scans delivered rows.
 WITH candidates AS (
     SELECT id FROM deliveries WHERE state = 'pending' AND deadline_at <= now()
     UNION ALL
     SELECT id FROM deliveries
-    WHERE state = 'queued' AND lease_expires_at < now() AND deadline_at <= now()
-    UNION ALL
-    SELECT id FROM deliveries
-    WHERE state = 'delivering' AND lease_expires_at < now() AND deadline_at <= now()
+    WHERE state IN ('queued', 'delivering') AND lease_expires_at < now() AND deadline_at <= now()
 ), past AS (
     SELECT d.id, d.state AS was FROM deliveries d
     JOIN candidates c ON c.id = d.id
@@ -50,23 +46,12 @@ RETURNING d.id, past.was
 -- delivering ones whose lease ran out (the worker died mid-attempt) are due again now. Only
 -- the state moves: the next enqueue bumps enqueue_seq, so a stale copy of the old message is
 -- skipped. The endpoint slot a dead worker held (its delivering row) went with its lease.
--- The oldest leases first, found through the index of queued rows and the small one of rows
--- in flight (migration 0035), then locked.
-WITH candidates AS (
-    (SELECT id, lease_expires_at FROM deliveries
-     WHERE state = 'queued' AND lease_expires_at < now()
-     ORDER BY lease_expires_at LIMIT %(limit)s)
-    UNION ALL
-    (SELECT id, lease_expires_at FROM deliveries
-     WHERE state = 'delivering' AND lease_expires_at < now()
-     ORDER BY lease_expires_at LIMIT %(limit)s)
-), expired AS (
-    SELECT d.id, d.state AS was FROM deliveries d
-    JOIN candidates c ON c.id = d.id
-    WHERE d.state IN ('queued', 'delivering') AND d.lease_expires_at < now()
-    ORDER BY c.lease_expires_at
+WITH expired AS (
+    SELECT id, state AS was FROM deliveries
+    WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
+    ORDER BY lease_expires_at
     LIMIT %(limit)s
-    FOR UPDATE OF d SKIP LOCKED
+    FOR UPDATE SKIP LOCKED
 )
 UPDATE deliveries d
 SET state = 'pending', next_attempt_at = now(), lease_expires_at = NULL, updated_at = now()
@@ -74,10 +59,8 @@ FROM expired WHERE d.id = expired.id
 RETURNING d.id, expired.was
 
 -- count_expired_leases --
--- Through the two indexes requeue_expired_leases reads.
-SELECT (SELECT count(*) FROM deliveries WHERE state = 'queued' AND lease_expires_at < now())
-     + (SELECT count(*) FROM deliveries WHERE state = 'delivering' AND lease_expires_at < now())
-       AS n
+SELECT count(*) AS n FROM deliveries
+WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
 
 -- missing_deliveries_page --
 -- One step of the walk over the recent window's events, by id after %(after)s: of the next
