@@ -90,9 +90,14 @@ class Pipeline:
     def hold_slot(self, endpoint: dict[str, Any], seconds: float) -> str:
         """Another delivery holds one of `endpoint`'s slots for `seconds` (a worker sending it,
         or one that died): a `delivering` row with that lease, of an event that is not in the
-        ledger (slots are counted from those rows, decision 0071). Its id."""
+        ledger (slots are counted from those rows, decision 0071), its span on record as a
+        claim records it (decision 0082). Its id."""
         held = f"dlv_held{time.monotonic_ns()}"
         with self.db.connection() as conn:
+            conn.execute(
+                "INSERT INTO slot_spans (prefix) VALUES (left(%s, 9)) ON CONFLICT DO NOTHING",
+                (held,),
+            )
             conn.execute(
                 "INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group,"
                 " state, lease_expires_at, deadline_at)"

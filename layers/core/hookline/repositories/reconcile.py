@@ -57,6 +57,11 @@ def count_expired_leases(conn: Connection) -> int:
     return _count(conn, "count_expired_leases", {})
 
 
+def prune_slot_spans(conn: Connection) -> int:
+    """Forget the spans of delivery ids that hold no slot any more; how many (decision 0082)."""
+    return _count(conn, "prune_slot_spans", {})
+
+
 # Events the missing-delivery walk reads per event it may return: each step reads at most
 # `limit * SCAN_PER_EVENT` events of the window, in id order.
 SCAN_PER_EVENT = 20

@@ -293,3 +293,8 @@ INSERT INTO catchup_redeliveries (source_id, delivery_key)
 VALUES (%(source_id)s, %(key)s)
 ON CONFLICT (source_id, delivery_key) DO UPDATE
     SET requests = catchup_redeliveries.requests + 1, last_requested_at = now()
+
+-- prune_slot_spans --
+-- The spans of delivery ids with no `delivering` row left, forgotten: the claims' slot count
+-- reads only the day partitions the remaining spans cover (migration 0035, decision 0082).
+SELECT hookline_prune_slot_spans() AS n
