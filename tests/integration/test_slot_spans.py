@@ -60,6 +60,28 @@ def queued(db: Database, event_id: str) -> list[tuple[str, int]]:
     return [(r["id"], r["enqueue_seq"]) for r in rows]
 
 
+def old_and_todays(
+    db: Database, name: str, *, cap: int, days_ago: int, today: int
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """A tenant's endpoint with `cap` slots, the queued delivery of an event from `days_ago`
+    days ago and those of `today` of today's events, by id."""
+    tenant = operator.add_tenant(db, HooklineConfig(), name=name, group="standard")["id"]
+    operator.add_endpoint(
+        db, get_settings(), tenant_id=tenant, url="http://127.0.0.1:9/", max_concurrency=cap
+    )
+    old_id = old_event(db, tenant, days_ago, f"{name}{days_ago:03d}".ljust(16, "0"))
+    publish(db, tenant, today)
+    fan_out_all(db)
+    with db.connection() as conn:
+        todays = [
+            (r["id"], r["enqueue_seq"])
+            for r in conn.execute(
+                "SELECT id, enqueue_seq FROM deliveries WHERE event_id <> %s ORDER BY id", (old_id,)
+            )
+        ]
+    return queued(db, old_id), todays
+
+
 def spans(db: Database) -> list[str]:
     with db.connection() as conn:
         return [r["prefix"] for r in conn.execute("SELECT prefix FROM slot_spans ORDER BY 1")]
@@ -78,21 +100,7 @@ def test_a_slot_held_from_a_forty_day_old_partition_counts_until_it_is_freed(
     pipeline, db: Database
 ) -> None:
     # Given an endpoint with one slot, and deliveries of a 40-day-old event and of today's
-    tenant = operator.add_tenant(db, HooklineConfig(), name="spans", group="standard")["id"]
-    operator.add_endpoint(
-        db, get_settings(), tenant_id=tenant, url="http://127.0.0.1:9/", max_concurrency=1
-    )
-    old_id = old_event(db, tenant, 40, "fortydaysago0000")
-    publish(db, tenant, 1)
-    fan_out_all(db)
-    old = queued(db, old_id)
-    with db.connection() as conn:
-        today = [
-            (r["id"], r["enqueue_seq"])
-            for r in conn.execute(
-                "SELECT id, enqueue_seq FROM deliveries WHERE event_id <> %s", (old_id,)
-            )
-        ]
+    old, today = old_and_todays(db, "spans", cap=1, days_ago=40, today=1)
     assert len(old) == 1 and len(today) == 1
 
     # When the old delivery takes the slot
@@ -216,21 +224,7 @@ def test_a_claim_reads_the_same_with_a_month_of_day_partitions(pipeline, db: Dat
 
 def test_a_batch_spanning_two_days_records_both_spans(pipeline, db: Database) -> None:
     # Given an old event's delivery and two of today's, today's span on record
-    tenant = operator.add_tenant(db, HooklineConfig(), name="mixed", group="standard")["id"]
-    operator.add_endpoint(
-        db, get_settings(), tenant_id=tenant, url="http://127.0.0.1:9/", max_concurrency=5
-    )
-    old_id = old_event(db, tenant, 3, "threedaysago0000")
-    publish(db, tenant, 2)
-    fan_out_all(db)
-    old = queued(db, old_id)
-    with db.connection() as conn:
-        today = [
-            (r["id"], r["enqueue_seq"])
-            for r in conn.execute(
-                "SELECT id, enqueue_seq FROM deliveries WHERE event_id <> %s ORDER BY id", (old_id,)
-            )
-        ]
+    old, today = old_and_todays(db, "mixed", cap=5, days_ago=3, today=2)
     deliver(db, today[:1])
     assert spans(db) == [today[0][0][:9]]
 
