@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -104,6 +105,17 @@ def server_facts(url: str) -> str:
             row = conn.execute(f"SHOW {setting}").fetchone()
             facts.append(f"{setting}={row[0] if row else '?'}")
     return " ".join(facts)
+
+
+def backend_cpu_seconds(conn: Any) -> float | None:
+    """CPU seconds the connection's server process has used (user + system), when the
+    server runs on this machine; None otherwise. Less disturbed by a busy machine than
+    wall time, though not immune (caches, frequency)."""
+    try:
+        fields = Path(f"/proc/{conn.info.backend_pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def machine_facts() -> str:

@@ -43,17 +43,16 @@ benchmark, not a test: it prints a table and never fails on a figure.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from common import (
+    backend_cpu_seconds,
     bench_database,
     insert_events,
     machine_facts,
@@ -243,17 +242,6 @@ def reset(conn: Conn, content_filters: bool) -> None:
 
 
 # --- the run --------------------------------------------------------------------------
-
-
-def backend_cpu_seconds(conn: Conn) -> float | None:
-    """CPU seconds the connection's server process has used (user + system), when the
-    server runs on this machine; None otherwise. Less disturbed by a busy machine than
-    wall time, though not immune (caches, frequency)."""
-    try:
-        fields = Path(f"/proc/{conn.info.backend_pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(paths: Sequence[Path_], world: World, batches: Sequence[int], rounds: int) -> None:
