@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 import time
+from datetime import UTC, date, datetime
 
 import pytest
 
-from hookline.ids import CROCKFORD, new_id, ulid
+from hookline.ids import CROCKFORD, new_id, ulid, ulid_day
 
 pytestmark = pytest.mark.unit
 
@@ -57,3 +58,16 @@ def test_ulid_is_the_per_character_crockford_encoding() -> None:
         spelled = "".join(CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
         # Then the encoder writes exactly that
         assert ulid(milliseconds, randomness) == spelled
+
+
+def test_an_ids_day_is_the_utc_day_of_its_time() -> None:
+    # Given ids made for the last millisecond of one UTC day and the first of the next
+    midnight = int(datetime(2026, 12, 3, tzinfo=UTC).timestamp() * 1000)
+    before, after = (f"dlv_{ulid(ms, bytes(10))}" for ms in (midnight - 1, midnight))
+    # Then each falls on its own day, as the day partitions split them
+    assert ulid_day(before) == date(2026, 12, 2)
+    assert ulid_day(after) == date(2026, 12, 3)
+    assert ulid_day(new_id("dlv")) == datetime.now(UTC).date()
+    # And an id without ten Crockford characters after its prefix has no day
+    for odd in ("dlv_", "dlv_01jd", "dlv_01JD0000I0", "dlv", ""):
+        assert ulid_day(odd) is None, odd

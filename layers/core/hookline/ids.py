@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import UTC, date, datetime
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # Every 10-bit group as its two characters: 13 steps per id instead of 26 (every event and
@@ -27,3 +28,15 @@ def ulid(milliseconds: int, randomness: bytes) -> str:
     value = (milliseconds & (1 << 48) - 1) << 80 | int.from_bytes(randomness, "big")
     # 26 characters are 130 bits: the first pair's top two bits are zero.
     return "".join([_PAIRS[(value >> shift) & 1023] for shift in range(120, -1, -10)])
+
+
+def ulid_day(identifier: str) -> date | None:
+    """The UTC day an id's ULID time falls on (`dlv_01JD…` -> its day), or None when the id
+    does not hold ten characters of Crockford base32 after its prefix."""
+    encoded = identifier.partition("_")[2][:10]
+    if len(encoded) != 10 or encoded.strip(CROCKFORD):
+        return None
+    milliseconds = 0
+    for char in encoded:
+        milliseconds = milliseconds * 32 + CROCKFORD.index(char)
+    return datetime.fromtimestamp(milliseconds / 1000, tz=UTC).date()

@@ -1,16 +1,57 @@
-"""A deliver batch's claim and its delivered attempts, one statement each (decision 0066)."""
+"""A deliver batch's claim and its delivered attempts, one statement each (decision 0066), each
+calling the function made for the day partition the batch lies in when there is one (decision
+0084)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
+from psycopg.errors import UndefinedFunction, UndefinedTable
+from psycopg.pq import TransactionStatus
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
+from hookline.ids import ulid_day
 from hookline.repositories.deliveries import AttemptRecord, Claim, Job, claim_from_row
 from hookline.repositories.hot_cursors import hot_execute
 from hookline.sqlfiles import query
+
+CLAIM = "hookline_claim_batch"
+RECORD = "hookline_record_batch_delivered"
+# (statement, day) -> the statement's text calling the day's copy of its function
+_TEXTS: dict[tuple[str, str], str] = {}
+
+
+def _text(statement: str, function: str, day: str) -> str:
+    """The statement `statement` calling `function`'s copy for `day` (YYYYMMDD) instead of
+    `function` (names made here from constants and a date, never from input)."""
+    text = _TEXTS.get((statement, day))
+    if text is None:
+        text = query(statement).replace(f"{function}(", f"{function}_d{day}(", 1)
+        _TEXTS[(statement, day)] = text
+    return text
+
+
+def _run(conn: Connection, statement: str, function: str, params: dict[str, Any]) -> list[Any]:
+    """Run `statement` through the copy of `function` for the day partition every id of the
+    batch lies in, or through `function` itself when the ids span days or that day has no copy
+    (its partition not made yet, or dropped by retention). A day's copy hands a batch outside
+    its partition to `function` itself, so the day read from the ids decides only the speed.
+    Inside a caller's transaction only `function` itself is called (a missing copy's error
+    would end that transaction)."""
+    ids = params["ids"]
+    first = ulid_day(min(ids)) if ids else None
+    idle = conn.info.transaction_status == TransactionStatus.IDLE
+    if idle and first is not None and first == ulid_day(max(ids)):
+        try:
+            return hot_execute(
+                conn, _text(statement, function, f"{first:%Y%m%d}"), params
+            ).fetchall()
+        except (UndefinedFunction, UndefinedTable):  # no copy for the day, or no partition
+            pass
+    return hot_execute(conn, query(statement), params).fetchall()
 
 
 def claim_batch_to_send(
@@ -23,9 +64,10 @@ def claim_batch_to_send(
     outside a transaction: it is its own). Returns the claims that held, by (id, generation),
     each with its slot or the wait before one; a message missing from the answer is stale,
     finished or taken."""
-    rows = hot_execute(
+    rows = _run(
         conn,
-        query("claim_deliveries_to_send"),
+        "claim_deliveries_to_send",
+        CLAIM,
         {
             "ids": [m[0] for m in messages],
             "seqs": [m[1] for m in messages],
@@ -33,7 +75,7 @@ def claim_batch_to_send(
             "now": now,
             "lease_seconds": lease.total_seconds(),
         },
-    ).fetchall()
+    )
     return {(r["id"], r["enqueue_seq"]): claim_from_row(r) for r in rows}
 
 
@@ -45,9 +87,10 @@ def record_batch_delivered(
     stands. Returns the ids whose claim still stood."""
     if not delivered:
         return set()
-    rows = hot_execute(
+    rows = _run(
         conn,
-        query("record_deliveries_delivered"),
+        "record_deliveries_delivered",
+        RECORD,
         {
             "ids": [job.id for job, _ in delivered],
             "seqs": [job.seq for job, _ in delivered],
@@ -59,5 +102,5 @@ def record_batch_delivered(
             "excerpts": [a.excerpt for _, a in delivered],
             "headers": [Jsonb(a.headers) if a.headers else None for _, a in delivered],
         },
-    ).fetchall()
+    )
     return {r["id"] for r in rows}

@@ -49,16 +49,19 @@ DAY_PARTITIONED = ("events", "outbox", "deliveries", "attempts")
 def create_day_partitions(conn: Connection, day: date) -> int:
     """Create the day's partition of every hot table that lacks one; returns how many. One
     statement per table: on an autocommit connection each commits, and so releases its
-    parent's lock, before the next parent is locked (migration 0030)."""
+    parent's lock, before the next parent is locked (migration 0030); then deliver's functions
+    for the day's `deliveries` partition (decision 0084), which hold no table's lock."""
     made = 0
     for table in DAY_PARTITIONED:
         row = conn.execute(query("create_day_partition"), {"day": day, "table": table}).fetchone()
         made += int(row["made"]) if row else 0
+    conn.execute(query("make_day_functions"), {"day": day})
     return made
 
 
 def drop_day_partitions(conn: Connection, day: date) -> int:
-    """Drop the day's partitions (and its events' rows in the default partitions)."""
+    """Drop the day's partitions (and its events' rows in the default partitions) and deliver's
+    functions for them."""
     try:
         row = conn.execute(query("drop_day_partitions"), {"day": day}).fetchone()
     except psycopg.errors.ObjectInUse as err:

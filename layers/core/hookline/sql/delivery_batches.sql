@@ -6,8 +6,9 @@
 -- one commit per batch instead of per message; it commits without waiting for the disk
 -- (decision 0014), behind RDS Proxy too: the set_config doing it runs inside the function,
 -- where the proxy never sees it, and lasts only for its transaction (decision 0081). The body
--- is hookline_claim_batch's (migration 0027), which claim_delivery_to_send calls with one
--- message.
+-- is hookline_claim_batch's (migration 0036), which claim_delivery_to_send calls with one
+-- message. Deliver calls the function's copy for the day partition the batch lies in, when
+-- there is one (decision 0084).
 SELECT * FROM hookline_claim_batch(%(ids)s::text[], %(seqs)s::integer[], %(lease)s::interval,
                                    %(now)s::timestamptz,
                                    %(lease_seconds)s::double precision, false)
@@ -17,7 +18,8 @@ SELECT * FROM hookline_claim_batch(%(ids)s::text[], %(seqs)s::integer[], %(lease
 -- commit per batch, decision 0066): each attempt is recorded; each delivery is finished (its
 -- slot freed with its delivering state) only while its claim stands (same generation, same
 -- lease); every endpoint with a success ends its failure streak. Returns the ids whose claim
--- still stood. The body is hookline_record_batch_delivered's (migration 0027).
+-- still stood. The body is hookline_record_batch_delivered's (migration 0036); deliver calls
+-- its copy for the batch's day partition, when there is one (decision 0084).
 SELECT * FROM hookline_record_batch_delivered(
     %(ids)s::text[], %(seqs)s::integer[], %(claimed_until)s::timestamptz[],
     %(endpoint_ids)s::text[], %(attempted_at)s::timestamptz[], %(duration_ms)s::integer[],

@@ -7,8 +7,15 @@
 -- One table's partition of the day, one transaction each (migration 0030).
 SELECT hookline_create_day_partition(%(day)s::date, %(table)s) AS made
 
+-- make_day_functions --
+-- Deliver's claim and record for the day's `deliveries` partition, once it has one (migration
+-- 0036, decision 0084).
+SELECT hookline_make_day_functions(%(day)s::date) AS made
+
 -- drop_day_partitions --
-SELECT hookline_drop_day_partitions(%(day)s::date) AS dropped
+-- The day's partitions and its functions, in one transaction: both stay if the drop refuses.
+SELECT hookline_drop_day_functions(%(day)s::date) AS functions,
+       hookline_drop_day_partitions(%(day)s::date) AS dropped
 
 -- list_day_partitions --
 SELECT day, array_agg(table_name::text ORDER BY table_name) AS tables

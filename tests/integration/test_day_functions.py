@@ -1,0 +1,215 @@
+"""Deliver's claim and record update the day partition their batch lies in (decision 0084,
+migration 0036): each day with a `deliveries` partition has its own copy of the two functions,
+made and dropped with the partition; a batch whose ids share a day goes through that day's
+copy, any other batch through the functions over the parent, and a copy given a batch outside
+its partition hands it on. Which function ran is read from the server's function statistics."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from hookline.config import HooklineConfig
+from hookline.db import Database
+from hookline.ids import ulid_day
+from hookline.repositories import retention as retention_repo
+from hookline.repositories.deliveries import AttemptRecord
+from hookline.repositories.delivery_batches import claim_batch_to_send, record_batch_delivered
+from hookline.settings import get_settings
+from tests.integration.test_hot_path_plans import fan_out_all, publish
+from tests.integration.test_slot_spans import old_event, queued
+from tests.support import operator
+
+pytestmark = pytest.mark.integration
+
+LEASE = timedelta(minutes=5)
+CLAIM, RECORD = "hookline_claim_batch", "hookline_record_batch_delivered"
+
+
+def calls(conn: Any) -> dict[str, int]:
+    """Calls so far of the claim and record functions and their day copies, by name (this
+    connection's own, flushed first)."""
+    conn.execute("SELECT pg_stat_force_next_flush()")
+    rows = conn.execute(
+        "SELECT funcname, calls FROM pg_stat_user_functions "
+        "WHERE funcname ~ '^hookline_(claim_batch|record_batch_delivered)'"
+    ).fetchall()
+    return {r["funcname"]: r["calls"] for r in rows}
+
+
+def made(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}
+
+
+def suffix(day: date) -> str:
+    return f"_d{day:%Y%m%d}"
+
+
+def deliver(conn: Any, batch: list[tuple[str, int]]) -> set[str]:
+    """Claim `batch` and record every claim delivered; the ids recorded."""
+    claims = claim_batch_to_send(conn, batch, LEASE, datetime.now(UTC))
+    assert [c.wait_seconds for c in claims.values()] == [0] * len(batch)
+    attempt = AttemptRecord(datetime.now(UTC), 5, 200, "ok", None)
+    return record_batch_delivered(conn, [(c.job, attempt) for c in claims.values()])
+
+
+def states(db: Database, batch: list[tuple[str, int]]) -> list[str]:
+    with db.connection() as conn:
+        rows = conn.execute(
+            "SELECT state FROM deliveries WHERE id = ANY(%s) ORDER BY id", ([i for i, _ in batch],)
+        ).fetchall()
+    return [r["state"] for r in rows]
+
+
+def a_tenant(db: Database, endpoints: int) -> str:
+    tenant = operator.add_tenant(db, HooklineConfig(), name="days", group="standard")["id"]
+    for n in range(endpoints):
+        operator.add_endpoint(
+            db, get_settings(), tenant_id=tenant, url=f"http://127.0.0.1:9/{n}",
+            max_concurrency=10,
+        )  # fmt: skip
+    return tenant
+
+
+def todays(db: Database, tenant: str, events: int) -> list[tuple[str, int]]:
+    """`events` of today's events published and fanned out (with any event not yet fanned
+    out); the tenant's queued deliveries of today."""
+    publish(db, tenant, events)
+    fan_out_all(db)
+    with db.connection() as conn:
+        rows = conn.execute(
+            "SELECT id, enqueue_seq FROM deliveries WHERE tenant_id = %s ORDER BY id", (tenant,)
+        ).fetchall()
+    today = datetime.now(UTC).date()
+    return [(r["id"], r["enqueue_seq"]) for r in rows if ulid_day(r["id"]) == today]
+
+
+def test_a_batch_of_todays_deliveries_goes_through_todays_copies(pipeline, db: Database) -> None:
+    # Given three of today's deliveries, queued
+    batch = todays(db, a_tenant(db, 3), events=1)
+    assert len(batch) == 3
+    today = suffix(datetime.now(UTC).date())
+
+    # When deliver claims and records them
+    with db.connection() as conn:
+        conn.execute("SET track_functions = 'all'")
+        before = calls(conn)
+        recorded = deliver(conn, batch)
+        ran = made(before, calls(conn))
+        conn.execute("RESET track_functions")
+
+    # Then they are delivered, through today's claim and record, once each, and the
+    # functions over the parent did not run
+    assert recorded == {i for i, _ in batch}
+    assert states(db, batch) == ["delivered"] * 3
+    assert ran == {CLAIM + today: 1, RECORD + today: 1}
+
+
+def test_a_batch_spanning_two_days_goes_through_the_parents_functions(
+    pipeline, db: Database
+) -> None:
+    # Given a delivery of a three-day-old event and one of today's, in one batch
+    tenant = a_tenant(db, 1)
+    old_id = old_event(db, tenant, 3, "threedaysago0000")
+    batch = todays(db, tenant, events=1) + queued(db, old_id)
+    assert len(batch) == 2
+
+    # When deliver claims and records them
+    with db.connection() as conn:
+        conn.execute("SET track_functions = 'all'")
+        before = calls(conn)
+        recorded = deliver(conn, batch)
+        ran = made(before, calls(conn))
+        conn.execute("RESET track_functions")
+
+    # Then both are delivered, through the functions over the parent only
+    assert recorded == {i for i, _ in batch}
+    assert states(db, batch) == ["delivered"] * 2
+    assert ran == {CLAIM: 1, RECORD: 1}
+
+
+def test_a_day_without_its_copies_is_still_delivered(pipeline, db: Database) -> None:
+    # Given a five-day-old event's queued delivery, and that day's copies gone
+    tenant = a_tenant(db, 1)
+    then = datetime.now(UTC).date() - timedelta(days=5)
+    old_id = old_event(db, tenant, 5, "fivedaysago00000")
+    fan_out_all(db)
+    batch = queued(db, old_id)
+    with db.connection() as conn:
+        assert conn.execute("SELECT hookline_drop_day_functions(%s)", (then,)).fetchone() == {
+            "hookline_drop_day_functions": 2
+        }
+
+    # When deliver claims and records it
+    with db.connection() as conn:
+        conn.execute("SET track_functions = 'all'")
+        before = calls(conn)
+        recorded = deliver(conn, batch)
+        ran = made(before, calls(conn))
+        conn.execute("RESET track_functions")
+
+    # Then it is delivered, through the functions over the parent
+    assert recorded == {batch[0][0]}
+    assert states(db, batch) == ["delivered"]
+    assert ran == {CLAIM: 1, RECORD: 1}
+
+
+def test_a_days_copy_hands_a_batch_outside_its_partition_to_the_parents(
+    pipeline, db: Database
+) -> None:
+    # Given a two-day-old event's queued delivery
+    tenant = a_tenant(db, 1)
+    old_id = old_event(db, tenant, 2, "twodaysago000000")
+    fan_out_all(db)
+    batch = queued(db, old_id)
+    today = suffix(datetime.now(UTC).date())
+
+    # When today's claim copy is called with it (as a wrong reading of its day would)
+    with db.connection() as conn:
+        conn.execute("SET track_functions = 'all'")
+        before = calls(conn)
+        rows = conn.execute(
+            f"SELECT id, wait_seconds FROM {CLAIM}{today}(%s::text[], %s::integer[], "
+            "'5 minutes'::interval, now(), 300, true)",
+            ([i for i, _ in batch], [s for _, s in batch]),
+        ).fetchall()
+        ran = made(before, calls(conn))
+        conn.execute("RESET track_functions")
+
+    # Then the delivery is claimed all the same, by the function over the parent
+    assert [(r["id"], r["wait_seconds"]) for r in rows] == [(batch[0][0], 0)]
+    assert states(db, batch) == ["delivering"]
+    assert ran == {CLAIM + today: 1, CLAIM: 1}
+
+
+def test_a_days_copies_are_made_and_dropped_with_its_partitions(pipeline, db: Database) -> None:
+    def copies(conn: Any, day: date) -> list[str]:
+        rows = conn.execute(
+            "SELECT proname FROM pg_proc WHERE proname IN (%s, %s) ORDER BY 1",
+            (CLAIM + suffix(day), RECORD + suffix(day)),
+        ).fetchall()
+        return [r["proname"] for r in rows]
+
+    later = datetime.now(UTC).date() + timedelta(days=30)
+    with db.connection() as conn:
+        # Given a day a month ahead, without partitions or copies
+        assert copies(conn, later) == []
+        # When its partitions are made, it has both copies
+        assert retention_repo.create_day_partitions(conn, later) == 4
+        assert copies(conn, later) == [CLAIM + suffix(later), RECORD + suffix(later)]
+        # And when its partitions are dropped, neither
+        assert retention_repo.drop_day_partitions(conn, later) == 4
+        assert copies(conn, later) == []
+
+    # Given an old day with a delivery not yet delivered
+    tenant = a_tenant(db, 1)
+    then = datetime.now(UTC).date() - timedelta(days=4)
+    old_event(db, tenant, 4, "fourdaysago00000")
+    fan_out_all(db)
+    with db.connection() as conn:
+        # When retention tries to drop it, it refuses, and the day keeps its copies
+        with pytest.raises(retention_repo.DeliveryStillOpen):
+            retention_repo.drop_day_partitions(conn, then)
+        assert copies(conn, then) == [CLAIM + suffix(then), RECORD + suffix(then)]
