@@ -14,6 +14,7 @@ import pytest
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.ids import ulid_day
+from hookline.repositories import deliveries as deliveries_repo
 from hookline.repositories import retention as retention_repo
 from hookline.repositories.deliveries import AttemptRecord
 from hookline.repositories.delivery_batches import claim_batch_to_send, record_batch_delivered
@@ -104,6 +105,27 @@ def test_a_batch_of_todays_deliveries_goes_through_todays_copies(pipeline, db: D
     # functions over the parent did not run
     assert recorded == {i for i, _ in batch}
     assert states(db, batch) == ["delivered"] * 3
+    assert ran == {CLAIM + today: 1, RECORD + today: 1}
+
+
+def test_one_message_of_today_goes_through_todays_copies(pipeline, db: Database) -> None:
+    # Given one of today's deliveries, queued (a trickle: deliver handles a batch of one alone)
+    [(delivery_id, seq)] = todays(db, a_tenant(db, 1), events=1)
+    today = suffix(datetime.now(UTC).date())
+
+    # When deliver claims and records it on its own
+    with db.connection() as conn:
+        conn.execute("SET track_functions = 'all'")
+        before = calls(conn)
+        claim = deliveries_repo.claim_to_send(conn, delivery_id, seq, LEASE, datetime.now(UTC))
+        assert claim is not None and claim.wait_seconds == 0
+        attempt = AttemptRecord(datetime.now(UTC), 5, 200, "ok", None)
+        assert deliveries_repo.record_delivered(conn, claim.job, attempt) == seq
+        ran = made(before, calls(conn))
+        conn.execute("RESET track_functions")
+
+    # Then it is delivered, through today's claim and record
+    assert states(db, [(delivery_id, seq)]) == ["delivered"]
     assert ran == {CLAIM + today: 1, RECORD + today: 1}
 
 

@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import NotFound
 from hookline.repositories.content_matching import content_matches
-from hookline.repositories.hot_cursors import hot_execute
+from hookline.repositories.hot_cursors import CLAIM, RECORD, day_execute
 from hookline.sqlfiles import query
 
 # Content filters, ordering keys and the quarantine (hookline.patterns, hookline.ordering,
@@ -311,9 +311,11 @@ def claim_to_send(
     take a slot (the delivery becomes `delivering`; without one it stays queued under the
     claim's lease) and read the endpoint's active secrets. The batch claim's body for one
     message. Run it outside a transaction (it is its own). None if stale, finished or taken."""
-    r = hot_execute(
+    r = day_execute(
         conn,
-        query("claim_delivery_to_send"),
+        "claim_delivery_to_send",
+        CLAIM,
+        [delivery_id],
         {
             "id": delivery_id,
             "seq": seq,
@@ -382,9 +384,11 @@ def record_delivered(conn: Connection, job: Job, attempt: AttemptRecord) -> int 
     slot freed) only while this claim stands; the endpoint's failure streak ended. Returns
     the generation, or None if this claim no longer stood (nothing but the attempt was
     written)."""
-    row = hot_execute(
+    row = day_execute(
         conn,
-        query("record_delivered"),
+        "record_delivered",
+        RECORD,
+        [job.id],
         {
             **attempt.params(job),
             "seq": job.seq,

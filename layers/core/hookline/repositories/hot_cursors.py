@@ -1,12 +1,19 @@
-"""The deliverer's per-message statements on cursors kept per connection (decision 0078)."""
+"""The deliverer's per-message statements on cursors kept per connection (decision 0078), its
+claim and record through the copies of their functions for the day partition the deliveries
+lie in (decision 0084)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from psycopg import Cursor
+from psycopg.errors import UndefinedFunction, UndefinedTable
+from psycopg.pq import TransactionStatus
 
 from hookline.db import Connection
+from hookline.ids import ulid_day
+from hookline.sqlfiles import query
 
 # The deliverer's statements run on a cursor kept per connection and statement (decision
 # 0078): psycopg keeps a cursor's adaptation state while it runs the same statement again,
@@ -26,3 +33,39 @@ def hot_execute(conn: Connection, sql: str, params: dict[str, Any]) -> Cursor[An
     if cursor is None or cursor.closed:
         cursor = cursors[sql] = conn.cursor()
     return cursor.execute(sql, params)
+
+
+# The functions with a copy per day partition (migration 0036)
+CLAIM = "hookline_claim_batch"
+RECORD = "hookline_record_batch_delivered"
+# (statement, day) -> the statement's text calling the day's copy of its function
+_DAY_TEXTS: dict[tuple[str, str], str] = {}
+
+
+def _day_text(statement: str, function: str, day: str) -> str:
+    """The statement `statement` calling `function`'s copy for `day` (YYYYMMDD) instead of
+    `function` (names made here from constants and a date, never from input)."""
+    text = _DAY_TEXTS.get((statement, day))
+    if text is None:
+        text = query(statement).replace(f"{function}(", f"{function}_d{day}(", 1)
+        _DAY_TEXTS[(statement, day)] = text
+    return text
+
+
+def day_execute(
+    conn: Connection, statement: str, function: str, ids: Sequence[str], params: dict[str, Any]
+) -> Cursor[Any]:
+    """Run `statement` (which calls `function`) through `function`'s copy for the day partition
+    every one of `ids` lies in, or as written when the ids span days or that day has no copy
+    (its partition not made yet, or dropped by retention). A day's copy hands deliveries
+    outside its partition to `function` itself, so the day read from the ids decides only the
+    speed. Inside a caller's transaction the statement runs as written (a missing copy's error
+    would end that transaction)."""
+    first = ulid_day(min(ids)) if ids else None
+    idle = conn.info.transaction_status == TransactionStatus.IDLE
+    if idle and first is not None and first == ulid_day(max(ids)):
+        try:
+            return hot_execute(conn, _day_text(statement, function, f"{first:%Y%m%d}"), params)
+        except (UndefinedFunction, UndefinedTable):  # no copy for the day, or no partition
+            pass
+    return hot_execute(conn, query(statement), params)
