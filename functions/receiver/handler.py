@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,11 @@ class Wiring:
 
 
 _wired: list[Wiring] = []
+
+# A source's first request imports its scheme's verifier (decision 0083); an environment
+# initialised ahead of requests (provisioned concurrency) imports every scheme's now.
+if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency":
+    import hookline.verifiers.schemes  # noqa: F401
 
 
 def wiring() -> Wiring:
