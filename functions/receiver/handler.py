@@ -18,7 +18,9 @@ import base64
 import binascii
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -58,7 +60,9 @@ class Wiring:
     hashes the whole settings on every call, which cost more than the rest of the wiring."""
 
     settings: Settings
-    http: httpx.Client  # SSRF-guarded, one per process: SNS certificates and confirmations
+    # The SSRF-guarded client, one per process, for SNS certificates and confirmations: built
+    # when an SNS source first needs it, as no other scheme does (httpx, ~40 modules: 0083).
+    http: Callable[[], httpx.Client]
     fanout: FanoutOptions | None  # fan-out at receipt (decision 0076)
     sources: SourceCache  # sources kept a few seconds (decision 0074)
 
@@ -78,7 +82,7 @@ def wiring() -> Wiring:
         if wired.settings is settings:
             return wired
     fanout = fanout_options(settings) if settings.fanout_at_receipt else None
-    wired = Wiring(settings, http_client(settings), fanout, source_cache(settings))
+    wired = Wiring(settings, partial(http_client, settings), fanout, source_cache(settings))
     _wired[:] = [wired]
     return wired
 

@@ -240,3 +240,10 @@ def test_provisioned_concurrency_imports_every_scheme_at_init(
     # Then every scheme is already loaded
     assert "hookline.verifiers.schemes" in modules
 
+
+def test_a_receivers_first_request_wires_no_http_client() -> None:
+    # When a cold receiver's first request looks up its wiring
+    modules = loaded_modules("receiver", then="functions.receiver.handler.wiring()")
+    # Then httpx is still not loaded: only an SNS source builds the client (decision 0083)
+    assert [m for m in modules if m == "httpx" or m.startswith("httpx.")] == []
+
