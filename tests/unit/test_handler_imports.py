@@ -247,3 +247,15 @@ def test_a_receivers_first_request_wires_no_http_client() -> None:
     # Then httpx is still not loaded: only an SNS source builds the client (decision 0083)
     assert [m for m in modules if m == "httpx" or m.startswith("httpx.")] == []
 
+
+def test_delivers_first_batch_makes_no_aws_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a deliver Lambda's environment (nothing listens on the database's port)
+    monkeypatch.setenv("DATABASE_URL", "postgresql://127.0.0.1:9/none")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    # When its first batch builds the deliverer
+    modules = loaded_modules("deliver", then="functions.deliver.handler.current_deliverer()")
+    # Then the HTTP client is there, and botocore is not: SQS is called only to retry, defer
+    # or hand on an ordered delivery, and its client is made then (decision 0083)
+    assert "httpx" in modules
+    # (Powertools imports the botocore package itself, for its user agent.)
+    assert [m for m in ("botocore.session", "botocore.client") if m in modules] == []
