@@ -23,7 +23,10 @@ median + 100 ms, the others + 300 ms (the baseline measured in the same run, so 
 machine slows both); the layer within its budget (docs/performance.md). The `first span` rows
 are tracing's cost (decision 0070): a hot handler imported untimed, then its first span timed,
 which loads the OpenTelemetry SDK and exporter; no target (tracing is opt-in, and off the
-import itself).
+import itself). The `first request` rows are what the receiver's and deliver's first request
+builds before its work, after the import (the receiver's wiring, deliver's deliverer with its
+HTTP client; no database or AWS call is made): Lambda's cold start includes the first request
+(decision 0083).
 This is a benchmark: it prints, never fails.
 """
 
@@ -49,6 +52,18 @@ FIRST_SPAN = (
     "from hookline.tracing import Tracing\n"
     "with Tracing('http://127.0.0.1:9/v1/traces', 0.0).root('receive', kind='server', "
     "attributes={}): pass"
+)
+# What a cold start's first request builds before its work, timed after the import (decision
+# 0083): the receiver's wiring, deliver's deliverer. No database is reached (the pool connects
+# in the background, here to a closed port) and no AWS call is made.
+FIRST_REQUEST = {
+    "receiver": "functions.receiver.handler.wiring()",
+    "deliver": "functions.deliver.handler.current_deliverer()",
+}
+FIRST_REQUEST_ENV = (
+    "import os\n"
+    "os.environ.setdefault('DATABASE_URL', 'postgresql://127.0.0.1:9/none')\n"
+    "os.environ.setdefault('AWS_DEFAULT_REGION', 'us-east-1')\n"
 )
 # Over the baseline's median, in the same run.
 TARGET_MS = {**dict.fromkeys(HOT, 100), **dict.fromkeys(OTHERS, 300)}
@@ -101,6 +116,11 @@ def main() -> None:
     setups = {f"{name}: first span": f"import functions.{name}.handler" for name in HOT}
     setups = {k: v for k, v in setups.items() if k.split(":")[0] in handlers}
     rows |= dict.fromkeys(setups, FIRST_SPAN)
+    for name, statement in FIRST_REQUEST.items():
+        if name in handlers:
+            row = f"{name}: first request"
+            setups[row] = FIRST_REQUEST_ENV + f"import functions.{name}.handler"
+            rows[row] = statement
     times: dict[str, list[float]] = {name: [] for name in rows}
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="coldstart-pyc-") as folder:
@@ -126,7 +146,7 @@ def main() -> None:
             if target is None
             else f"{'+' + str(target):>8}{' ok' if over <= target else ' MISS'}"
         )
-        # A first span's row is its own time, after the import: no baseline to compare with.
+        # A first span's or request's row is its own time, after the import: no baseline.
         versus = f"{'—':>14}" if name in setups else f"{over:>+14.0f}"
         print(f"{name:<28}{median:>8.0f}{best:>8.0f}{versus}{counts[name]:>9}{mark}")
     if not args.no_layer:

@@ -17,7 +17,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -57,12 +60,19 @@ class Wiring:
     hashes the whole settings on every call, which cost more than the rest of the wiring."""
 
     settings: Settings
-    http: httpx.Client  # SSRF-guarded, one per process: SNS certificates and confirmations
+    # The SSRF-guarded client, one per process, for SNS certificates and confirmations: built
+    # when an SNS source first needs it, as no other scheme does (httpx, ~40 modules: 0083).
+    http: Callable[[], httpx.Client]
     fanout: FanoutOptions | None  # fan-out at receipt (decision 0076)
     sources: SourceCache  # sources kept a few seconds (decision 0074)
 
 
 _wired: list[Wiring] = []
+
+# A source's first request imports its scheme's verifier (decision 0083); an environment
+# initialised ahead of requests (provisioned concurrency) imports every scheme's now.
+if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency":
+    import hookline.verifiers.schemes  # noqa: F401
 
 
 def wiring() -> Wiring:
@@ -72,7 +82,7 @@ def wiring() -> Wiring:
         if wired.settings is settings:
             return wired
     fanout = fanout_options(settings) if settings.fanout_at_receipt else None
-    wired = Wiring(settings, http_client(settings), fanout, source_cache(settings))
+    wired = Wiring(settings, partial(http_client, settings), fanout, source_cache(settings))
     _wired[:] = [wired]
     return wired
 

@@ -41,7 +41,9 @@ def post(db, sns, source, message, kind="Notification"):
     body = json.dumps(message).encode()
     headers = {**HEADERS, "x-amz-sns-message-type": kind}
     with sns.client() as http:
-        return receive_inbound(db, source["id"], headers, body, max_body_bytes=2**20, http=http)
+        return receive_inbound(
+            db, source["id"], headers, body, max_body_bytes=2**20, http=lambda: http
+        )
 
 
 def events(db: Database) -> int:

@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hookline.verifiers import SCHEMES, SourceConfig, Verifier
+from hookline.verifiers import SourceConfig, Verifier
+from hookline.verifiers.schemes import SCHEMES
 
 NOW = 1_700_000_000
 TOLERANCE = 300

@@ -32,6 +32,12 @@ CONSOLE_PAGES = (
     "operator_quarantine", "portal",
 )  # fmt: skip
 
+# Every scheme's module (hookline.verifiers): listed here so that a new one is guarded.
+VERIFIER_MODULES = (
+    "schemes", "providers", "entry", "special", "sns", "handshakes", "catalogue", "generic",
+    "github", "razorpay", "shopify", "slack", "standard", "stripe",
+)  # fmt: skip
+
 # What each path never uses at import (a lazily created client is built on first use).
 NEVER = {
     # The AWS SDK proper (a client is built at the first nudge), OpenTelemetry (loaded at the
@@ -49,6 +55,9 @@ NEVER = {
         "ulid",
         # One route, read straight from the event: no resolver (decision 0074).
         "aws_lambda_powertools.event_handler",
+        # A source's scheme is imported when the source is first verified (decision 0083);
+        # the handshakes (and SNS's certificate checks) only for the schemes having one.
+        *(f"hookline.verifiers.{name}" for name in VERIFIER_MODULES),
     ),
     "fanout": (
         "boto3", "botocore.session", "s3transfer", "opentelemetry", "jsonschema", "pydantic",
@@ -197,3 +206,56 @@ def test_provisioned_concurrency_imports_every_route_at_init(
     names = API_ROUTES if handler == "api" else CONSOLE_PAGES
     package = "hookline.api.routes" if handler == "api" else "hookline.console"
     assert [n for n in names if f"{package}.{n}" not in modules] == []
+
+
+# A source's first request: its scheme's module, and no other scheme's (decision 0083).
+FIRST_VERIFIED = {
+    "stripe": ("stripe",),
+    "zoom": ("providers", "entry"),  # an entry: the table, and the class checking it
+    "twilio": ("providers", "entry", "special"),  # an entry checked by its own class
+}
+
+
+@pytest.mark.parametrize("scheme", sorted(FIRST_VERIFIED))
+def test_a_sources_first_request_imports_only_its_schemes_verifier(scheme: str) -> None:
+    # When a cold receiver's first request builds the verifier of one source's scheme
+    then = (
+        "from hookline.verifiers import SourceConfig, verifier_for\n"
+        f"verifier_for({scheme!r}, SourceConfig(['secret']))"
+    )
+    modules = loaded_modules("receiver", then=then)
+    # Then its scheme's modules are loaded, and no other scheme's
+    loaded = {m.removeprefix("hookline.verifiers.") for m in modules}
+    assert set(FIRST_VERIFIED[scheme]) <= loaded
+    assert loaded & set(VERIFIER_MODULES) == set(FIRST_VERIFIED[scheme])
+
+
+def test_provisioned_concurrency_imports_every_scheme_at_init(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a receiver Lambda initialises ahead of requests
+    monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "provisioned-concurrency")
+    # When its init imports the handler
+    modules = loaded_modules("receiver")
+    # Then every scheme is already loaded
+    assert "hookline.verifiers.schemes" in modules
+
+
+def test_a_receivers_first_request_wires_no_http_client() -> None:
+    # When a cold receiver's first request looks up its wiring
+    modules = loaded_modules("receiver", then="functions.receiver.handler.wiring()")
+    # Then httpx is still not loaded: only an SNS source builds the client (decision 0083)
+    assert [m for m in modules if m == "httpx" or m.startswith("httpx.")] == []
+
+
+def test_delivers_first_batch_makes_no_aws_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a deliver Lambda's environment (nothing listens on the database's port)
+    monkeypatch.setenv("DATABASE_URL", "postgresql://127.0.0.1:9/none")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    # When its first batch builds the deliverer
+    modules = loaded_modules("deliver", then="functions.deliver.handler.current_deliverer()")
+    # Then the HTTP client is there, and botocore is not: SQS is called only to retry, defer
+    # or hand on an ordered delivery, and its client is made then (decision 0083)
+    assert "httpx" in modules
+    # (Powertools imports the botocore package itself, for its user agent.)
+    assert [m for m in ("botocore.session", "botocore.client") if m in modules] == []

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hookline.verifiers import SCHEMES
 from hookline.verifiers.catalogue import render
+from hookline.verifiers.schemes import SCHEMES
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 pytestmark = pytest.mark.unit

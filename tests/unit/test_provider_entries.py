@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from hookline.errors import VerificationFailed
-from hookline.verifiers import SCHEMES, SourceConfig, Verifier
+from hookline.verifiers import SourceConfig, Verifier
 from hookline.verifiers.providers import ENTRIES
+from hookline.verifiers.schemes import SCHEMES
 from tests.support.provider_signers import CASES, UNSIGNED_BODY, Case, body_of, digest
 
 NOW = 1_700_000_000

@@ -16,7 +16,8 @@ from urllib.parse import urlencode
 import pytest
 
 from hookline.errors import BadRequest, UnsupportedMediaType, VerificationFailed
-from hookline.verifiers import SCHEMES, SourceConfig, verifier_for
+from hookline.verifiers import SourceConfig, verifier_for
+from hookline.verifiers.schemes import SCHEMES
 from tests.support.providers import (
     BODY,
     FORM_TYPE,

@@ -4,7 +4,7 @@ ledger with its outbox row. Nothing unverified is ever stored."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -95,7 +95,7 @@ def receive_inbound(
     method: str = "POST",
     query: Mapping[str, str] | None = None,
     url: str | None = None,
-    http: Any = None,
+    http: Callable[[], Any] | None = None,
     max_depth: int = DEFAULT_LIMITS.payload_max_depth,
     traceparent: str | None = None,
     fanout: FanoutOptions | None = None,
@@ -104,7 +104,8 @@ def receive_inbound(
     """Answer a provider's handshake, or verify its request against its source and store it
     once. `url` is the URL the request reached; a source's `public_url` option replaces it
     (the URL the provider was given, which is what URL-signing providers sign). `http` is the
-    SSRF-guarded client a scheme may need (SNS: its certificates and confirmations). A verified
+    function giving the SSRF-guarded client a scheme may need (SNS: its certificates and
+    confirmations), called only when one does. A verified
     body that would parse deeper than `max_depth` is refused, for every scheme (decision 0059).
     `traceparent` (the receive span's, when traced) is kept on the outbox row (decision 0070).
     With `fanout`, an event of a tenant without content-filtered or ordered endpoints is
@@ -171,7 +172,7 @@ class _Request:
     method: str
     query: Mapping[str, str] | None
     url: str | None
-    http: Any
+    http: Callable[[], Any] | None
     max_depth: int
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
-from hookline.aws import client, on_request_client
+from hookline.aws import ClientOnFirstCall, client, on_request_client
 from hookline.config import HooklineConfig
 from hookline.db import Database, get_database
 from hookline.retry import RetryPolicy
@@ -58,7 +58,8 @@ def receipt_queues(settings: Settings) -> DeliveryQueues:
 
 @lru_cache(maxsize=4)
 def _queues(settings: Settings, *, on_request: bool) -> DeliveryQueues:
-    sqs = on_request_client("sqs", settings) if on_request else client("sqs", settings)
+    make = on_request_client if on_request else client
+    sqs = ClientOnFirstCall(partial(make, "sqs", settings))  # deliver may never send (0083)
     options: dict[str, Any] = {
         "url_prefix": settings.queue_url_prefix,
         "fair_queues": settings.sqs_fair_queues,

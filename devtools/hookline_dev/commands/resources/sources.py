@@ -7,8 +7,8 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from hookline.errors import BadRequest
-from hookline.verifiers import SCHEMES as _REGISTRY
-from hookline.verifiers import describe_schemes
+from hookline.verifiers.schemes import SCHEMES as _REGISTRY
+from hookline.verifiers.schemes import describe_schemes
 from hookline_dev.commands.resources.parsers import ResourceParsers, drop_none
 
 if TYPE_CHECKING:

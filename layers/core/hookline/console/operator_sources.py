@@ -20,7 +20,7 @@ from hookline.errors import BadRequest
 from hookline.management import source_service, tenant_service
 from hookline.management.access import Caller
 from hookline.repositories import console as console_repo
-from hookline.verifiers import SCHEMES
+from hookline.verifiers.schemes import SCHEMES
 
 ACTIONS = ("rotate", "enable", "disable", "delete")
 

@@ -21,7 +21,8 @@ from hookline.repositories import api as repo
 from hookline.repositories import sources as source_repo
 from hookline.repositories.source_activity import source_activity
 from hookline.signing import generate_secret
-from hookline.verifiers import SCHEMES, SourceConfig, verifier_for
+from hookline.verifiers import SourceConfig, verifier_for
+from hookline.verifiers.schemes import SCHEMES
 
 
 def _source_out(row: dict[str, Any]) -> dict[str, Any]:

@@ -1,10 +1,16 @@
 """Inbound signature schemes. The eight first schemes are a small class each; every other
 provider is an entry in `hookline.verifiers.providers` (decision 0037), a Standard Webhooks
-sender is an alias of `standard` or `svix`."""
+sender is an alias of `standard` or `svix`.
+
+A source uses one scheme, so a scheme's module is imported when a source of it is first
+verified (decision 0083): the receiver's init loads none of them, and its first request only
+its source's. `hookline.verifiers.schemes` is the whole registry, for listing and checking
+scheme names."""
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from importlib import import_module
 
 from hookline.verifiers.base import (
     HandshakeAnswer,
@@ -14,79 +20,59 @@ from hookline.verifiers.base import (
     VerifiedRequest,
     Verifier,
 )
-from hookline.verifiers.generic import HmacVerifier
-from hookline.verifiers.github import GitHubVerifier
-from hookline.verifiers.handshakes import DESCRIPTIONS, answer_handshake
-from hookline.verifiers.providers import ALIASES, ENTRIES, entry_verifiers
-from hookline.verifiers.razorpay import RazorpayVerifier
-from hookline.verifiers.shopify import ShopifyVerifier
-from hookline.verifiers.slack import SlackVerifier
-from hookline.verifiers.standard import StandardWebhooksVerifier, SvixVerifier
-from hookline.verifiers.stripe import StripeVerifier
 
-SCHEMES: dict[str, type[Verifier]] = {
-    cls.scheme: cls
-    for cls in (
-        StandardWebhooksVerifier,
-        SvixVerifier,
-        StripeVerifier,
-        GitHubVerifier,
-        ShopifyVerifier,
-        SlackVerifier,
-        RazorpayVerifier,
-        HmacVerifier,
-    )
+# The first schemes' module and class; every other name is an entry or an alias.
+FIRST_CLASSES: dict[str, tuple[str, str]] = {
+    "standard": ("standard", "StandardWebhooksVerifier"),
+    "svix": ("standard", "SvixVerifier"),
+    "stripe": ("stripe", "StripeVerifier"),
+    "github": ("github", "GitHubVerifier"),
+    "shopify": ("shopify", "ShopifyVerifier"),
+    "slack": ("slack", "SlackVerifier"),
+    "razorpay": ("razorpay", "RazorpayVerifier"),
+    "hmac": ("generic", "HmacVerifier"),
 }
-SCHEMES.update(entry_verifiers())
-SCHEMES.update({alias: SCHEMES[target] for alias, (target, _, _) in ALIASES.items()})
 
-_FIRST = {
-    "standard": ("Standard Webhooks", "a whsec_ secret", None),
-    "svix": ("Svix", "a whsec_ secret", None),
-    "stripe": ("Stripe", "the endpoint's whsec_ signing secret", None),
-    "github": ("GitHub", "the webhook's secret", None),
-    "shopify": ("Shopify", "the app's client secret", None),
-    "slack": ("Slack", "the app's signing secret", "slack_url_verification"),
-    "razorpay": ("Razorpay", "the webhook's secret", None),
-    "hmac": ("Any HMAC sender", "the shared secret, and options", None),
-}
+
+@cache
+def scheme_class(scheme: str) -> type[Verifier]:
+    """The verifier class of a scheme name (`stripe`, `github`, …), importing only its
+    module (the provider entries' table for an entry or an alias)."""
+    first = FIRST_CLASSES.get(scheme)
+    if first is not None:
+        module, name = first
+        cls: type[Verifier] = getattr(import_module(f"hookline.verifiers.{module}"), name)
+        return cls
+    from hookline.verifiers.providers import ALIASES, entry_verifier
+
+    if scheme in ALIASES:
+        return scheme_class(ALIASES[scheme][0])
+    found = entry_verifier(scheme)
+    if found is None:
+        from hookline.verifiers.schemes import SCHEMES
+
+        raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(sorted(SCHEMES))}")
+    return found
 
 
 def verifier_for(scheme: str, config: SourceConfig) -> Verifier:
     """The verifier of a scheme name (`stripe`, `github`, …) for one source's config."""
-    try:
-        cls = SCHEMES[scheme]
-    except KeyError:
-        raise ValueError(
-            f"unknown scheme {scheme!r}; known: {', '.join(sorted(SCHEMES))}"
-        ) from None
-    return cls(config)
+    return scheme_class(scheme)(config)
 
 
-def describe_schemes() -> list[dict[str, Any]]:
-    """Every scheme with what a source of it needs, for `hookline sources schemes`."""
-    rows = [
-        {"scheme": name, "title": title, "needs": needs, "handshake": DESCRIPTIONS.get(hs or "")}
-        for name, (title, needs, hs) in _FIRST.items()
-    ]
-    rows += [
-        {
-            "scheme": e.scheme,
-            "title": e.title,
-            "needs": e.material,
-            "handshake": DESCRIPTIONS.get(e.handshake or ""),
-        }
-        for e in ENTRIES
-    ]
-    rows += [
-        {"scheme": alias, "title": title, "needs": f"as {target}", "handshake": None}
-        for alias, (target, title, _) in ALIASES.items()
-    ]
-    return sorted(rows, key=lambda r: str(r["scheme"]))
+def answer_handshake(
+    verifier: Verifier, headers: Headers, body: bytes, context: RequestContext
+) -> HandshakeAnswer | None:
+    """The answer to the request if it is its scheme's handshake, else None."""
+    if verifier.handshake_name is None:
+        return None
+    # Only the schemes with a handshake need the handshakes (and SNS's certificate checks).
+    from hookline.verifiers.handshakes import answer_handshake as answer
+
+    return answer(verifier, headers, body, context)
 
 
 __all__ = [
-    "SCHEMES",
     "HandshakeAnswer",
     "Headers",
     "RequestContext",
@@ -94,6 +80,6 @@ __all__ = [
     "VerifiedRequest",
     "Verifier",
     "answer_handshake",
-    "describe_schemes",
+    "scheme_class",
     "verifier_for",
 ]

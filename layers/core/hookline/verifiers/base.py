@@ -91,7 +91,9 @@ class RequestContext:
     method: str = "POST"
     query: Mapping[str, str] = field(default_factory=dict)
     url: str | None = None
-    http: Any = None  # the SSRF-guarded httpx.Client, for SNS certificates and confirmations
+    # Gives the SSRF-guarded httpx.Client, for SNS certificates and confirmations: built at
+    # the first call, so that only SNS sources pay for httpx (decision 0083).
+    http: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,10 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from hookline.verifiers.base import Verifier
 from hookline.verifiers.entry import Entry, EntryVerifier, verifier_class
-from hookline.verifiers.sns import SnsVerifier
-from hookline.verifiers.special import (
-    ClientStateVerifier,
-    EcdsaVerifier,
-    Ed25519Verifier,
-    MailgunVerifier,
-    TwilioVerifier,
-)
 
 ENTRIES: tuple[Entry, ...] = (
     Entry(
@@ -435,19 +429,27 @@ ALIASES: dict[str, tuple[str, str, str]] = {
     "openai": ("standard", "OpenAI", "https://platform.openai.com/docs/guides/webhooks"),
 }
 
-_CLASSES: dict[str, type[EntryVerifier]] = {
-    "hmac": EntryVerifier,
-    "token": EntryVerifier,
-    "basic": EntryVerifier,
-    "client_state": ClientStateVerifier,
-    "ed25519": Ed25519Verifier,
-    "ecdsa": EcdsaVerifier,
-    "twilio": TwilioVerifier,
-    "mailgun": MailgunVerifier,
-    "sns": SnsVerifier,
+# The class checking each kind of entry, by module: a source's first request imports its own
+# (SNS's certificate checks and the public-key schemes are for the sources using them).
+_CLASSES: dict[str, tuple[str, str]] = {
+    "hmac": ("entry", "EntryVerifier"),
+    "token": ("entry", "EntryVerifier"),
+    "basic": ("entry", "EntryVerifier"),
+    "client_state": ("special", "ClientStateVerifier"),
+    "ed25519": ("special", "Ed25519Verifier"),
+    "ecdsa": ("special", "EcdsaVerifier"),
+    "twilio": ("special", "TwilioVerifier"),
+    "mailgun": ("special", "MailgunVerifier"),
+    "sns": ("sns", "SnsVerifier"),
 }
+_BY_SCHEME = {e.scheme: e for e in ENTRIES}
 
 
-def entry_verifiers() -> dict[str, type[Verifier]]:
-    """A verifier class per entry, by scheme name."""
-    return {e.scheme: verifier_class(e, _CLASSES[e.check]) for e in ENTRIES}
+def entry_verifier(scheme: str) -> type[Verifier] | None:
+    """The verifier class of an entry's scheme, or None when no entry has that name."""
+    entry = _BY_SCHEME.get(scheme)
+    if entry is None:
+        return None
+    module, name = _CLASSES[entry.check]
+    base: type[EntryVerifier] = getattr(import_module(f"hookline.verifiers.{module}"), name)
+    return verifier_class(entry, base)

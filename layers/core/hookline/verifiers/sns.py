@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -66,7 +67,7 @@ class CertificateCache:
         self._lock = threading.Lock()
         self._keys: OrderedDict[str, rsa.RSAPublicKey] = OrderedDict()
 
-    def key(self, url: str, http: httpx.Client | None) -> rsa.RSAPublicKey:
+    def key(self, url: str, http: Callable[[], httpx.Client] | None) -> rsa.RSAPublicKey:
         """The RSA public key of the certificate at `url` (fetched once)."""
         with self._lock:
             if url in self._keys:
@@ -99,13 +100,13 @@ class CertificateCache:
 CERTIFICATES = CertificateCache()
 
 
-def _fetch(http: httpx.Client | None, url: str) -> bytes:
+def _fetch(http: Callable[[], httpx.Client] | None, url: str) -> bytes:
     if http is None:
         raise UpstreamUnavailable("no HTTP client to reach SNS")
     import httpx  # only the SNS path fetches: the receiver's cold start skips httpx
 
     try:
-        response = http.get(url)
+        response = http().get(url)
     except UnsafeURL:
         raise VerificationFailed("the SNS URL resolved to a non-public address") from None
     except httpx.HTTPError as err:
