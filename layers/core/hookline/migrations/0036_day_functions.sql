@@ -14,7 +14,12 @@
 -- claim.
 --
 -- Both bodies are stated once, here, as templates: the functions over the parent are made
--- from them too (replacing migration 0035's claim and 0031's record, unchanged).
+-- from them too (replacing migration 0035's claim and 0031's record). One change to both: the
+-- updated rows are reached only through the batch's ids (`d.id = ANY (p_ids)`, nothing else
+-- joined in the claim's UPDATE: its endpoints and events are looked up one by one after it),
+-- so the plan reads the batch's rows whatever the statistics were when the session made it.
+-- A copy's plan made while its partition was empty reached the rows through their endpoint's
+-- index, or scanned the range lo..hi and the day's events, for every row.
 
 -- One function of the two: `name`, its UPDATE on `target`, `guard` at the top of its body.
 CREATE FUNCTION hookline_make_hot_function(kind text, name text, target text, guard text)
@@ -135,22 +140,17 @@ WITH found AS MATERIALIZED (
     UPDATE %2$I d
     SET state = CASE WHEN j.wait_seconds = 0 THEN 'delivering' ELSE 'queued' END,
         lease_expires_at = now() + p_lease, updated_at = now()
-    FROM judged j, endpoints p, events e
+    FROM judged j
     -- the row as `found` saw it (compare and set): no state named here, so no partial index
-    -- on state is a way in
+    -- on state is a way in, and nothing else joined here, so only the batch's ids are: a
+    -- plan made while the partition was empty otherwise reached the rows through their
+    -- endpoint's index, or scanned the range lo..hi
     WHERE d.id = j.id AND d.enqueue_seq = j.enqueue_seq AND d.state = j.state
       AND d.lease_expires_at IS NOT DISTINCT FROM j.lease_expires_at
-      AND p.id = d.endpoint_id AND e.id = d.event_id
-      AND d.id BETWEEN lo AND hi AND e.id BETWEEN event_lo AND event_hi
+      AND d.id = ANY (p_ids::text[]) AND d.id BETWEEN lo AND hi
     RETURNING d.id, d.attempt_count, d.deadline_at, d.created_at, d.tenant_id, d.event_id,
               d.tenant_group, d.enqueue_seq, d.lease_expires_at AS claimed_until,
-              p.id AS endpoint_id, p.url, p.headers, p.retry_on_4xx, p.enabled,
-              p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
-              p.kind, p.role_arn, p.destination, p.auth, p.auth_secret, p.tls, p.tls_key,
-              p.public_only,
-              (SELECT t.external_id FROM tenants t WHERE t.id = d.tenant_id) AS external_id,
-              j.sendable, e.type AS event_type, e.payload, e.content_type, e.source_id,
-              j.wait_seconds
+              d.endpoint_id, j.sendable, j.wait_seconds
 ), spent AS (
     -- the tokens of the slots granted (a claim that lost a race spends none)
     INSERT INTO endpoint_rate (endpoint_id, tokens, refilled_at)
@@ -162,10 +162,11 @@ WITH found AS MATERIALIZED (
         SET tokens = EXCLUDED.tokens, refilled_at = EXCLUDED.refilled_at
 )
 SELECT c.id, c.attempt_count, c.deadline_at, c.created_at, c.tenant_id, c.event_id,
-       c.tenant_group, c.enqueue_seq, c.claimed_until, c.endpoint_id, c.url, c.headers,
-       c.retry_on_4xx, c.enabled, c.deleted, c.input_transformer, c.kind, c.role_arn,
-       c.destination, c.auth, c.auth_secret, c.tls, c.tls_key, c.public_only, c.external_id,
-       c.sendable, c.event_type, c.payload, c.content_type, c.source_id,
+       c.tenant_group, c.enqueue_seq, c.claimed_until, c.endpoint_id, p.url, p.headers,
+       p.retry_on_4xx, p.enabled, p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
+       p.kind, p.role_arn, p.destination, p.auth, p.auth_secret, p.tls, p.tls_key,
+       p.public_only, (SELECT t.external_id FROM tenants t WHERE t.id = c.tenant_id),
+       c.sendable, e.type AS event_type, e.payload, e.content_type, e.source_id,
        CASE WHEN c.wait_seconds = 0 THEN ARRAY(
            SELECT s.secret FROM endpoint_secrets s
            WHERE s.endpoint_id = c.endpoint_id
@@ -173,6 +174,12 @@ SELECT c.id, c.attempt_count, c.deadline_at, c.created_at, c.tenant_id, c.event_
            ORDER BY s.created_at DESC) END AS secrets,
        c.wait_seconds
 FROM claimed c
+-- each claimed delivery's endpoint and event looked up alone (OFFSET 0), the event in its
+-- day's partitions
+CROSS JOIN LATERAL (SELECT x.* FROM endpoints x WHERE x.id = c.endpoint_id OFFSET 0) p
+CROSS JOIN LATERAL (SELECT x.type, x.payload, x.content_type, x.source_id FROM events x
+                    WHERE x.id = c.event_id AND x.id BETWEEN event_lo AND event_hi
+                    OFFSET 0) e
 ORDER BY c.endpoint_id, c.id;
 END $body$
 $tmpl$, name, target, guard);
@@ -212,10 +219,11 @@ WITH done AS MATERIALIZED (
         last_status = coalesce(m.status, d.last_status), last_error = NULL,
         finished_at = now(), updated_at = now()
     FROM done m
-    -- `delivering` compared with done's column, not named: the join stays id by id
+    -- `delivering` compared with done's column, not named: the join stays id by id, through
+    -- the batch's ids however the plan was costed
     WHERE d.id = m.id AND d.state = m.state
       AND d.enqueue_seq = m.seq AND d.lease_expires_at = m.claimed_until
-      AND d.id BETWEEN lo AND hi
+      AND d.id = ANY (p_ids::text[]) AND d.id BETWEEN lo AND hi
     RETURNING d.id
 ), recovered AS (
     UPDATE endpoints SET failing_since = NULL
