@@ -6,26 +6,25 @@ its partition hands it on. Which function ran is read from the server's function
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
-from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.ids import ulid_day
 from hookline.repositories import deliveries as deliveries_repo
 from hookline.repositories import retention as retention_repo
 from hookline.repositories.deliveries import AttemptRecord
 from hookline.repositories.delivery_batches import claim_batch_to_send, record_batch_delivered
-from hookline.settings import get_settings
-from tests.integration.test_hot_path_plans import fan_out_all, publish
+from tests.integration.test_hot_path_plans import fan_out_all, publish, tenant_with_endpoints
 from tests.integration.test_slot_spans import old_event, queued
-from tests.support import operator
 
 pytestmark = pytest.mark.integration
 
 LEASE = timedelta(minutes=5)
+T = TypeVar("T")
 CLAIM, RECORD = "hookline_claim_batch", "hookline_record_batch_delivered"
 
 
@@ -40,8 +39,14 @@ def calls(conn: Any) -> dict[str, int]:
     return {r["funcname"]: r["calls"] for r in rows}
 
 
-def made(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
-    return {k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}
+def counted(conn: Any, action: Callable[[], T]) -> tuple[T, dict[str, int]]:
+    """What `action` returned, and which of the functions it ran how often."""
+    conn.execute("SET track_functions = 'all'")
+    before = calls(conn)
+    result = action()
+    after = calls(conn)
+    conn.execute("RESET track_functions")
+    return result, {k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}
 
 
 def suffix(day: date) -> str:
@@ -64,16 +69,6 @@ def states(db: Database, batch: list[tuple[str, int]]) -> list[str]:
     return [r["state"] for r in rows]
 
 
-def a_tenant(db: Database, endpoints: int) -> str:
-    tenant = operator.add_tenant(db, HooklineConfig(), name="days", group="standard")["id"]
-    for n in range(endpoints):
-        operator.add_endpoint(
-            db, get_settings(), tenant_id=tenant, url=f"http://127.0.0.1:9/{n}",
-            max_concurrency=10,
-        )  # fmt: skip
-    return tenant
-
-
 def todays(db: Database, tenant: str, events: int) -> list[tuple[str, int]]:
     """`events` of today's events published and fanned out (with any event not yet fanned
     out); the tenant's queued deliveries of today."""
@@ -89,17 +84,13 @@ def todays(db: Database, tenant: str, events: int) -> list[tuple[str, int]]:
 
 def test_a_batch_of_todays_deliveries_goes_through_todays_copies(pipeline, db: Database) -> None:
     # Given three of today's deliveries, queued
-    batch = todays(db, a_tenant(db, 3), events=1)
+    batch = todays(db, tenant_with_endpoints(db, 3), events=1)
     assert len(batch) == 3
     today = suffix(datetime.now(UTC).date())
 
     # When deliver claims and records them
     with db.connection() as conn:
-        conn.execute("SET track_functions = 'all'")
-        before = calls(conn)
-        recorded = deliver(conn, batch)
-        ran = made(before, calls(conn))
-        conn.execute("RESET track_functions")
+        recorded, ran = counted(conn, lambda: deliver(conn, batch))
 
     # Then they are delivered, through today's claim and record, once each, and the
     # functions over the parent did not run
@@ -110,19 +101,19 @@ def test_a_batch_of_todays_deliveries_goes_through_todays_copies(pipeline, db: D
 
 def test_one_message_of_today_goes_through_todays_copies(pipeline, db: Database) -> None:
     # Given one of today's deliveries, queued (a trickle: deliver handles a batch of one alone)
-    [(delivery_id, seq)] = todays(db, a_tenant(db, 1), events=1)
+    [(delivery_id, seq)] = todays(db, tenant_with_endpoints(db, 1), events=1)
     today = suffix(datetime.now(UTC).date())
 
     # When deliver claims and records it on its own
-    with db.connection() as conn:
-        conn.execute("SET track_functions = 'all'")
-        before = calls(conn)
+    def alone(conn: Any) -> int | None:
         claim = deliveries_repo.claim_to_send(conn, delivery_id, seq, LEASE, datetime.now(UTC))
         assert claim is not None and claim.wait_seconds == 0
         attempt = AttemptRecord(datetime.now(UTC), 5, 200, "ok", None)
-        assert deliveries_repo.record_delivered(conn, claim.job, attempt) == seq
-        ran = made(before, calls(conn))
-        conn.execute("RESET track_functions")
+        return deliveries_repo.record_delivered(conn, claim.job, attempt)
+
+    with db.connection() as conn:
+        recorded, ran = counted(conn, lambda: alone(conn))
+    assert recorded == seq
 
     # Then it is delivered, through today's claim and record
     assert states(db, [(delivery_id, seq)]) == ["delivered"]
@@ -133,18 +124,14 @@ def test_a_batch_spanning_two_days_goes_through_the_parents_functions(
     pipeline, db: Database
 ) -> None:
     # Given a delivery of a three-day-old event and one of today's, in one batch
-    tenant = a_tenant(db, 1)
+    tenant = tenant_with_endpoints(db, 1)
     old_id = old_event(db, tenant, 3, "threedaysago0000")
     batch = todays(db, tenant, events=1) + queued(db, old_id)
     assert len(batch) == 2
 
     # When deliver claims and records them
     with db.connection() as conn:
-        conn.execute("SET track_functions = 'all'")
-        before = calls(conn)
-        recorded = deliver(conn, batch)
-        ran = made(before, calls(conn))
-        conn.execute("RESET track_functions")
+        recorded, ran = counted(conn, lambda: deliver(conn, batch))
 
     # Then both are delivered, through the functions over the parent only
     assert recorded == {i for i, _ in batch}
@@ -154,7 +141,7 @@ def test_a_batch_spanning_two_days_goes_through_the_parents_functions(
 
 def test_a_day_without_its_copies_is_still_delivered(pipeline, db: Database) -> None:
     # Given a five-day-old event's queued delivery, and that day's copies gone
-    tenant = a_tenant(db, 1)
+    tenant = tenant_with_endpoints(db, 1)
     then = datetime.now(UTC).date() - timedelta(days=5)
     old_id = old_event(db, tenant, 5, "fivedaysago00000")
     fan_out_all(db)
@@ -166,11 +153,7 @@ def test_a_day_without_its_copies_is_still_delivered(pipeline, db: Database) -> 
 
     # When deliver claims and records it
     with db.connection() as conn:
-        conn.execute("SET track_functions = 'all'")
-        before = calls(conn)
-        recorded = deliver(conn, batch)
-        ran = made(before, calls(conn))
-        conn.execute("RESET track_functions")
+        recorded, ran = counted(conn, lambda: deliver(conn, batch))
 
     # Then it is delivered, through the functions over the parent
     assert recorded == {batch[0][0]}
@@ -182,7 +165,7 @@ def test_a_days_copy_hands_a_batch_outside_its_partition_to_the_parents(
     pipeline, db: Database
 ) -> None:
     # Given a two-day-old event's queued delivery
-    tenant = a_tenant(db, 1)
+    tenant = tenant_with_endpoints(db, 1)
     old_id = old_event(db, tenant, 2, "twodaysago000000")
     fan_out_all(db)
     batch = queued(db, old_id)
@@ -190,15 +173,11 @@ def test_a_days_copy_hands_a_batch_outside_its_partition_to_the_parents(
 
     # When today's claim copy is called with it (as a wrong reading of its day would)
     with db.connection() as conn:
-        conn.execute("SET track_functions = 'all'")
-        before = calls(conn)
-        rows = conn.execute(
+        rows, ran = counted(conn, lambda: conn.execute(
             f"SELECT id, wait_seconds FROM {CLAIM}{today}(%s::text[], %s::integer[], "
             "'5 minutes'::interval, now(), 300, true)",
             ([i for i, _ in batch], [s for _, s in batch]),
-        ).fetchall()
-        ran = made(before, calls(conn))
-        conn.execute("RESET track_functions")
+        ).fetchall())  # fmt: skip
 
     # Then the delivery is claimed all the same, by the function over the parent
     assert [(r["id"], r["wait_seconds"]) for r in rows] == [(batch[0][0], 0)]
@@ -226,7 +205,7 @@ def test_a_days_copies_are_made_and_dropped_with_its_partitions(pipeline, db: Da
         assert copies(conn, later) == []
 
     # Given an old day with a delivery not yet delivered
-    tenant = a_tenant(db, 1)
+    tenant = tenant_with_endpoints(db, 1)
     then = datetime.now(UTC).date() - timedelta(days=4)
     old_event(db, tenant, 4, "fourdaysago00000")
     fan_out_all(db)
