@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 import time
 from datetime import UTC, date, datetime
 
@@ -35,6 +36,28 @@ def test_ids_carry_their_creation_time_and_sort_by_it() -> None:
         assert before <= decoded_milliseconds(value) <= after
     # And the later id sorts after the earlier one, as text (how the ledger orders them)
     assert first < second
+
+
+def test_ids_made_within_one_millisecond_keep_the_order_they_were_made_in() -> None:
+    # Given thousands of ids made back to back by four threads (many share a millisecond)
+    made: list[list[str]] = [[] for _ in range(4)]
+
+    def make(into: list[str]) -> None:
+        into.extend(new_id("ten") for _ in range(5000))
+
+    threads = [threading.Thread(target=make, args=(into,)) for into in made]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Then each thread's ids sort in the order it made them, as a list "newest first" shows,
+    # and no two ids of the process are the same
+    for ids in made:
+        assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    every = [identifier for ids in made for identifier in ids]
+    assert len(set(every)) == len(every) == 20_000
+    # And the ids still carry their millisecond: many of them share one
+    assert len({identifier[:14] for identifier in made[0]}) < 5000
 
 
 def test_ulid_encodes_the_specifications_bounds() -> None:

@@ -4,11 +4,16 @@ A ULID is 48 bits of Unix milliseconds then 80 random bits, written as 26 charac
 Crockford's base32 (github.com/ulid/spec). Encoded here rather than by python-ulid, whose
 import (uuid, platform, its own classes) cost every handler's cold start ~4 ms for this one
 function (docs/decisions/0073).
+
+Ids made in one process are monotonic (the specification's monotonic mode): within one
+millisecond, or if the clock steps back, the next id is the last one plus 1, so ids sort in
+the order they were made and a list "newest first" shows that order.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from datetime import UTC, date, datetime
 
@@ -16,16 +21,28 @@ CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # Every 10-bit group as its two characters: 13 steps per id instead of 26 (every event and
 # delivery gets one).
 _PAIRS = [first + second for first in CROCKFORD for second in CROCKFORD]
+_TIME_MASK = (1 << 48) - 1
+_lock = threading.Lock()
+_last = 0  # the 128-bit value of the last id this process made
 
 
 def new_id(prefix: str) -> str:
-    """A new id such as `evt_01JD…`."""
-    return f"{prefix}_{ulid(time.time_ns() // 1_000_000, os.urandom(10))}"
+    """A new id such as `evt_01JD…`, after every id this process made before it."""
+    global _last
+    fresh = (time.time_ns() // 1_000_000 & _TIME_MASK) << 80 | int.from_bytes(os.urandom(10))
+    with _lock:
+        # Same millisecond (or the clock stepped back): one more than the last id.
+        value = _last + 1 if fresh >> 80 <= _last >> 80 else fresh
+        _last = value
+    return f"{prefix}_{_encode(value)}"
 
 
 def ulid(milliseconds: int, randomness: bytes) -> str:
     """The 26-character ULID of a Unix time in milliseconds and 10 random bytes."""
-    value = (milliseconds & (1 << 48) - 1) << 80 | int.from_bytes(randomness, "big")
+    return _encode((milliseconds & _TIME_MASK) << 80 | int.from_bytes(randomness, "big"))
+
+
+def _encode(value: int) -> str:
     # 26 characters are 130 bits: the first pair's top two bits are zero.
     return "".join([_PAIRS[(value >> shift) & 1023] for shift in range(120, -1, -10)])
 
