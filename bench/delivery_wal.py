@@ -204,6 +204,7 @@ def models() -> list[Model]:
                 ],
             },
         ),
+        *candidates(),
         Model(
             "floor: written once, recorded in place",
             [
@@ -218,6 +219,81 @@ def models() -> list[Model]:
             ],
             {"create": [TODAY_CREATE], "record": [TODAY_RECORD]},
         ),
+    ]
+
+
+CANDIDATE_DELIVERIES = (
+    'CREATE TABLE sim_deliveries (id text COLLATE "C" PRIMARY KEY, event_id text COLLATE "C" '
+    "NOT NULL, endpoint_id text NOT NULL, tenant_id text NOT NULL, tenant_group text NOT NULL, "
+    "state text NOT NULL, attempt_count integer NOT NULL DEFAULT 0, next_attempt_at timestamptz "
+    "NOT NULL DEFAULT now(), lease_expires_at timestamptz, deadline_at timestamptz NOT NULL, "
+    "last_status integer, last_error text, created_at timestamptz NOT NULL DEFAULT now(), "
+    "updated_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz, enqueue_seq "
+    "integer NOT NULL DEFAULT 0, ordering_key text, ordering_position bigint, first_duration_ms "
+    "integer, first_excerpt text, first_headers jsonb) WITH (fillfactor = 70)"
+)
+CANDIDATE_RECORD = (
+    "UPDATE sim_deliveries SET state = 'delivered', attempt_count = attempt_count + 1, "
+    "lease_expires_at = NULL, last_status = 200, finished_at = now(), updated_at = now(), "
+    "first_duration_ms = 12, first_excerpt = '{\"ok\": true}', "
+    'first_headers = \'{"content-type": "application/json"}\' '
+    "WHERE id BETWEEN %(lo)s AND %(hi)s"
+)
+
+
+def candidates() -> list[Model]:
+    """The stages of decision 0085. Stage 1 (expand-only, a 1.x change): the claim's lease and
+    slot in an UNLOGGED in-flight table (no WAL; emptied by a crash or fail-over) instead of an
+    update of the delivery. Stage 2 (a 2.0 change): the delivery row written once with only
+    immutable columns indexed, so the record is a HOT update that keeps the first attempt on
+    the row; what reconcile sweeps either a narrow durable set of open deliveries (inserted at
+    create, deleted when finished) or, with nothing written for it, a watermark reconcile
+    moves over the ids once they are older than a lease."""
+    flight = [
+        'CREATE UNLOGGED TABLE sim_flight (id text COLLATE "C" PRIMARY KEY, '
+        "endpoint_id text NOT NULL, lease_expires_at timestamptz NOT NULL)",
+        "CREATE INDEX ON sim_flight (endpoint_id)",
+    ]
+    claim = [
+        "INSERT INTO sim_flight SELECT id, endpoint_id, now() + interval '5 minutes' "
+        "FROM sim_deliveries WHERE id BETWEEN %(lo)s AND %(hi)s"
+    ]
+    land = "DELETE FROM sim_flight WHERE id BETWEEN %(lo)s AND %(hi)s"
+    shape = [
+        CANDIDATE_DELIVERIES,
+        "CREATE INDEX ON sim_deliveries (endpoint_id, created_at)",
+        *flight,
+    ]
+    tenant_index = "CREATE INDEX ON sim_deliveries (tenant_id, id)"
+    open_set = [
+        'CREATE TABLE sim_states (id text COLLATE "C" PRIMARY KEY, due_at timestamptz NOT NULL)',
+        "CREATE INDEX ON sim_states (due_at)",
+    ]
+    opened = (
+        "INSERT INTO sim_states SELECT sim_id('dlv_', g), now() + interval '5 minutes' "
+        "FROM generate_series(%(first)s::bigint, %(last)s::bigint) g"
+    )
+    closed = "DELETE FROM sim_states WHERE id BETWEEN %(lo)s AND %(hi)s"
+    watermark = {"create": [TODAY_CREATE], "claim": claim, "record": [land, CANDIDATE_RECORD]}
+    with_open_set = {
+        "create": [TODAY_CREATE, opened],
+        "claim": claim,
+        "record": [land, closed, CANDIDATE_RECORD],
+    }
+    return [
+        Model(
+            "stage 1: claim in an unlogged in-flight table",
+            [*TODAY_DDL, *flight],
+            {"create": [TODAY_CREATE], "claim": claim, "record": [land, TODAY_RECORD, ATTEMPT]},
+        ),
+        Model("stage 2: HOT record, open set", [*shape, tenant_index, *open_set], with_open_set),
+        Model(
+            "stage 2, open set, logged in-flight table",
+            [t.replace("UNLOGGED ", "") for t in [*shape, tenant_index, *open_set]],
+            with_open_set,
+        ),
+        Model("stage 2: HOT record, watermark", [*shape, tenant_index], watermark),
+        Model("stage 2, watermark, no tenant index", shape, watermark),
     ]
 
 
