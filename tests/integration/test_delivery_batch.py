@@ -128,3 +128,28 @@ def test_the_batch_claim_reads_every_column_the_single_claim_reads(db):
     # Then a delivery claimed in a batch knows everything one claimed alone does (a column
     # missed there, such as public_only, silently drops that endpoint's rule)
     assert single_columns and single_columns <= batch_columns, single_columns - batch_columns
+
+
+def test_a_batch_keeps_each_answer_exactly_as_the_endpoint_gave_it(pipeline, db, sink):
+    # Given an endpoint answering with the characters an array literal must escape: quotes,
+    # backslashes, braces, commas, NULL spelled out, and more than ASCII, in the body and in
+    # a header
+    bodies = queued_messages(pipeline, db, sink, 3)
+    awkward = 'He said "hi", {a,b} \\ NULL \\"x\\" \u00e9t\u00e9 ok \u2713'
+    sink.behave("/batch", body=awkward.encode(), headers={"X-Note": '"quoted", {x}'})
+    from functions.deliver.handler import lambda_handler
+
+    # When the deliver function handles the three messages as one batch
+    answer = lambda_handler(sqs_event(bodies), LocalContext(function_name="d"))
+    # Then every attempt recorded by the batch's one statement shows that body and header
+    # as sent, as the delivery pages show them
+    assert answer == {"batchItemFailures": []}
+    assert pipeline.states() == {"delivered": 3}
+    with db.connection() as conn:
+        rows = conn.execute(
+            "SELECT response_excerpt, response_headers ->> 'x-note' AS note, status_code"
+            " FROM attempts"
+        ).fetchall()
+    assert [(r["response_excerpt"], r["note"], r["status_code"]) for r in rows] == [
+        (awkward, '"quoted", {x}', 200)
+    ] * 3

@@ -9,7 +9,7 @@
 -- is hookline_claim_batch's (migration 0036), which claim_delivery_to_send calls with one
 -- message. Deliver calls the function's copy for the day partition the batch lies in, when
 -- there is one (decision 0084).
-SELECT * FROM hookline_claim_batch(%(ids)s::text[], %(seqs)s::integer[], %(lease)s::interval,
+SELECT * FROM hookline_claim_batch(%(ids)b::text[], %(seqs)b::integer[], %(lease)s::interval,
                                    %(now)s::timestamptz,
                                    %(lease_seconds)s::double precision, false)
 
@@ -19,8 +19,10 @@ SELECT * FROM hookline_claim_batch(%(ids)s::text[], %(seqs)s::integer[], %(lease
 -- slot freed with its delivering state) only while its claim stands (same generation, same
 -- lease); every endpoint with a success ends its failure streak. Returns the ids whose claim
 -- still stood. The body is hookline_record_batch_delivered's (migration 0036); deliver calls
--- its copy for the batch's day partition, when there is one (decision 0084).
+-- its copy for the batch's day partition, when there is one (decision 0084). The arrays go
+-- in binary (`%(…)b`): psycopg writes a text array by escaping every element's quotes with a
+-- regular expression, 309 µs of Python per batch of ten against 66 in binary.
 SELECT * FROM hookline_record_batch_delivered(
-    %(ids)s::text[], %(seqs)s::integer[], %(claimed_until)s::timestamptz[],
-    %(endpoint_ids)s::text[], %(attempted_at)s::timestamptz[], %(duration_ms)s::integer[],
-    %(statuses)s::integer[], %(excerpts)s::text[], %(headers)s::jsonb[])
+    %(ids)b::text[], %(seqs)b::integer[], %(claimed_until)b::timestamptz[],
+    %(endpoint_ids)b::text[], %(attempted_at)b::timestamptz[], %(duration_ms)b::integer[],
+    %(statuses)b::integer[], %(excerpts)b::text[], %(headers)b::jsonb[])
