@@ -61,10 +61,12 @@ def test_every_named_query_is_valid_sql_against_the_migrated_schema(database_url
             placeholders = statement.replace("%%", "%")
             import re
 
-            params = sorted(set(re.findall(r"%\((\w+)\)s", placeholders)))
+            # psycopg's placeholders: %(name)s, or %(name)b / %(name)t for a binary or text
+            # parameter
+            params = sorted(set(re.findall(r"%\((\w+)\)[sbt]", placeholders)))
             numbered = placeholders
             for i, p in enumerate(params, start=1):
-                numbered = numbered.replace(f"%({p})s", f"${i}")
+                numbered = re.sub(rf"%\({p}\)[sbt]", f"${i}", numbered)
             conn.execute(f"PREPARE q_{name} AS {numbered}".encode())
             conn.execute(f"DEALLOCATE q_{name}".encode())
 
