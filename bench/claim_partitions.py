@@ -3,12 +3,12 @@
 
 One endpoint, ten queued deliveries claimed by `claim_deliveries_to_send` (the deliver
 function's batch claim, committed without waiting for the disk as deployed, decision 0081),
-then put back to `queued`, over and over: first with the partitions a fresh database has
-(today, the week ahead, the default), then after 90 earlier days' partitions are made, as 90
-days of retention keep them. Each put back leaves the claim's `delivering` index entries dead
-inside the lease window, as the records of real deliveries do. Then as many fan-out rounds
-that find nothing to do (what a nudge or the schedule pays when the outbox is empty). Prints
-the median and 90th percentile of each.
+then ended (their in-flight rows deleted, decision 0085), over and over: first with the
+partitions a fresh database has (today, the week ahead, the default), then after 90 earlier
+days' partitions are made, as 90 days of retention keep them. Each end leaves the claim's
+in-flight index entries dead inside the lease window, as the records of real deliveries do.
+Then as many fan-out rounds that find nothing to do (what a nudge or the schedule pays when
+the outbox is empty). Prints the median and 90th percentile of each.
 
     PYTHONPATH=layers/core:devtools:. .venv/bin/python bench/claim_partitions.py [--claims 300]
 
@@ -79,12 +79,12 @@ def main() -> int:
                     claimed = claim_batch_to_send(conn, messages, LEASE, datetime.now(UTC))
                     times.append(time.perf_counter() - began)
                     assert len(claimed) == len(messages), claimed
+                    # the claims ended (since migration 0037 they are rows of the in-flight
+                    # table; the code before it marked the deliveries `delivering`)
                     conn.execute(
-                        "UPDATE deliveries SET state = 'queued' WHERE id = ANY(%s)",
+                        "DELETE FROM deliveries_in_flight WHERE id = ANY(%s)",
                         ([m[0] for m in messages],),
                     )
-                    # (empty since migration 0027; the code before it kept its slots there)
-                    conn.execute("DELETE FROM endpoint_slots")
             rounds = []
             for _ in range(args.claims):
                 with db.connection() as conn:

@@ -42,8 +42,8 @@ def dead_lettered(stack: Stack, sink: Sink) -> Iterator[dict[str, str]]:
     crash = sql.SQL(
         "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS"
         " $$ BEGIN RAISE EXCEPTION 'browser: the deliver function crashes'; END $$;"
-        " CREATE TRIGGER {name} BEFORE UPDATE ON deliveries FOR EACH ROW"
-        " WHEN (OLD.endpoint_id = {endpoint} AND NEW.state = 'delivering')"
+        " CREATE TRIGGER {name} BEFORE INSERT ON deliveries_in_flight FOR EACH ROW"
+        " WHEN (NEW.endpoint_id = {endpoint})"
         " EXECUTE FUNCTION {name}()"
     ).format(name=trigger, endpoint=sql.Literal(endpoint["id"]))
     with stack.db.connection() as conn:
@@ -53,7 +53,7 @@ def dead_lettered(stack: Stack, sink: Sink) -> Iterator[dict[str, str]]:
         wait_until(lambda: dlq_depth(stack, GROUP) == 1, timeout=30, what="the DLQ message")
     finally:
         with stack.db.connection() as conn:
-            conn.execute(sql.SQL("DROP TRIGGER {} ON deliveries").format(trigger))
+            conn.execute(sql.SQL("DROP TRIGGER {} ON deliveries_in_flight").format(trigger))
             conn.execute(sql.SQL("DROP FUNCTION {}()").format(trigger))
     [delivery] = stack.deliveries(event_id=event)
     yield {"tenant": tenant, "event": event, "delivery": delivery["id"]}

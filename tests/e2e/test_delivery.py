@@ -214,8 +214,8 @@ def test_a_delivery_redriven_from_the_dlq_is_delivered(stack: Stack, sink: Sink)
     crash = sql.SQL(
         "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS"
         " $$ BEGIN RAISE EXCEPTION 'e2e: the deliver function crashes'; END $$;"
-        " CREATE TRIGGER {name} BEFORE UPDATE ON deliveries FOR EACH ROW"
-        " WHEN (OLD.endpoint_id = {endpoint} AND NEW.state = 'delivering')"
+        " CREATE TRIGGER {name} BEFORE INSERT ON deliveries_in_flight FOR EACH ROW"
+        " WHEN (NEW.endpoint_id = {endpoint})"
         " EXECUTE FUNCTION {name}()"
     ).format(name=trigger, endpoint=sql.Literal(endpoint["id"]))
     with stack.db.connection() as conn:
@@ -240,7 +240,7 @@ def test_a_delivery_redriven_from_the_dlq_is_delivered(stack: Stack, sink: Sink)
     finally:
         # When the fault is fixed and an operator redrives the group's DLQ
         with stack.db.connection() as conn:
-            conn.execute(sql.SQL("DROP TRIGGER {} ON deliveries").format(trigger))
+            conn.execute(sql.SQL("DROP TRIGGER {} ON deliveries_in_flight").format(trigger))
             conn.execute(sql.SQL("DROP FUNCTION {}()").format(trigger))
     assert sink.requests("/redriven") == []
     result = stack.cli(

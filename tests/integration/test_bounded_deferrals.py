@@ -72,6 +72,7 @@ def test_a_delivery_deferred_too_often_in_a_row_is_parked_then_fanned_out_when_d
     assert parked["next_attempt_at"] > parked["updated_at"]
     # When the endpoint has room again and the due time has come
     with db.connection() as conn:
+        conn.execute("DELETE FROM deliveries_in_flight WHERE id = %s", (held,))
         conn.execute("DELETE FROM deliveries WHERE id = %s", (held,))
         conn.execute("UPDATE deliveries SET next_attempt_at = now() WHERE id = %s", (queued["id"],))
     # Then fan-out enqueues it again (a new generation) and it is delivered

@@ -18,8 +18,8 @@ from hookline.repositories import deliveries as deliveries_repo
 from hookline.repositories import retention as retention_repo
 from hookline.repositories.deliveries import AttemptRecord
 from hookline.repositories.delivery_batches import claim_batch_to_send, record_batch_delivered
+from tests.integration.test_claims_in_flight import old_event, queued
 from tests.integration.test_hot_path_plans import fan_out_all, publish, tenant_with_endpoints
-from tests.integration.test_slot_spans import old_event, queued
 
 pytestmark = pytest.mark.integration
 
@@ -64,7 +64,9 @@ def deliver(conn: Any, batch: list[tuple[str, int]]) -> set[str]:
 def states(db: Database, batch: list[tuple[str, int]]) -> list[str]:
     with db.connection() as conn:
         rows = conn.execute(
-            "SELECT state FROM deliveries WHERE id = ANY(%s) ORDER BY id", ([i for i, _ in batch],)
+            "SELECT hookline_shown_state(state, id) AS state FROM deliveries"
+            " WHERE id = ANY(%s) ORDER BY id",
+            ([i for i, _ in batch],),
         ).fetchall()
     return [r["state"] for r in rows]
 

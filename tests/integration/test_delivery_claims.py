@@ -1,7 +1,7 @@
 """The deliverer's two common-path statements (decision 0025): the claim that also reads the
 secrets and takes the endpoint slot, and the delivered outcome recorded in one statement.
 Each keeps the guards the separate statements had: generation + lease, slot only when sent.
-A slot is a delivery in `delivering` with a live lease (decision 0071)."""
+A slot is a live claim holding one in the in-flight table (decision 0085)."""
 
 from __future__ import annotations
 

@@ -185,9 +185,11 @@ def test_the_lease_sweeps_read_the_expired_leases_not_the_queue_behind_them(
     fan_out_all(db)
     with db.connection() as conn:
         lost = [r["id"] for r in conn.execute("SELECT id FROM deliveries ORDER BY id").fetchall()]
+        conn.execute("UPDATE deliveries SET lease_expires_at = now() - interval '1 minute'")
         conn.execute(
-            "UPDATE deliveries SET lease_expires_at = now() - interval '1 minute',"
-            " state = CASE WHEN id = %s THEN 'delivering' ELSE 'queued' END",
+            "INSERT INTO deliveries_in_flight (id, endpoint_id, enqueue_seq, lease_expires_at,"
+            " slot) SELECT id, endpoint_id, enqueue_seq, now() - interval '1 minute', true"
+            " FROM deliveries WHERE id = %s",
             (lost[0],),
         )
 

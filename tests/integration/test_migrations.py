@@ -9,7 +9,6 @@ import pytest
 from psycopg import sql
 
 from hookline.migrate import available_migrations, current_version, migrate
-from hookline.repositories import deliveries as delivery_repo
 from hookline.sqlfiles import queries
 from tests.support import operator
 
@@ -208,7 +207,6 @@ def test_a_database_full_of_pipeline_data_converts_to_partitions_without_losing_
     reset_database()
     try:
         monkeypatch.setattr("hookline.sqlfiles.queries", lambda: old_statements)
-        delivery_repo.statement_for.cache_clear()  # statements cached by an earlier test
         # Content filters came after partitioning (0014): that pass has nothing to do here
         monkeypatch.setattr("hookline.fanout.repo.fan_out_batch", lambda conn, **_: (0, 0))
         monkeypatch.setattr("hookline.delivery_batch.claim_batch_to_send", _not_yet)
@@ -234,7 +232,6 @@ def test_a_database_full_of_pipeline_data_converts_to_partitions_without_losing_
             ).fetchall()
         assert counts == {"events": 20, "outbox": 20, "deliveries": 40, "attempts": 40}
         monkeypatch.setattr("hookline.sqlfiles.queries", queries)
-        delivery_repo.statement_for.cache_clear()
         # When the partitioning migration runs
         assert migrate(empty_db) == [m.version for m in available_migrations() if m.version >= 11]
         # Then every row is still there, with the same ids (the webhook-ids) and states
@@ -263,7 +260,6 @@ def test_a_database_full_of_pipeline_data_converts_to_partitions_without_losing_
         assert again.duplicate and again.id == ids[3]
     finally:
         db.close()
-        delivery_repo.statement_for.cache_clear()  # nothing of the old statements outlives this
     # And the converted schema is the schema a fresh database gets
     fresh = psycopg.conninfo.make_conninfo(pg_admin_url, dbname="hookline_fresh_schema")
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:

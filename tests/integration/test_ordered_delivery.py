@@ -123,13 +123,21 @@ def test_a_crashed_deliverer_or_lost_message_holds_its_key_until_reconcile_in_or
     pipeline.fanout()
     # And a's head stuck with its lease run out (the message it was sent in is stale)
     with db.connection() as conn:
-        conn.execute(
-            "UPDATE deliveries d SET state = %s, enqueue_seq = enqueue_seq + 1, "
+        heads = conn.execute(
+            "UPDATE deliveries d SET enqueue_seq = enqueue_seq + 1, "
             "lease_expires_at = now() - interval '1 second' FROM events e "
             "WHERE e.id = d.event_id AND d.endpoint_id = %s AND d.state = 'queued' "
-            "AND convert_from(e.payload, 'UTF8')::jsonb ->> 'customer' = 'a'",
-            (stuck, ep["id"]),
-        )
+            "AND convert_from(e.payload, 'UTF8')::jsonb ->> 'customer' = 'a' "
+            "RETURNING d.id, d.endpoint_id, d.enqueue_seq",
+            (ep["id"],),
+        ).fetchall()
+        if stuck == "delivering":  # and its claim, with a slot, run out too
+            for head in heads:
+                conn.execute(
+                    "INSERT INTO deliveries_in_flight VALUES (%s, %s, %s,"
+                    " now() - interval '1 second', true)",
+                    (head["id"], head["endpoint_id"], head["enqueue_seq"]),
+                )
     # When the pipeline runs: b's events all go; a's stay behind their crashed head
     pipeline.run_until(lambda: pipeline.states().get("delivered") == 3)
     for _ in range(3):
@@ -137,10 +145,11 @@ def test_a_crashed_deliverer_or_lost_message_holds_its_key_until_reconcile_in_or
         pipeline.deliver_once()
     seen = arrivals(sink, "/ordered", [200])
     assert [(c, n) for c, n, _ in seen] == [("b", 1), ("b", 2), ("b", 3)]
-    assert pipeline.states() == {"delivered": 3, stuck: 1, "held": 2}
+    assert pipeline.states() == {"delivered": 3, "queued": 1, "held": 2}
     # And when the reconciler requeues the expired lease, a's events follow in order
     with db.connection() as conn:
-        assert len(reconcile_repo.requeue_expired_leases(conn, limit=100)) == 1
+        requeued = reconcile_repo.requeue_expired_leases(conn, limit=100)
+    assert [r.was for r in requeued] == [stuck]
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 6})
     seen = arrivals(sink, "/ordered", [200])
     assert [(c, n) for c, n, _ in seen if c == "a"] == [("a", 1), ("a", 2), ("a", 3)]

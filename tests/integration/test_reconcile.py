@@ -114,6 +114,7 @@ def expire_leases(db: Database) -> None:
         "UPDATE deliveries SET lease_expires_at = now() - interval '1 second'"
         " WHERE state IN ('queued', 'delivering')",
     )
+    sql(db, "UPDATE deliveries_in_flight SET lease_expires_at = now() - interval '1 second'")
 
 
 def test_a_lost_queue_message_is_requeued_after_its_lease_and_delivered_once(pipeline, db, sink):

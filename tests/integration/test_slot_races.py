@@ -1,8 +1,8 @@
-"""An endpoint's concurrency cap holds when claimers race (decision 0071): slots are counted
-from the endpoint's `delivering` deliveries, and claimers of one endpoint queue behind a
-transaction advisory lock before they count. Many threads claim at the same instant, each on
-its own connection, in batches (as the deliver function does) and one message at a time (its
-fallback), over endpoints that batches share in different orders."""
+"""An endpoint's concurrency cap holds when claimers race (decision 0071): slots are counted from
+the endpoint's live claims holding one (decision 0085), and claimers of one endpoint queue
+behind a transaction advisory lock before they count. Many threads claim at the same instant,
+each on its own connection, in batches (as the deliver function does) and one message at a time
+(its fallback), over endpoints that batches share in different orders."""
 
 from __future__ import annotations
 
@@ -72,8 +72,8 @@ def race(db: Database, batches: list[list[dict]]) -> list[repo.Claim]:
 def delivering(db: Database) -> dict[str, int]:
     with db.connection() as conn:
         rows = conn.execute(
-            "SELECT endpoint_id, count(*) AS n FROM deliveries WHERE state = 'delivering'"
-            " GROUP BY endpoint_id"
+            "SELECT endpoint_id, count(*) AS n FROM deliveries_in_flight"
+            " WHERE slot AND lease_expires_at >= now() GROUP BY endpoint_id"
         ).fetchall()
     return {r["endpoint_id"]: r["n"] for r in rows}
 
@@ -94,11 +94,7 @@ def test_racing_claimers_never_take_more_slots_than_the_cap(pipeline, db, sink):
     per_endpoint = {e: sum(1 for c in granted if c.job.endpoint_id == e) for e in caps}
     assert per_endpoint == caps
     assert delivering(db) == caps
-    with db.connection() as conn:
-        states = conn.execute(
-            "SELECT state, count(*) AS n FROM deliveries GROUP BY state ORDER BY state"
-        ).fetchall()
-    assert {r["state"]: r["n"] for r in states} == {"delivering": 5, "queued": 55}
+    assert pipeline.states() == {"delivering": 5, "queued": 55}
 
 
 def test_slots_freed_by_a_record_go_to_the_next_claimers_and_no_further(pipeline, db, sink):

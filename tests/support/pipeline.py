@@ -89,30 +89,32 @@ class Pipeline:
 
     def hold_slot(self, endpoint: dict[str, Any], seconds: float) -> str:
         """Another delivery holds one of `endpoint`'s slots for `seconds` (a worker sending it,
-        or one that died): a `delivering` row with that lease, of an event that is not in the
-        ledger (slots are counted from those rows, decision 0071), its span on record as a
-        claim records it (decision 0082). Its id."""
+        or one that died): a queued delivery of an event that is not in the ledger, and its
+        claim with a slot under that lease in the in-flight table (slots are counted from
+        those rows, decision 0085). Its id."""
         held = f"dlv_held{time.monotonic_ns()}"
         with self.db.connection() as conn:
             conn.execute(
-                "INSERT INTO slot_spans (prefix) VALUES (left(%s, 9)) ON CONFLICT DO NOTHING",
-                (held,),
-            )
-            conn.execute(
                 "INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group,"
                 " state, lease_expires_at, deadline_at)"
-                " SELECT %s, 'evt_held', p.id, p.tenant_id, t.tenant_group, 'delivering',"
+                " SELECT %s, 'evt_held', p.id, p.tenant_id, t.tenant_group, 'queued',"
                 " now() + make_interval(secs => %s), now() + interval '1 day'"
                 " FROM endpoints p JOIN tenants t ON t.id = p.tenant_id WHERE p.id = %s",
                 (held, seconds, endpoint["id"]),
             )
+            conn.execute(
+                "INSERT INTO deliveries_in_flight (id, endpoint_id, enqueue_seq,"
+                " lease_expires_at, slot)"
+                " VALUES (%s, %s, 0, now() + make_interval(secs => %s), true)",
+                (held, endpoint["id"], seconds),
+            )
         return held
 
     def slots(self, endpoint_id: str | None = None) -> list[str]:
-        """The deliveries holding a slot (delivering, the lease live), by id."""
+        """The deliveries holding a slot (a live claim with one), by id."""
         with self.db.connection() as conn:
             rows = conn.execute(
-                "SELECT id FROM deliveries WHERE state = 'delivering'"
+                "SELECT id FROM deliveries_in_flight WHERE slot"
                 " AND lease_expires_at >= now() AND endpoint_id = coalesce(%s, endpoint_id)"
                 " ORDER BY id",
                 (endpoint_id,),
@@ -120,20 +122,33 @@ class Pipeline:
         return [r["id"] for r in rows]
 
     def states(self) -> dict[str, int]:
-        """Deliveries per state."""
+        """Deliveries per state, as the API shows them (`delivering` while a claim holds a
+        slot for a queued one; a schema from before migration 0037 shows what it stores)."""
         with self.db.connection() as conn:
+            shown = conn.execute(
+                "SELECT to_regproc('hookline_shown_state') IS NOT NULL AS known"
+            ).fetchone()["known"]
+            state = "hookline_shown_state(state, id)" if shown else "state"
             rows = conn.execute(
-                "SELECT state, count(*) AS n FROM deliveries GROUP BY state"
+                f"SELECT {state} AS state, count(*) AS n FROM deliveries GROUP BY 1"
             ).fetchall()
         return {r["state"]: r["n"] for r in rows}
 
     def delivery(self, **where: str) -> dict[str, Any]:
-        """The one delivery matching `where` (column = value)."""
-        clause = " AND ".join(f"{k} = %({k})s" for k in where) or "true"
+        """The one delivery matching `where` (column = value), its state as the API shows it."""
+        clause = (
+            " AND ".join(f"{'shown' if k == 'state' else k} = %({k})s" for k in where) or "true"
+        )
         with self.db.connection() as conn:
-            rows = conn.execute(f"SELECT * FROM deliveries WHERE {clause}", where).fetchall()
+            rows = conn.execute(
+                "SELECT * FROM (SELECT *, hookline_shown_state(state, id) AS shown"
+                f" FROM deliveries) d WHERE {clause}",
+                where,
+            ).fetchall()
         assert len(rows) == 1, rows
-        return dict(rows[0])
+        row = dict(rows[0])
+        row["state"] = row.pop("shown")
+        return row
 
     def attempts(self, delivery_id: str) -> list[dict[str, Any]]:
         """Attempts of a delivery, oldest first."""

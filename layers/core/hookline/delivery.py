@@ -164,8 +164,8 @@ class Deliverer:
             # enabled endpoint before the deadline) a slot and the active secrets. A database
             # crash can only undo it, which leaves the delivery queued with a lease (SQS or
             # the reconciler brings it back), while the attempt's record commits durably and
-            # flushes it with it (decisions 0014, 0025). The slot is the delivery's own
-            # `delivering` state (decision 0071): whatever moves it on frees the slot.
+            # flushes it with it (decisions 0014, 0025). The claim and its slot are a row of
+            # the in-flight table (decision 0085): whatever ends the claim frees the slot.
             claim = (
                 repo.claim_to_send(conn, delivery_id, seq, self.options.claim_lease, now)
                 if isinstance(claimed, Unclaimed)
@@ -192,14 +192,14 @@ class Deliverer:
                     repo.park(conn, job, timedelta(seconds=delay))
                     return Handled(Result.PARKED, kind=job.kind)
                 lease = self.options.queued_lease + timedelta(seconds=delay)
-                repo.defer_without_flush(conn, job, lease, durable=self.db.proxied)
+                repo.defer(conn, job, lease)
                 return self._requeue_deferred(job, delay, deferrals)
             try:
                 secrets = [reveal(conn, sealed) for sealed in claim.sealed_secrets]
                 credentials = self.endpoint_auth.unseal(conn, job)
             except Exception:
-                # As the claim's rollback used to: the delivery queued again, which frees its
-                # slot (this message is retried), only while this claim stands.
+                # As the claim's rollback used to: the claim kept without its slot, for this
+                # message's retry to take over; only while this claim stands.
                 repo.defer(conn, job, self.options.queued_lease)
                 raise
         attempt = self.send(job, secrets, credentials)

@@ -201,8 +201,10 @@ class Reconciler:
         repairs["crashed_deliveries_requeued"] = sum(1 for r in requeued if r.was == "delivering")
         if not complete:
             incomplete.append("expired_leases")
-        # after the leases: a span whose last slot was a crashed worker's is empty now
-        report.findings["slot_spans_pruned"] = step("slot_spans", self._prune_slot_spans, 0)
+        # after the leases: the claims of crashed workers are requeued, and can go
+        report.findings["expired_claims_pruned"] = step(
+            "expired_claims", self._prune_expired_claims, 0
+        )
 
         walk = step("missing_deliveries", lambda: self._create_missing(keep_going), None)
         missing = walk.created if walk is not None else []
@@ -303,9 +305,9 @@ class Reconciler:
             if not keep_going():
                 return late, created, False
 
-    def _prune_slot_spans(self) -> int:
+    def _prune_expired_claims(self) -> int:
         with self.db.connection() as conn:
-            return repo.prune_slot_spans(conn)
+            return repo.prune_expired_claims(conn)
 
     def _drain(
         self, step: Callable[[Any], list[T]], keep_going: Callable[[], bool]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
@@ -231,19 +230,6 @@ def oldest_pending_outbox_age(conn: Connection) -> float:
     return float(row["seconds"]) if row else 0.0
 
 
-# The deferral commits without waiting for the disk (decisions 0014, 0025) by setting
-# synchronous_commit for its own transaction. Behind RDS Proxy a set_config pins the session,
-# so there it commits durably instead (decision 0036). The claim's set_config runs inside
-# hookline_claim_batch, unseen by the proxy, so it commits without a flush everywhere (0081).
-_NO_FLUSH = "set_config('synchronous_commit', 'off', true)"
-
-
-@cache
-def statement_for(name: str, durable: bool) -> str:
-    sql = query(name)
-    return sql.replace(_NO_FLUSH, "NULL::text") if durable else sql
-
-
 @dataclass(frozen=True)
 class Claim:
     """What `claim_to_send` took: the job, and for a sendable one its secrets and slot."""
@@ -308,8 +294,8 @@ def claim_to_send(
     """The deliverer's claim in one statement that commits without waiting for the disk
     (behind RDS Proxy too, decision 0081): claim this
     generation, then — only if the endpoint is enabled and `now` is before the deadline —
-    take a slot (the delivery becomes `delivering`; without one it stays queued under the
-    claim's lease) and read the endpoint's active secrets. The batch claim's body for one
+    take a slot (the claim's in-flight row holds one, decision 0085; without one the claim is
+    held without it) and read the endpoint's active secrets. The batch claim's body for one
     message. Run it outside a transaction (it is its own). None if stale, finished or taken."""
     r = day_execute(
         conn,
@@ -328,21 +314,11 @@ def claim_to_send(
 
 
 def defer(conn: Connection, job: Job, lease: timedelta) -> None:
-    """Give a claimed delivery back to the queue without counting an attempt."""
+    """Give a claimed delivery back to the queue without counting an attempt: its claim kept
+    for `lease` without a slot, for the message that comes back (it writes only the unlogged
+    in-flight table, so it commits without waiting for the disk, decision 0085)."""
     conn.execute(
         query("defer_delivery"),
-        {"id": job.id, "lease": lease, "seq": job.seq, "claimed_until": job.claimed_until},
-    )
-
-
-def defer_without_flush(
-    conn: Connection, job: Job, lease: timedelta, *, durable: bool = False
-) -> None:
-    """`defer` as one statement committing without waiting for the disk (outside a
-    transaction; `durable`: with the default commit, for connections through RDS Proxy, which
-    would pin on the statement's set_config, decision 0036)."""
-    conn.execute(
-        statement_for("defer_delivery_without_flush", durable),
         {"id": job.id, "lease": lease, "seq": job.seq, "claimed_until": job.claimed_until},
     )
 

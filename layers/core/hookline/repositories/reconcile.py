@@ -53,13 +53,13 @@ def requeue_expired_leases(conn: Connection, *, limit: int) -> list[Repaired]:
 
 
 def count_expired_leases(conn: Connection) -> int:
-    """Queued or delivering deliveries whose lease has run out."""
+    """Deliveries whose lease, or whose claim's, has run out, with no live claim."""
     return _count(conn, "count_expired_leases", {})
 
 
-def prune_slot_spans(conn: Connection) -> int:
-    """Forget the spans of delivery ids that hold no slot any more; how many (decision 0082)."""
-    return _count(conn, "prune_slot_spans", {})
+def prune_expired_claims(conn: Connection) -> int:
+    """Forget the claims whose lease ran out; how many (decision 0085)."""
+    return _count(conn, "prune_expired_claims", {})
 
 
 # Events the missing-delivery walk reads per event it may return: each step reads at most

@@ -126,20 +126,25 @@ WHERE (%(tenant)s::text IS NULL OR e.tenant_id = %(tenant)s)
 ORDER BY e.id DESC LIMIT %(limit)s
 
 -- api_get_delivery --
-SELECT id, event_id, endpoint_id, tenant_id, tenant_group, state, attempt_count,
+SELECT id, event_id, endpoint_id, tenant_id, tenant_group,
+       hookline_shown_state(state, id) AS state, attempt_count,
        next_attempt_at, deadline_at, last_status, last_error, created_at, updated_at,
        finished_at
 FROM deliveries
 WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 
 -- api_list_deliveries --
-SELECT id, event_id, endpoint_id, tenant_id, tenant_group, state, attempt_count,
+-- (a delivery being sent is stored queued; hookline_shown_state says `delivering`, and
+-- hookline_stored_state lets a filter by state still read the state index, migration 0037)
+SELECT id, event_id, endpoint_id, tenant_id, tenant_group,
+       hookline_shown_state(state, id) AS state, attempt_count,
        next_attempt_at, deadline_at, last_status, last_error, created_at, updated_at,
        finished_at
 FROM deliveries
 WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
   AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
-  AND (%(state)s::text IS NULL OR state = %(state)s)
+  AND (%(state)s::text IS NULL OR (state = hookline_stored_state(%(state)s)
+                                  AND hookline_shown_state(state, id) = %(state)s))
   AND (%(endpoint_id)s::text IS NULL OR endpoint_id = %(endpoint_id)s)
   AND (%(event_id)s::text IS NULL OR event_id = %(event_id)s)
   AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)

@@ -151,34 +151,36 @@ FROM outbox WHERE fanned_out_at IS NULL
 -- claim_delivery_to_send --
 -- The deliverer's claim of one message, in one statement and so one round trip and one
 -- transaction (decision 0025): claim_deliveries_to_send for a batch of one, so the two stay
--- one body (hookline_claim_batch, migration 0027). Claim this generation (a queued delivery,
--- or one whose delivering lease expired: its worker crashed; a stale or finished one returns
--- nothing), and, only when the endpoint is enabled and the deadline (%(now)s, the deliverer's
--- clock) has not passed, take a slot — the delivery `delivering` while fewer than the
--- endpoint's cap are — and read its active secrets (sealed). Without a slot it stays queued
--- under the claim's lease. It commits without waiting for the disk, behind RDS Proxy too
+-- one body (hookline_claim_batch, migration 0037). Claim this generation (a queued delivery
+-- held by no live claim with a slot: one whose worker crashed is taken over once its lease
+-- runs out; a stale or finished one returns nothing), and, only when the endpoint is enabled
+-- and the deadline (%(now)s, the deliverer's clock) has not passed, take a slot while fewer
+-- than the endpoint's cap are taken, and read its active secrets (sealed). The claim is a row
+-- of the unlogged in-flight table (decision 0085), held without a slot when none was free.
+-- It commits without waiting for the disk, behind RDS Proxy too
 -- (decisions 0014, 0081).
 SELECT * FROM hookline_claim_batch(ARRAY[%(id)s]::text[], ARRAY[%(seq)s]::integer[],
                                    %(lease)s::interval, %(now)s::timestamptz,
                                    %(lease_seconds)s::double precision, false)
 
 -- defer_delivery --
--- No slot, or the claim given back: queued, with a lease covering the delay, and no attempt
--- counted. Only this claim's (see finish_attempt): same generation and lease, delivering
--- with a slot or queued by a claim that found none.
-UPDATE deliveries
-SET state = 'queued', lease_expires_at = now() + %(lease)s, updated_at = now()
-WHERE id = %(id)s AND state IN ('queued', 'delivering')
-  AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
+-- No slot, or the claim given back: the claim kept without a slot, for a lease covering the
+-- delay; the delivery stays queued and no attempt is counted. Only this claim's
+-- (hookline_end_claims, migration 0037). It writes only the unlogged in-flight table, so its
+-- commit never waits for the disk (decisions 0014, 0085).
+SELECT id FROM hookline_end_claims(ARRAY[%(id)s]::text[], ARRAY[%(seq)s]::integer[],
+                                   ARRAY[%(claimed_until)s]::timestamptz[], %(lease)s::interval)
 
 -- park_deferred_delivery --
 -- Deferred too often in a row (a busy endpoint): off the queue, a due row that fan-out's
--- claim_due_deliveries enqueues when due; no attempt counted. Only this claim's.
-UPDATE deliveries
+-- claim_due_deliveries enqueues when due; no attempt counted. Only while this claim stands
+-- (hookline_end_claims, which ends it).
+UPDATE deliveries d
 SET state = 'pending', next_attempt_at = now() + %(wait)s, lease_expires_at = NULL,
     updated_at = now()
-WHERE id = %(id)s AND state IN ('queued', 'delivering')
-  AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
+FROM hookline_end_claims(ARRAY[%(id)s]::text[], ARRAY[%(seq)s]::integer[],
+                         ARRAY[%(claimed_until)s]::timestamptz[], NULL) AS stood
+WHERE d.id = %(id)s AND stood.id = d.id AND d.state = 'queued' AND d.enqueue_seq = %(seq)s
 
 -- insert_attempt --
 INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt,
@@ -189,36 +191,24 @@ VALUES (%(id)s, %(attempted_at)s, %(duration_ms)s, %(status)s, %(excerpt)s, %(er
 -- finish_attempt --
 -- The delivery after an attempt: finished, queued again (short retry on an SQS delay, new
 -- generation), or pending until a later due time; or finished without one (endpoint disabled,
--- deadline passed: the claim left it queued, holding no slot). Only while this worker's claim
--- stands (same generation, same lease): a worker whose lease ran out and whose delivery was
+-- deadline passed: the claim took no slot). Only while this worker's claim stands
+-- (hookline_end_claims, which ends it): a worker whose lease ran out and whose delivery was
 -- taken over — requeued by reconcile, or claimed again from a redelivered message — changes
 -- nothing.
-UPDATE deliveries
+UPDATE deliveries d
 SET state = %(state)s,
-    attempt_count = attempt_count + %(attempted)s,
-    next_attempt_at = coalesce(%(next_attempt_at)s, next_attempt_at),
+    attempt_count = d.attempt_count + %(attempted)s,
+    next_attempt_at = coalesce(%(next_attempt_at)s, d.next_attempt_at),
     lease_expires_at = %(lease_expires_at)s,
-    enqueue_seq = enqueue_seq + %(bump)s,
-    last_status = coalesce(%(status)s, last_status),
+    enqueue_seq = d.enqueue_seq + %(bump)s,
+    last_status = coalesce(%(status)s, d.last_status),
     last_error = %(error)s,
     finished_at = CASE WHEN %(state)s IN ('delivered', 'failed', 'dead') THEN now() END,
     updated_at = now()
-WHERE id = %(id)s AND state IN ('queued', 'delivering')
-  AND enqueue_seq = %(seq)s AND lease_expires_at = %(claimed_until)s
-RETURNING id, enqueue_seq, state
-
--- defer_delivery_without_flush --
--- defer_delivery as one statement that commits without waiting for the disk (decision 0014:
--- a crash may undo it; the delivery then stays as its claim left it until that lease runs
--- out).
-WITH opts AS MATERIALIZED (
-    SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit
-)
-UPDATE deliveries d
-SET state = 'queued', lease_expires_at = now() + %(lease)s, updated_at = now()
-FROM opts
-WHERE d.id = %(id)s AND d.state IN ('queued', 'delivering')
-  AND d.enqueue_seq = %(seq)s AND d.lease_expires_at = %(claimed_until)s
+FROM hookline_end_claims(ARRAY[%(id)s]::text[], ARRAY[%(seq)s]::integer[],
+                         ARRAY[%(claimed_until)s]::timestamptz[], NULL) AS stood
+WHERE d.id = %(id)s AND stood.id = d.id AND d.state = 'queued' AND d.enqueue_seq = %(seq)s
+RETURNING d.id, d.enqueue_seq, d.state
 
 -- record_delivered --
 -- A delivered attempt in one statement (one transaction, committed durably):

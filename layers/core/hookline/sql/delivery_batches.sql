@@ -1,12 +1,12 @@
 -- claim_deliveries_to_send --
 -- The claims of a whole SQS batch in one statement (decision 0066): each (id, generation) is
 -- claimed, and where the endpoint is enabled and the deadline has not passed, given a slot
--- (the delivery `delivering` while fewer than the endpoint's cap are: slots are counted from
--- those rows, decision 0071) and its active secrets, or left queued without one. One plan and
+-- (while fewer than the endpoint's cap are taken: slots are the live rows of the unlogged
+-- in-flight table that hold one, decision 0085) and its active secrets, or held without one. One plan and
 -- one commit per batch instead of per message; it commits without waiting for the disk
 -- (decision 0014), behind RDS Proxy too: the set_config doing it runs inside the function,
 -- where the proxy never sees it, and lasts only for its transaction (decision 0081). The body
--- is hookline_claim_batch's (migration 0036), which claim_delivery_to_send calls with one
+-- is hookline_claim_batch's (migration 0037), which claim_delivery_to_send calls with one
 -- message. Deliver calls the function's copy for the day partition the batch lies in, when
 -- there is one (decision 0084).
 SELECT * FROM hookline_claim_batch(%(ids)b::text[], %(seqs)b::integer[], %(lease)s::interval,
@@ -15,10 +15,10 @@ SELECT * FROM hookline_claim_batch(%(ids)b::text[], %(seqs)b::integer[], %(lease
 
 -- record_deliveries_delivered --
 -- record_delivered for every delivered attempt of a batch in one statement (one durable
--- commit per batch, decision 0066): each attempt is recorded; each delivery is finished (its
--- slot freed with its delivering state) only while its claim stands (same generation, same
--- lease); every endpoint with a success ends its failure streak. Returns the ids whose claim
--- still stood. The body is hookline_record_batch_delivered's (migration 0036); deliver calls
+-- commit per batch, decision 0066): each attempt is recorded; each claim ends (its in-flight
+-- row deleted, which frees its slot), and its delivery is finished only while the claim
+-- stood (hookline_end_claims, decision 0085); every endpoint with a success ends its failure streak. Returns the ids whose claim
+-- still stood. The body is hookline_record_batch_delivered's (migration 0037); deliver calls
 -- its copy for the batch's day partition, when there is one (decision 0084). The arrays go
 -- in binary (`%(…)b`): psycopg writes a text array by escaping every element's quotes with a
 -- regular expression, 309 µs of Python per batch of ten against 66 in binary.

@@ -5,7 +5,8 @@
 -- delivery_log --
 -- Newest first, through deliveries' (tenant_id, id) index for a tenant; filters by endpoint,
 -- state, event type and creation time. An operator's unfiltered log crosses tenants.
-SELECT d.id, d.event_id, d.endpoint_id, d.tenant_id, d.state, d.attempt_count, d.last_status,
+SELECT d.id, d.event_id, d.endpoint_id, d.tenant_id, hookline_shown_state(d.state, d.id) AS state,
+       d.attempt_count, d.last_status,
        d.last_error, d.created_at, d.updated_at, e.type AS event_type,
        p.url AS endpoint_url, p.description AS endpoint_description, t.name AS tenant_name
 FROM deliveries d
@@ -15,7 +16,8 @@ JOIN tenants t ON t.id = d.tenant_id
 WHERE (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
   AND (%(tenant_id)s::text IS NULL OR d.tenant_id = %(tenant_id)s)
   AND (%(endpoint_id)s::text IS NULL OR d.endpoint_id = %(endpoint_id)s)
-  AND (%(state)s::text IS NULL OR d.state = %(state)s)
+  AND (%(state)s::text IS NULL OR (d.state = hookline_stored_state(%(state)s)
+                                  AND hookline_shown_state(d.state, d.id) = %(state)s))
   AND (%(event_type)s::text IS NULL OR e.type = %(event_type)s)
   AND (%(since)s::timestamptz IS NULL OR d.created_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR d.created_at < %(until)s)
@@ -25,7 +27,8 @@ LIMIT %(limit)s
 -- delivery_as_sent --
 -- One delivery in scope with its event (type, the exact payload bytes, content type) and its
 -- endpoint (URL, description, custom headers, transformer, kind).
-SELECT d.id, d.event_id, d.endpoint_id, d.tenant_id, d.state, d.attempt_count, d.last_status,
+SELECT d.id, d.event_id, d.endpoint_id, d.tenant_id, hookline_shown_state(d.state, d.id) AS state,
+       d.attempt_count, d.last_status,
        d.last_error, d.created_at, d.updated_at, d.finished_at,
        e.type AS event_type, e.payload, e.content_type, e.source_id,
        p.url AS endpoint_url, p.description AS endpoint_description, p.headers,

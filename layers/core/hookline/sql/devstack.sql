@@ -14,13 +14,12 @@ WITH requeued AS (
     UPDATE deliveries
     SET state = 'pending', lease_expires_at = NULL, updated_at = now()
     WHERE state IN ('queued', 'delivering')
-    RETURNING endpoint_id, id
-), freed AS (
-    DELETE FROM endpoint_slots s USING requeued r
-    WHERE s.endpoint_id = r.endpoint_id AND s.delivery_id = r.id
-    RETURNING 1
+    RETURNING id
+), ended AS (
+    -- their claims (decision 0085), which frees their endpoints' slots
+    DELETE FROM deliveries_in_flight f USING requeued r WHERE f.id = r.id
 )
-SELECT (SELECT count(*) FROM requeued) AS requeued, (SELECT count(*) FROM freed) AS freed
+SELECT count(*) AS requeued FROM requeued
 
 -- devstack_status --
 -- The numbers of the live status line.
@@ -43,7 +42,8 @@ GROUP BY tenant_group
 
 -- devstack_event_deliveries --
 -- Every delivery of one event, with its endpoint's URL.
-SELECT d.id, d.endpoint_id, p.url, d.state, d.attempt_count, d.last_status, d.last_error,
+SELECT d.id, d.endpoint_id, p.url, hookline_shown_state(d.state, d.id) AS state,
+       d.attempt_count, d.last_status, d.last_error,
        d.next_attempt_at, d.finished_at
 FROM deliveries d JOIN endpoints p ON p.id = d.endpoint_id
 WHERE d.event_id = %(event_id)s

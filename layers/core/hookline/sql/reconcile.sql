@@ -17,15 +17,18 @@ SELECT count(*) AS n FROM outbox
 WHERE fanned_out_at IS NULL AND created_at < now() - %(age)s::interval
 
 -- kill_past_deadline --
--- Deliveries whose deadline passed while nobody holds them (pending, or leased with the lease
--- run out) are dead, with the reason (a slot is a delivering row, so leaving that state frees
--- it). Each arm of the union reads one partial index, so the sweep never scans delivered rows.
+-- Deliveries whose deadline passed while nobody holds them (pending, or queued with the lease
+-- run out and no live claim) are dead, with the reason; the claims they had end with them.
+-- Each arm of the union reads one partial index, so the sweep never scans delivered rows.
+-- Whether a claim holds a delivery is asked after its row is locked (hookline_in_flight reads
+-- with a fresh snapshot): a claim share-locks the rows it takes, so one committed after this
+-- statement began is seen, never overwritten.
 WITH candidates AS (
     SELECT id FROM deliveries WHERE state = 'pending' AND deadline_at <= now()
     UNION ALL
     SELECT id FROM deliveries
     WHERE state IN ('queued', 'delivering') AND lease_expires_at < now() AND deadline_at <= now()
-), past AS (
+), past AS MATERIALIZED (
     SELECT d.id, d.state AS was FROM deliveries d
     JOIN candidates c ON c.id = d.id
     WHERE d.deadline_at <= now()
@@ -33,34 +36,69 @@ WITH candidates AS (
            OR (d.state IN ('queued', 'delivering') AND d.lease_expires_at < now()))
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
+), free AS MATERIALIZED (
+    SELECT p.id, p.was FROM past p WHERE p.was = 'pending' OR NOT hookline_in_flight(p.id)
+), ended AS (
+    DELETE FROM deliveries_in_flight f USING free WHERE f.id = free.id
 )
 UPDATE deliveries d
 SET state = 'dead', lease_expires_at = NULL, finished_at = now(), updated_at = now(),
     last_error = 'deadline passed before delivery after ' || d.attempt_count || ' attempts'
                  || coalesce('; last: ' || d.last_error, '')
-FROM past WHERE d.id = past.id
-RETURNING d.id, past.was
+FROM free WHERE d.id = free.id AND d.id = ANY (ARRAY(SELECT id FROM free))
+RETURNING d.id, free.was
 
 -- requeue_expired_leases --
--- Queued deliveries whose lease ran out (the queue message was lost or never consumed) and
--- delivering ones whose lease ran out (the worker died mid-attempt) are due again now. Only
--- the state moves: the next enqueue bumps enqueue_seq, so a stale copy of the old message is
--- skipped. The endpoint slot a dead worker held (its delivering row) went with its lease.
-WITH expired AS (
-    SELECT id, state AS was FROM deliveries
+-- Queued deliveries whose lease ran out (the queue message was lost or never consumed), and
+-- those whose claim's lease ran out first (the worker died mid-attempt: `was` delivering), are
+-- due again now, unless a live claim holds them (asked after the lock, as kill_past_deadline
+-- does). Only the state moves, and the dead claim is forgotten: the next enqueue bumps
+-- enqueue_seq, so a stale copy of the old message is skipped.
+WITH expired AS MATERIALIZED (
+    SELECT id FROM deliveries
     WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
     ORDER BY lease_expires_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
+), crashed AS MATERIALIZED (
+    -- claims whose lease ran out before their delivery's own (the in-flight table is small),
+    -- each delivery looked up and locked by its id
+    SELECT d.id
+    FROM (SELECT f.id FROM deliveries_in_flight f
+          WHERE f.slot AND f.lease_expires_at < now()
+          ORDER BY f.lease_expires_at
+          LIMIT %(limit)s) f
+    CROSS JOIN LATERAL (SELECT x.id FROM deliveries x
+                        WHERE x.id = f.id AND x.state IN ('queued', 'delivering')
+                          AND x.lease_expires_at >= now()
+                        FOR UPDATE SKIP LOCKED) d
+), locked AS (
+    SELECT id FROM expired UNION SELECT id FROM crashed
+), free AS MATERIALIZED (
+    SELECT l.id FROM locked l WHERE NOT hookline_in_flight(l.id)
+), ended AS MATERIALIZED (
+    DELETE FROM deliveries_in_flight f USING free WHERE f.id = free.id
+    RETURNING f.id, f.slot
 )
 UPDATE deliveries d
 SET state = 'pending', next_attempt_at = now(), lease_expires_at = NULL, updated_at = now()
-FROM expired WHERE d.id = expired.id
-RETURNING d.id, expired.was
+FROM free
+-- (reached through the ids, whatever the estimate of the union above)
+WHERE d.id = free.id AND d.id = ANY (ARRAY(SELECT id FROM free))
+RETURNING d.id,
+          CASE WHEN EXISTS (SELECT 1 FROM ended x WHERE x.id = d.id AND x.slot)
+               THEN 'delivering' ELSE 'queued' END AS was
 
 -- count_expired_leases --
-SELECT count(*) AS n FROM deliveries
-WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
+-- What requeue_expired_leases would requeue now.
+SELECT count(*) AS n FROM (
+    SELECT id FROM deliveries
+    WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
+    UNION
+    SELECT f.id FROM deliveries_in_flight f WHERE f.slot AND f.lease_expires_at < now()
+) c
+WHERE NOT EXISTS (SELECT 1 FROM deliveries_in_flight f
+                  WHERE f.id = c.id AND f.lease_expires_at >= now())
 
 -- missing_deliveries_page --
 -- One step of the walk over the recent window's events, by id after %(after)s: of the next
@@ -229,9 +267,13 @@ SELECT count(*) AS n FROM unfinished WHERE NOT (id = ANY(%(exclude)s::text[]))
 -- arm reads a partial index.
 SELECT 'pending' AS state, count(*) AS n FROM deliveries WHERE state = 'pending'
 UNION ALL
-SELECT 'queued', count(*) FROM deliveries WHERE state = 'queued'
+-- (a delivery being sent is queued with a live claim holding a slot, decision 0085)
+SELECT 'queued', (SELECT count(*) FROM deliveries WHERE state = 'queued')
+                 - (SELECT count(*) FROM deliveries_in_flight
+                    WHERE slot AND lease_expires_at >= now())
 UNION ALL
-SELECT 'delivering', count(*) FROM deliveries WHERE state = 'delivering'
+SELECT 'delivering', count(*) FROM deliveries_in_flight
+WHERE slot AND lease_expires_at >= now()
 UNION ALL
 SELECT 'failed', count(*) FROM deliveries WHERE state = 'failed'
 UNION ALL
@@ -294,7 +336,7 @@ VALUES (%(source_id)s, %(key)s)
 ON CONFLICT (source_id, delivery_key) DO UPDATE
     SET requests = catchup_redeliveries.requests + 1, last_requested_at = now()
 
--- prune_slot_spans --
--- The spans of delivery ids with no `delivering` row left, forgotten: the claims' slot count
--- reads only the day partitions the remaining spans cover (migration 0035, decision 0082).
-SELECT hookline_prune_slot_spans() AS n
+-- prune_expired_claims --
+-- The in-flight rows whose lease ran out, forgotten (decision 0085); requeue_expired_leases,
+-- which runs first, has requeued the deliveries they held.
+SELECT hookline_prune_expired_claims() AS n

@@ -53,7 +53,8 @@ LIMIT %(limit)s
 -- with replay_reset_deliveries.
 SELECT d.id,
        CASE
-           WHEN d.state IN ('queued', 'delivering') AND d.lease_expires_at > now() THEN 'in_flight'
+           WHEN d.state IN ('queued', 'delivering')
+                AND (d.lease_expires_at > now() OR hookline_in_flight(d.id)) THEN 'in_flight'
            WHEN d.state = 'held' THEN 'in_flight'
            WHEN NOT p.enabled THEN 'endpoint_disabled'
        END AS skip
@@ -63,7 +64,7 @@ WHERE d.id = ANY(%(ids)s)
 -- replay_reset_deliveries --
 -- A new run of each delivery: queued now with a new generation (older queue messages become
 -- stale), a fresh deadline and retry schedule, and a lease covering the send that follows.
--- One in flight (queued or delivering under a live lease) is left alone; so is one whose
+-- One in flight (queued under a live lease or a live claim) is left alone; so is one whose
 -- endpoint is disabled (it would only fail). The row locks make a concurrent claim wait.
 -- A delivery of an ordered endpoint (decision 0069) is not queued but held, at the back of
 -- its key in the order of `ids` (new positions), its deadline counted from its release; one
@@ -77,7 +78,8 @@ WITH candidates AS (
 ), judged AS (
     SELECT id, ordering_key,
            CASE
-               WHEN state IN ('queued', 'delivering') AND lease_expires_at > now() THEN 'in_flight'
+               WHEN state IN ('queued', 'delivering')
+                    AND (lease_expires_at > now() OR hookline_in_flight(id)) THEN 'in_flight'
                WHEN state = 'held' THEN 'in_flight'
                WHEN NOT enabled THEN 'endpoint_disabled'
            END AS skip

@@ -1,7 +1,16 @@
 -- Status: what an operator reads first (`hookline status`), and deliveries listed for a look.
 
 -- status_deliveries_by_state --
-SELECT state, count(*) AS n FROM deliveries GROUP BY state
+-- (a delivery being sent is stored queued with a live claim holding a slot, decision 0085)
+WITH stored AS (
+    SELECT state, count(*) AS n FROM deliveries GROUP BY state
+), sending AS (
+    SELECT count(*) AS n FROM deliveries_in_flight WHERE slot AND lease_expires_at >= now()
+)
+SELECT s.state, s.n - CASE WHEN s.state = 'queued' THEN (SELECT n FROM sending) ELSE 0 END AS n
+FROM stored s
+UNION ALL
+SELECT 'delivering', n FROM sending WHERE n > 0
 
 -- status_outbox --
 SELECT count(*) AS pending,
@@ -11,15 +20,18 @@ FROM outbox WHERE fanned_out_at IS NULL
 -- status_backlog_by_group --
 -- Unfinished deliveries per tenant group; `due` are pending ones whose time has come (the
 -- fan-out enqueues them on its next run).
-SELECT tenant_group,
-       count(*) FILTER (WHERE state = 'pending') AS pending,
-       count(*) FILTER (WHERE state = 'pending' AND next_attempt_at <= now()) AS due,
-       count(*) FILTER (WHERE state = 'queued') AS queued,
-       count(*) FILTER (WHERE state = 'delivering') AS delivering
-FROM deliveries
-WHERE state IN ('pending', 'queued', 'delivering')
-GROUP BY tenant_group
-ORDER BY tenant_group
+SELECT d.tenant_group,
+       count(*) FILTER (WHERE d.state = 'pending') AS pending,
+       count(*) FILTER (WHERE d.state = 'pending' AND d.next_attempt_at <= now()) AS due,
+       count(*) FILTER (WHERE d.state = 'queued' AND f.id IS NULL) AS queued,
+       count(*) FILTER (WHERE f.id IS NOT NULL) AS delivering
+FROM deliveries d
+-- (a delivery being sent: queued, with a live claim holding a slot, decision 0085)
+LEFT JOIN deliveries_in_flight f
+       ON f.id = d.id AND d.state = 'queued' AND f.slot AND f.lease_expires_at >= now()
+WHERE d.state IN ('pending', 'queued', 'delivering')
+GROUP BY d.tenant_group
+ORDER BY d.tenant_group
 
 -- status_table_columns --
 -- The columns of a table, none when it does not exist (an older schema).
@@ -33,10 +45,12 @@ SELECT to_jsonb(r) AS run FROM reconcile_runs r ORDER BY r.started_at DESC LIMIT
 
 -- list_deliveries --
 SELECT d.id, d.event_id, e.type AS event_type, d.endpoint_id, d.tenant_id, d.tenant_group,
-       d.state, d.attempt_count, d.last_status, d.last_error, d.next_attempt_at,
+       hookline_shown_state(d.state, d.id) AS state, d.attempt_count, d.last_status,
+       d.last_error, d.next_attempt_at,
        d.deadline_at, d.created_at, d.updated_at, d.finished_at
 FROM deliveries d JOIN events e ON e.id = d.event_id
-WHERE (%(state)s::text IS NULL OR d.state = %(state)s)
+WHERE (%(state)s::text IS NULL OR (d.state = hookline_stored_state(%(state)s)
+                                  AND hookline_shown_state(d.state, d.id) = %(state)s))
   AND (%(endpoint_id)s::text IS NULL OR d.endpoint_id = %(endpoint_id)s)
   AND (%(event_id)s::text IS NULL OR d.event_id = %(event_id)s)
   AND (%(since)s::timestamptz IS NULL OR d.created_at >= %(since)s)
