@@ -82,6 +82,16 @@ def old_and_todays(
     return queued(db, old_id), todays
 
 
+def queued_batch(db: Database, *, endpoints: int, events: int) -> list[tuple[str, int]]:
+    """A tenant's `events` fanned out to its `endpoints`: the queued deliveries (id,
+    generation), by id."""
+    publish(db, tenant_with_endpoints(db, endpoints=endpoints), events)
+    fan_out_all(db)
+    with db.connection() as conn:
+        rows = conn.execute("SELECT id, enqueue_seq FROM deliveries ORDER BY id").fetchall()
+    return [(r["id"], r["enqueue_seq"]) for r in rows]
+
+
 def in_flight(db: Database) -> list[tuple[str, bool]]:
     """The claims on record: (delivery id, holds a slot), live or not."""
     with db.connection() as conn:
@@ -97,22 +107,11 @@ def crash(db: Database) -> None:
         conn.execute("TRUNCATE deliveries_in_flight")
 
 
-def deliver(db: Database, batch: list[tuple[str, int]]) -> None:
-    """Claim and record `batch` as delivered, each with its slot."""
-    with db.connection() as conn:
-        claims = claim_batch_to_send(conn, batch, LEASE, datetime.now(UTC))
-        assert [c.wait_seconds for c in claims.values()] == [0] * len(batch)
-        attempt = AttemptRecord(datetime.now(UTC), 5, 200, "ok", None)
-        record_batch_delivered(conn, [(c.job, attempt) for c in claims.values()])
-
-
 def test_a_claim_leaves_the_delivery_row_as_it_was_and_shows_it_delivering(
     pipeline, db: Database
 ) -> None:
     # Given a tenant's queued delivery
-    tenant = tenant_with_endpoints(db, endpoints=1)
-    publish(db, tenant, 1)
-    fan_out_all(db)
+    queued_batch(db, endpoints=1, events=1)
     with db.connection() as conn:
         before = conn.execute("SELECT *, xmin::text AS version FROM deliveries").fetchone()
 
@@ -142,12 +141,8 @@ def test_a_claim_leaves_the_delivery_row_as_it_was_and_shows_it_delivering(
 
 def test_claims_emptied_by_a_crash_still_record_their_attempts(pipeline, db: Database) -> None:
     # Given two claimed deliveries of one event (two endpoints)
-    tenant = tenant_with_endpoints(db, endpoints=2)
-    publish(db, tenant, 1)
-    fan_out_all(db)
+    batch = queued_batch(db, endpoints=2, events=1)
     with db.connection() as conn:
-        batch = [(r["id"], r["enqueue_seq"]) for r in conn.execute(
-            "SELECT id, enqueue_seq FROM deliveries ORDER BY id")]  # fmt: skip
         claims = claim_batch_to_send(conn, batch, LEASE, datetime.now(UTC))
     delivered_job, failed_job = (c.job for c in claims.values())
 
@@ -172,12 +167,8 @@ def test_claims_emptied_by_a_crash_still_record_their_attempts(pipeline, db: Dat
 
 def test_a_claim_taken_over_after_its_lease_cannot_record(pipeline, db: Database) -> None:
     # Given a delivery claimed under a lease that ran out, and claimed again by a second worker
-    tenant = tenant_with_endpoints(db, endpoints=1)
-    publish(db, tenant, 1)
-    fan_out_all(db)
+    batch = queued_batch(db, endpoints=1, events=1)
     with db.connection() as conn:
-        batch = [(r["id"], r["enqueue_seq"]) for r in conn.execute(
-            "SELECT id, enqueue_seq FROM deliveries")]  # fmt: skip
         first = claim_batch_to_send(conn, batch, timedelta(milliseconds=1), datetime.now(UTC))
     time.sleep(0.01)
     with db.connection() as conn:
@@ -200,9 +191,7 @@ def test_a_claim_taken_over_after_its_lease_cannot_record(pipeline, db: Database
 
 def test_reconcile_never_requeues_a_delivery_a_live_claim_holds(pipeline, db: Database) -> None:
     # Given a queued delivery whose own lease ran out (its message sat in the queue)
-    tenant = tenant_with_endpoints(db, endpoints=1)
-    publish(db, tenant, 1)
-    fan_out_all(db)
+    queued_batch(db, endpoints=1, events=1)
     with db.connection() as conn:
         row = conn.execute(
             "UPDATE deliveries SET lease_expires_at = now() - interval '1 minute'"
@@ -240,12 +229,8 @@ def test_reconcile_requeues_a_crashed_claim_before_the_delivery_lease_runs_out(
 ) -> None:
     # Given a claimed delivery whose worker died: its claim's lease ran out, the delivery's
     # own (fan-out's, minutes long) has not
-    tenant = tenant_with_endpoints(db, endpoints=1)
-    publish(db, tenant, 1)
-    fan_out_all(db)
+    batch = queued_batch(db, endpoints=1, events=1)
     with db.connection() as conn:
-        batch = [(r["id"], r["enqueue_seq"]) for r in conn.execute(
-            "SELECT id, enqueue_seq FROM deliveries")]  # fmt: skip
         claim_batch_to_send(conn, batch, timedelta(milliseconds=1), datetime.now(UTC))
     time.sleep(0.01)
 
@@ -262,12 +247,8 @@ def test_reconcile_requeues_a_crashed_claim_before_the_delivery_lease_runs_out(
 
 def test_an_expired_claim_is_pruned_and_a_live_one_kept(pipeline, db: Database) -> None:
     # Given two endpoints' deliveries: one claimed under a lease that ran out, the other live
-    tenant = tenant_with_endpoints(db, endpoints=2)
-    publish(db, tenant, 1)
-    fan_out_all(db)
+    batch = queued_batch(db, endpoints=2, events=1)
     with db.connection() as conn:
-        batch = [(r["id"], r["enqueue_seq"]) for r in conn.execute(
-            "SELECT id, enqueue_seq FROM deliveries ORDER BY id")]  # fmt: skip
         claim_batch_to_send(conn, batch[:1], timedelta(milliseconds=1), datetime.now(UTC))
         claim_batch_to_send(conn, batch[1:], LEASE, datetime.now(UTC))
     time.sleep(0.01)
@@ -285,14 +266,9 @@ def test_after_a_crash_no_slot_is_granted_until_one_lease_has_passed(
     pipeline, db: Database
 ) -> None:
     # Given an endpoint with one slot, taken by a claim whose worker is still sending
-    tenant = tenant_with_endpoints(db, endpoints=1)
+    first, second = queued_batch(db, endpoints=1, events=2)
     with db.connection() as conn:
         conn.execute("UPDATE endpoints SET max_concurrency = 1")
-    publish(db, tenant, 2)
-    fan_out_all(db)
-    with db.connection() as conn:
-        first, second = [(r["id"], r["enqueue_seq"]) for r in conn.execute(
-            "SELECT id, enqueue_seq FROM deliveries ORDER BY id")]  # fmt: skip
         sending = claim_batch_to_send(conn, [first], LEASE, datetime.now(UTC))
     assert [c.wait_seconds for c in sending.values()] == [0]
 
@@ -345,14 +321,7 @@ def test_a_slot_held_from_a_forty_day_old_partition_counts_until_it_is_freed(
 
 def test_a_claim_reads_the_same_with_a_month_of_day_partitions(pipeline, db: Database) -> None:
     # Given today's ten queued deliveries to two endpoints
-    tenant = tenant_with_endpoints(db, endpoints=2)
-    publish(db, tenant, 5)
-    fan_out_all(db)
-    with db.connection() as conn:
-        batch = [
-            (r["id"], r["enqueue_seq"])
-            for r in conn.execute("SELECT id, enqueue_seq FROM deliveries ORDER BY id").fetchall()
-        ]
+    batch = queued_batch(db, endpoints=2, events=5)
 
     def claim_and_put_back() -> int:
         with db.connection() as conn:
