@@ -36,10 +36,15 @@ processes: WAL writer, checkpointer...), WAL bytes (`pg_current_wal_lsn`), commi
 one per statement, BEGIN or COMMIT) and Python CPU per stage (the workers' own).
 
     .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4] [--endpoints 1,10]
-        [--prepared] [--no-receipt] [--statements] [--json] [--past-days 90]
+        [--prepared] [--no-receipt] [--statements] [--wal-mix] [--json] [--past-days 90]
+        [--shape bench/shapes/hot_record.sql[,...]]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
-costliest statements per delivered event; `--json` prints one line instead of the tables: a
+costliest statements per delivered event; `--wal-mix` reads each phase's WAL back with
+`pg_waldump` (bench/walmix.py) and prints its bytes per delivered event by table and index,
+and by record kind (local server only); `--shape` runs what-if SQL files after the migrations
+(bench/shapes: a row shape a migration might bring, measured before it is built); `--json`
+prints one line instead of the tables: a
 list of rows `{"pipeline", "processes", "endpoints", "events_per_s", "server_cpu_us",
 "wal_bytes", "commits", "python_cpu_us", "log_bytes"}`, per delivered event. A fresh
 database has nine day partitions of each hot table (today, the week ahead, the default);
@@ -62,11 +67,14 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from common import bench_database, machine_facts, print_table, quiet_environment, server_facts
 from pgcost import count_round_trips, server_cpu_by_role, wal_and_commits
 from sink import running_sink
+from walmix import SERVER_SETTINGS as WAL_MIX_SETTINGS
+from walmix import mix_kinds, mix_rows, wal_mix, wal_position
 
 STRIPE_SECRET = "whsec_bench_pipeline_0123456789abcdef"
 PAYLOAD_BYTES = 1000
@@ -338,6 +346,7 @@ class Phase:
     wal_bytes: int = 0
     commits: int = 0
     statements: list[dict[str, Any]] = field(default_factory=list)  # pg_stat_statements
+    wal_range: tuple[str, str] = ("", "")  # where the phase's WAL starts and ends
 
     def per_event(self, value: float) -> float:
         """`value` per delivered event."""
@@ -405,6 +414,7 @@ def run_phase(
             conn.execute("SELECT pg_stat_statements_reset()")
         cpu0 = server_cpu_by_role(url, conn.info.backend_pid)
         wal0, commits0 = wal_and_commits(conn)
+        lsn0 = wal_position(conn)
         started = time.monotonic()
         go.set()
         time.sleep(seconds)
@@ -433,6 +443,7 @@ def run_phase(
             p.join(timeout=30)
         time.sleep(1.0)  # the exited backends' statistics flushed
         wal1, commits1 = wal_and_commits(conn)
+        phase.wal_range = (lsn0, wal_position(conn))
     phase.wal_bytes, phase.commits = wal1 - wal0, commits1 - commits0
     if cpu0 is not None and cpu1 is not None:
         for role in cpu1:
@@ -574,6 +585,20 @@ def report(phases: list[Phase]) -> None:
         )  # fmt: skip
 
 
+def report_wal_mix(url: str, phases: list[Phase]) -> None:
+    """Each phase's WAL per delivered event, by table and index, then by record kind."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for ph in phases:
+            print(f"\n{ph.pipeline}, {ph.processes} procs/stage, {ph.endpoints} endpoints: "
+                  "WAL by relation (pg_waldump), per delivered event")  # fmt: skip
+            mix = wal_mix(conn, *ph.wal_range)
+            print_table(["relation", "WAL B/ev", "share"], mix_rows(mix, ph.events))
+            if ph.events:
+                print(mix_kinds(mix, ph.events))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every pipeline at every process count and width, taking turns; print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -589,12 +614,21 @@ def main(argv: list[str] | None = None) -> int:
         help="every event through a fan-out run (HOOKLINE_FANOUT_AT_RECEIPT off, decision 0076)",
     )  # fmt: skip
     parser.add_argument("--statements", action="store_true", help="pg_stat_statements tables")
+    parser.add_argument(
+        "--wal-mix", action="store_true",
+        help="each phase's WAL by table, index and record kind (pg_waldump; local server)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="one line of JSON rows")
+    parser.add_argument(
+        "--shape", default="", help="what-if SQL files run after the migrations, comma-separated"
+    )  # fmt: skip
     parser.add_argument(
         "--past-days", type=int, default=0,
         help="make this many earlier days' partitions first, as retention keeps them",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    import psycopg
+
     quiet_environment()
     os.environ["HOOKLINE_DATABASE_PROXIED"] = "false" if args.prepared else "true"
     os.environ["HOOKLINE_FANOUT_AT_RECEIPT"] = "false" if args.no_receipt else "true"
@@ -602,25 +636,31 @@ def main(argv: list[str] | None = None) -> int:
     widths = [int(n) for n in args.endpoints.split(",")]
     settings = (
         {"shared_preload_libraries": "pg_stat_statements",
-         "pg_stat_statements.track_planning": "on"} if args.statements else None
+         "pg_stat_statements.track_planning": "on"} if args.statements else {}
     )  # fmt: skip
+    if args.wal_mix:
+        settings.update(WAL_MIX_SETTINGS)
     say = sys.stderr if args.json else sys.stdout
     with bench_database("pipeline", settings) as (url, where), running_sink() as sink:
         if args.statements:
-            import psycopg
-
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         sink_url = sink.url("/hook")
         sources = prepare(url, sink_url, widths)
         if args.past_days:
             make_past_partitions(url, args.past_days)
+        shapes = [Path(f) for f in args.shape.split(",") if f]
+        for shape in shapes:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(shape.read_bytes())  # a local file: the bench's own what-if
         os.environ["BENCH_SINK_URL"] = sink_url
         print(f"Postgres: {where}; {server_facts(url)}", file=say)
         print(f"machine: {machine_facts()}", file=say)
         print(f"prepared statements: {'on' if args.prepared else 'off (as behind RDS Proxy)'}",
               file=say)  # fmt: skip
         print(f"day partitions: {9 + args.past_days} per hot table", file=say)
+        if shapes:
+            print(f"what-if shape: {', '.join(map(str, shapes))}", file=say)
         phases = []
         for n in counts:
             for width in widths:
@@ -634,6 +674,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps([ph.row() for ph in phases]))
         else:
             report(phases)
+        if args.wal_mix:
+            report_wal_mix(url, phases)
     return 0
 
 
