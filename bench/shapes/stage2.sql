@@ -1,7 +1,8 @@
 -- A what-if for `bench/pipeline.py --shape bench/shapes/hot_record.sql,bench/shapes/stage2.sql`
--- (decision 0085, stage 2), never a migration: after hot_record.sql, a successful first attempt written on the delivery's row rather than
--- as a row of `attempts` (here simply not written: the row's extra columns are left out, so
--- this is a floor), no tenant index, and the event index on the event alone.
+-- (decision 0085, stage 2), never a migration: after hot_record.sql, a successful first
+-- attempt written on the delivery's row rather than as a row of `attempts` (here simply not
+-- written: the row's extra columns are left out, so this is a floor), no tenant index, and
+-- the event index on the event alone.
 DO $$
 DECLARE
     maker text := pg_get_functiondef(
@@ -15,11 +16,18 @@ BEGIN
     EXECUTE substr(maker, 1, cut_from - 1) || substr(maker, cut_to);
 END $$;
 SELECT hookline_make_hot_function('record', 'hookline_record_batch_delivered', 'deliveries', '');
-SELECT hookline_drop_day_functions(to_date(substr(c.relname, 13), 'YYYYMMDD'))
-FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = 'deliveries'::regclass AND c.relname ~ '^deliveries_d[0-9]{8}$';
-SELECT hookline_make_day_functions(to_date(substr(c.relname, 13), 'YYYYMMDD'))
-FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = 'deliveries'::regclass AND c.relname ~ '^deliveries_d[0-9]{8}$';
+-- every day's copy made again from the new template
+DO $$
+DECLARE
+    day date;
+BEGIN
+    FOR day IN SELECT to_date(substr(c.relname, 13), 'YYYYMMDD')
+               FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+               WHERE i.inhparent = 'deliveries'::regclass
+                 AND c.relname ~ '^deliveries_d[0-9]{8}$' LOOP
+        PERFORM hookline_drop_day_functions(day);
+        PERFORM hookline_make_day_functions(day);
+    END LOOP;
+END $$;
 DROP INDEX deliveries_tenant_idx, deliveries_event_idx;
 CREATE INDEX deliveries_event_idx ON deliveries (event_id);
