@@ -10,8 +10,10 @@ import contextlib
 import os
 import platform
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,43 +58,72 @@ def bench_database(
     given = os.environ.get("DATABASE_URL")
     server: LocalPostgres | None = None
     root: Path | None = None
-    if given:
-        admin_url, where = given, "DATABASE_URL"
-    else:
-        root = Path(tempfile.mkdtemp(prefix=f"hookline-bench-{label}-"))
-        root.chmod(0o755)  # under root the server runs as a system user that must reach it
-        server = LocalPostgres(root / "data", durable=True)
-        print("starting a local durable Postgres ...", file=sys.stderr, flush=True)
-        admin_url, where = server.start(), "a local LocalPostgres (durable=True)"
-        # An extension's settings (dotted names) exist once its library is loaded: two rounds.
-        for dotted in (False, True):
-            chosen = {k: v for k, v in (server_settings or {}).items() if ("." in k) == dotted}
-            if not chosen:
-                continue
-            with psycopg.connect(admin_url, autocommit=True) as conn:
-                for name, value in chosen.items():
-                    conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(
-                        sql.Identifier(*name.split(".")), sql.Literal(value)))  # fmt: skip
-            server.stop()
-            admin_url = server.start()
-    dbname = f"hookline_bench_{label}_{os.getpid()}"
-    name = sql.Identifier(dbname)
-    try:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
-        url = psycopg.conninfo.make_conninfo(admin_url, dbname=dbname)
+    with _exit_on_sigterm():
         try:
-            migrate(url)
-            yield url, where
-        finally:
+            if given:
+                admin_url, where = given, "DATABASE_URL"
+            else:
+                root = Path(tempfile.mkdtemp(prefix=f"hookline-bench-{label}-"))
+                root.chmod(0o755)  # under root the server runs as a system user that must reach it
+                server = LocalPostgres(root / "data", durable=True)
+                print("starting a local durable Postgres ...", file=sys.stderr, flush=True)
+                admin_url, where = server.start(), "a local LocalPostgres (durable=True)"
+                _apply_settings(server, admin_url, server_settings or {})
+                admin_url = server.url
+            dbname = f"hookline_bench_{label}_{os.getpid()}"
+            name = sql.Identifier(dbname)
             with psycopg.connect(admin_url, autocommit=True) as conn:
                 conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
+            url = psycopg.conninfo.make_conninfo(admin_url, dbname=dbname)
+            try:
+                migrate(url)
+                yield url, where
+            finally:
+                with psycopg.connect(admin_url, autocommit=True) as conn:
+                    conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+        finally:
+            if server is not None:
+                server.stop()
+            if root is not None:
+                shutil.rmtree(root, ignore_errors=True)
+
+
+def _apply_settings(server: Any, admin_url: str, settings: dict[str, str]) -> None:
+    """ALTER SYSTEM each setting, restarting the server so it takes effect. An extension's
+    settings (dotted names) exist once its library is loaded: two rounds."""
+    import psycopg
+    from psycopg import sql
+
+    for dotted in (False, True):
+        chosen = {k: v for k, v in settings.items() if ("." in k) == dotted}
+        if not chosen:
+            continue
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            for name, value in chosen.items():
+                conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                    sql.Identifier(*name.split(".")), sql.Literal(value)))  # fmt: skip
+        server.stop()
+        admin_url = server.start()
+
+
+@contextlib.contextmanager
+def _exit_on_sigterm() -> Iterator[None]:
+    """A SIGTERM (`kill`, `pkill`, a runner's timeout) exits through the `finally` blocks, so
+    a killed benchmark stops its local server and drops its database instead of leaving them
+    running beside the next run (whose server CPU they would share)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def exit_now(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, exit_now)
+    try:
+        yield
     finally:
-        if server is not None:
-            server.stop()
-        if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
 
 
 def server_facts(url: str) -> str:

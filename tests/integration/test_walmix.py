@@ -16,7 +16,9 @@ pytestmark = pytest.mark.integration
 
 def test_wal_goes_to_the_tables_and_indexes_written(database_url: str) -> None:
     with psycopg.connect(database_url, autocommit=True) as conn:
-        wal_dir = str(conn.execute("SELECT current_setting('data_directory')").fetchone()[0])
+        row = conn.execute("SELECT current_setting('data_directory')").fetchone()
+        assert row is not None
+        wal_dir = str(row[0])
         if not os.access(f"{wal_dir}/pg_wal", os.R_OK):
             pytest.skip("the server's pg_wal is not on this machine (DATABASE_URL)")
         conn.execute("CREATE TABLE wide (id integer PRIMARY KEY, body text NOT NULL)")
