@@ -44,9 +44,9 @@ costliest statements per delivered event; `--wal-mix` reads each phase's WAL bac
 `pg_waldump` (bench/walmix.py) and prints its bytes per delivered event by table and index,
 and by record kind (local server only); `--shape` runs what-if SQL files after the migrations
 (bench/shapes: a row shape a migration might bring, measured before it is built); `--json`
-prints one line instead of the tables: a
-list of rows `{"pipeline", "processes", "endpoints", "events_per_s", "server_cpu_us",
-"wal_bytes", "commits", "python_cpu_us", "log_bytes"}`, per delivered event. A fresh
+prints one line instead of the tables: a list of rows `{"pipeline", "processes",
+"endpoints", "events_per_s", "server_cpu_us", "wal_bytes", "commits", "python_cpu_us",
+"log_bytes"}`, per delivered event. A fresh
 database has nine day partitions of each hot table (today, the week ahead, the default);
 `--past-days 90` first makes the 90 earlier days' partitions that the default retention
 (`ledger_retention_days`) keeps, as a deployment has them after three months. The bare
