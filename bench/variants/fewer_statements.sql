@@ -1,0 +1,68 @@
+-- A variant of deliver's claim and record (bench/deliver_calls.py --variant): fewer statements
+-- per call. The batch's bounds in one statement instead of two, in the claim and the record;
+-- the claim's endpoint locks taken by one statement over the sorted keys instead of one
+-- PERFORM per endpoint (a Sort under the PERFORM keeps the ascending order).
+
+-- replace:
+    lo text := (SELECT min(i) FROM unnest(p_ids::text[]) AS i);
+    hi text := (SELECT max(i) FROM unnest(p_ids::text[]) AS i);
+    -- and their events': a delivery's id carries its event's time (hookline_delivery_id), or
+-- with:
+    lo text;
+    hi text;
+    -- and their events': a delivery's id carries its event's time (hookline_delivery_id), or
+-- end
+
+-- replace:
+    event_lo text := 'evt_' || hookline_ulid_time(hookline_ulid_at(substr(lo, 5, 10))
+                                                  - interval '1 day');
+    event_hi text := 'evt_' || substr(hi, 5, 10) || '~';
+-- with:
+    event_lo text;
+    event_hi text;
+-- end
+
+-- replace:
+BEGIN
+%3$s    IF NOT p_durable THEN
+-- with:
+BEGIN
+    SELECT min(i), max(i) INTO lo, hi FROM unnest(p_ids::text[]) AS i;
+    event_lo := 'evt_' || hookline_ulid_time(hookline_ulid_at(substr(lo, 5, 10))
+                                             - interval '1 day');
+    event_hi := 'evt_' || substr(hi, 5, 10) || '~';
+%3$s    IF NOT p_durable THEN
+-- end
+
+-- replace:
+    FOR endpoint_key IN
+        -- looked up id by id, each in its own day's partition
+        SELECT DISTINCT hashtext(d.endpoint_id)
+        FROM unnest(p_ids::text[]) AS m(id)
+        CROSS JOIN LATERAL (SELECT x.endpoint_id FROM %2$I x
+                            WHERE x.id = m.id AND x.id BETWEEN lo AND hi OFFSET 0) d
+        ORDER BY 1
+    LOOP
+        PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), endpoint_key);
+    END LOOP;
+-- with:
+    PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), k.key)
+    FROM (SELECT DISTINCT hashtext(d.endpoint_id) AS key
+          FROM unnest(p_ids::text[]) AS m(id)
+          CROSS JOIN LATERAL (SELECT x.endpoint_id FROM %2$I x
+                              WHERE x.id = m.id AND x.id BETWEEN lo AND hi OFFSET 0) d
+          ORDER BY 1 OFFSET 0) k;
+-- end
+
+-- replace:
+    lo text := (SELECT min(i) FROM unnest(p_ids::text[]) AS i);
+    hi text := (SELECT max(i) FROM unnest(p_ids::text[]) AS i);
+BEGIN
+%3$s    RETURN QUERY
+-- with:
+    lo text;
+    hi text;
+BEGIN
+    SELECT min(i), max(i) INTO lo, hi FROM unnest(p_ids::text[]) AS i;
+%3$s    RETURN QUERY
+-- end
