@@ -21,7 +21,10 @@ rounds are warm-up. From the batches of 1 and of 10 the table derives each route
 call (fixed) and per delivery.
 
     .venv/bin/python bench/deliver_calls.py [--events 1000] [--widths 1,10] [--batches 1,10]
-        [--variant bench/shapes/FILE.sql ...]
+        [--variant bench/variants/FILE.sql ...] [--shape bench/shapes/FILE.sql[,...]]
+
+`--shape` runs what-if SQL after the migrations, as `bench/pipeline.py --shape` does (a row
+shape measured before a migration builds it): the built route is then the shape's.
 
 Postgres is a durable local server (default fsync), or `DATABASE_URL` (a fresh database; the
 CPU columns need the server on this machine). A benchmark: prints, never fails on a figure.
@@ -186,6 +189,8 @@ def run_cell(
         messages: list[tuple[str, int]] = []
         while not caught.empty():
             messages += [DeliveryMessage.parse(body) for body in caught.get()]
+        if len(messages) != events * width:
+            raise SystemExit(f"{route.name}: {len(messages)} deliveries made for {events} events")
         batches = [messages[i : i + size] for i in range(0, len(messages), size)]
         runs.append((route, [lambda b=b, r=route: hookline_batch(hot, r, day, b) for b in batches]))
     for round_ in range(min(len(steps) for _, steps in runs)):
@@ -234,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--widths", default="1,10", help="endpoints per event")
     parser.add_argument("--batches", default="1,10", help="messages per SQS batch")
     parser.add_argument("--variant", action="append", default=[], help="a maker's SQL file")
+    parser.add_argument(
+        "--shape", default="", help="what-if SQL files run after the migrations, comma-separated"
+    )
     args = parser.parse_args(argv)
     widths = [int(w) for w in args.widths.split(",")]
     sizes = [int(s) for s in args.batches.split(",")]
@@ -245,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
 
         sources = prepare(url, "http://127.0.0.1:9", widths)
         with psycopg.connect(url, autocommit=True) as conn:
+            for shape in [f for f in args.shape.split(",") if f]:
+                conn.execute(Path(shape).read_bytes())  # a local file: the bench's own what-if
             day = datetime.now(UTC).strftime("%Y%m%d")
             routes = [Route("bare"), Route(BUILT), *load_variants(conn, args.variant, day)]
         for width in widths:
@@ -252,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{width} endpoints, batches of {size} ...", file=sys.stderr, flush=True)
                 run_cell(url, sources[width], width, size, args.events, routes)
         print(f"postgres: {where}; {machine_facts()}")
+        if args.shape:
+            print(f"what-if shape: {args.shape}")
         report(routes, widths, sizes)
     return 0
 

@@ -1,7 +1,8 @@
 """The deliver-calls bench (`bench/deliver_calls.py`) measures what it says: each route's claim
 and record run as deliver runs them and must succeed, a variant's edits are applied to the
-built template (an edit that matches nothing, or a claim that grants no slot, stops the run
-instead of printing figures of something else)."""
+built template and a shape is in place before the first batch (an edit that matches nothing,
+a claim that grants no slot, a receiver that made no delivery stop the run instead of
+printing figures of something else)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,11 @@ def test_a_variant_whose_claim_grants_no_slot_stops_the_run(
     done = run_bench(pg_admin_url, "--widths", "1", "--batches", "2", "--variant", str(variant))
     assert done.returncode != 0
     assert "no_slot: 0 of 2 claimed with a slot" in done.stderr
+
+
+def test_a_shape_is_in_place_before_the_first_batch(pg_admin_url: str, tmp_path: Path) -> None:
+    shape = tmp_path / "disabled.sql"
+    shape.write_text("UPDATE endpoints SET enabled = false;\n")  # the receiver fans out to none
+    done = run_bench(pg_admin_url, "--widths", "1", "--batches", "2", "--shape", str(shape))
+    assert done.returncode != 0
+    assert "built: 0 deliveries made for 12 events" in done.stderr
