@@ -38,20 +38,20 @@ BEGIN
     FOR endpoint_key IN
         -- looked up id by id, each in its own day's partition
         SELECT DISTINCT hashtext(d.endpoint_id)
-        FROM unnest(p_ids::text[]) AS m(id)
-        CROSS JOIN LATERAL (SELECT x.endpoint_id FROM %2$I x
-                            WHERE x.id = m.id AND x.id BETWEEN lo AND hi OFFSET 0) d
+-- with:
+    PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), k.key)
+    FROM (
+        -- looked up id by id, each in its own day's partition
+        SELECT DISTINCT hashtext(d.endpoint_id) AS key
+-- end
+
+-- replace:
         ORDER BY 1
     LOOP
         PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), endpoint_key);
     END LOOP;
 -- with:
-    PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), k.key)
-    FROM (SELECT DISTINCT hashtext(d.endpoint_id) AS key
-          FROM unnest(p_ids::text[]) AS m(id)
-          CROSS JOIN LATERAL (SELECT x.endpoint_id FROM %2$I x
-                              WHERE x.id = m.id AND x.id BETWEEN lo AND hi OFFSET 0) d
-          ORDER BY 1 OFFSET 0) k;
+        ORDER BY 1 OFFSET 0) k;
 -- end
 
 -- replace:
