@@ -14,11 +14,12 @@ row marks as many of the bare relay's deliveries delivered (`bench/pipeline.py`'
 Time is the backend's from `/proc/<pid>/schedstat` (nanoseconds, not 10 ms ticks).
 
 `--variant FILE` (repeatable) measures other templates of the two functions beside the ones
-built: FILE defines `hookline_make_hot_function` as migration 0037 does (a copy with a change;
-it is renamed when loaded, so the built functions stay), and its claim and record are made for
-today's partition. The routes take turns batch by batch, each on its own events, and the first
-rounds are warm-up. From the batches of 1 and of 10 the table derives each route's cost per
-call (fixed) and per delivery.
+built: FILE holds blocks of `-- replace:` (text of the built `hookline_make_hot_function`, as
+`pg_get_functiondef` gives it), `-- with:` (what it becomes) and `-- end`; each must match once.
+The edited maker is loaded under its own name, so the built functions stay, and its claim and
+record are made for today's partition (bench/variants). The routes take turns batch by batch,
+each on its own events, and the first rounds are warm-up. From the batches of 1 and of 10
+the table derives each route's cost per call (fixed) and per delivery.
 
     .venv/bin/python bench/deliver_calls.py [--events 1000] [--widths 1,10] [--batches 1,10]
         [--variant bench/variants/FILE.sql ...] [--shape bench/shapes/FILE.sql[,...]]
