@@ -170,10 +170,11 @@ def worker(
         step()  # warm: import, connect, first statements (deliver warms in build_step)
     ready.put(kind)
     go.wait()
-    trips[0], cpu, done, logs.bytes = 0, time.process_time(), 0, 0
+    trips[0], cpu, done, calls, logs.bytes = 0, time.process_time(), 0, 0, 0
     while not stop.is_set():
-        done += step()
-    out.put((kind, time.process_time() - cpu, trips[0], done, logs.bytes))
+        handled = step()
+        done, calls = done + handled, calls + (handled > 0)
+    out.put((kind, time.process_time() - cpu, trips[0], done, calls, logs.bytes))
     release.wait()  # keep the connections (and their backends' CPU figures) until read
 
 
@@ -343,6 +344,7 @@ class Phase:
     python_cpu: dict[str, float] = field(default_factory=dict)
     trips: dict[str, int] = field(default_factory=dict)
     log_bytes: dict[str, int] = field(default_factory=dict)
+    deliver_batches: tuple[int, int] = (0, 0)  # messages handled, batches that held any
     wal_bytes: int = 0
     commits: int = 0
     statements: list[dict[str, Any]] = field(default_factory=list)  # pg_stat_statements
@@ -431,8 +433,13 @@ def run_phase(
         cpu1 = server_cpu_by_role(url, conn.info.backend_pid)
         stop_rest.set()
         for _ in procs:
-            kind, cpu, trips, _done, log_bytes = out.get(timeout=60)
+            kind, cpu, trips, done, calls, log_bytes = out.get(timeout=60)
             stage = kind.removeprefix("bare_")
+            if stage == "deliver":
+                phase.deliver_batches = (
+                    phase.deliver_batches[0] + done,
+                    phase.deliver_batches[1] + calls,
+                )
             phase.python_cpu[stage] = phase.python_cpu.get(stage, 0.0) + cpu
             phase.trips[stage] = phase.trips.get(stage, 0) + trips
             phase.log_bytes[stage] = phase.log_bytes.get(stage, 0) + log_bytes
@@ -535,7 +542,10 @@ def report(phases: list[Phase]) -> None:
     print_table(["pipeline", "procs/stage", "endpoints", "delivered", "events/s",
                  "server CPU µs/ev", "WAL B/ev", "commits/ev", "round trips/ev",
                  "Python CPU µs/ev", "log B/ev"], rows)  # fmt: skip
-    print("\nper stage, per delivered event (server CPU µs / round trips / Python CPU µs / log B):")
+    print(
+        "\nper stage, per delivered event (server CPU µs / round trips / Python CPU µs / log B);"
+        " messages/batch: the mean of the deliver stage's batches:"
+    )
     stage_rows = []
     for ph in phases:
         stages = sorted(set(ph.python_cpu) | set(ph.server_cpu))
@@ -546,8 +556,17 @@ def report(phases: list[Phase]) -> None:
             f"{ph.per_event(ph.log_bytes.get(s, 0)):.0f}"
             for s in stages
         ]
-        stage_rows.append([ph.pipeline, ph.processes, ph.endpoints, "; ".join(cells)])
-    print_table(["pipeline", "procs/stage", "endpoints", "stages"], stage_rows)
+        messages, batches = ph.deliver_batches
+        stage_rows.append(
+            [
+                ph.pipeline,
+                ph.processes,
+                ph.endpoints,
+                f"{messages / batches:.1f}" if batches else "-",
+                "; ".join(cells),
+            ]
+        )
+    print_table(["pipeline", "procs/stage", "endpoints", "messages/batch", "stages"], stage_rows)
     print()
     for ours in (ph for ph in phases if ph.pipeline == "hookline"):
         bare = [ph for ph in phases if ph.pipeline == "bare" and

@@ -35,7 +35,9 @@ def test_each_route_is_measured_per_call_and_per_delivery(pg_admin_url: str) -> 
     rows = [line.split() for line in done.stdout.splitlines()]
     measured = {(r[1], r[2]) for r in rows if len(r) == 7 and r[0] == "2"}
     assert measured == {
-        (size, route) for size in ("1", "4") for route in ("bare", "built", "fewer_statements")
+        (size, route)
+        for size in ("1", "4")
+        for route in ("bare", "floor", "built", "fewer_statements")
     }
     assert "fixed us/batch" in done.stdout
 
