@@ -252,6 +252,27 @@ def test_a_lost_delivery_is_recreated_only_for_endpoints_that_matched_when_the_e
 BIG = {"payload": {"amount": [{"numeric": [">", 100]}]}}
 
 
+def test_a_delivery_whose_id_predates_keyed_ids_is_not_made_again(pipeline, db, sink):
+    # Given a delivered event whose delivery has an id of the shape made before decision
+    # 0040 (hex, kept in the default partition: it carries no event time)
+    t = tenant(db)
+    ep = endpoint(db, t, sink.url("/old"))
+    event = publish(db, t)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    made = pipeline.delivery(event_id=event, endpoint_id=ep["id"])["id"]
+    old = "dlv_" + "f" * 32
+    sql(db, "UPDATE deliveries SET id = %s WHERE id = %s", (old, made))
+    sql(db, "UPDATE attempts SET delivery_id = %s WHERE delivery_id = %s", (old, made))
+    # When reconcile walks the window's events (decision 0087: an event's deliveries are
+    # found by key, and the default partition by its own index)
+    report = reconcile()
+    # Then the pair counts as delivered: no second delivery, nothing sent again
+    assert nothing_repaired(report)
+    rows = sql(db, "SELECT id FROM deliveries WHERE event_id = %s", (event,))
+    assert [r["id"] for r in rows] == [old]
+    assert len(sink.requests("/old")) == 1
+
+
 def publish_amount(db: Database, tenant_id: str, amount: int) -> str:
     with db.connection() as conn, conn.transaction():
         return hookline.publish(

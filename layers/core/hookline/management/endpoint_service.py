@@ -309,13 +309,12 @@ def send_test_event(
             "sent_at": now().isoformat(),
         }
     )
-    event_id, delivery_id = new_id("evt"), new_id("dlv")
+    event_id = new_id("evt")
     with db.connection() as conn, conn.transaction():
         endpoint = endpoint_repo.lock_in_scope(conn, caller.tenant, endpoint_id)
-        repo.insert_test_event(
+        delivery_id = repo.insert_test_event(
             conn,
             event_id=event_id,
-            delivery_id=delivery_id,
             tenant_id=endpoint["tenant_id"],
             endpoint_id=endpoint_id,
             type=type,

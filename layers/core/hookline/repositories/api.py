@@ -144,26 +144,27 @@ def insert_test_event(
     conn: Connection,
     *,
     event_id: str,
-    delivery_id: str,
     tenant_id: str,
     endpoint_id: str,
     type: str,
     payload: bytes,
     deadline: timedelta,
-) -> None:
-    """A ledger event already fanned out, with one due delivery to one endpoint."""
-    conn.execute(
+) -> str:
+    """A ledger event already fanned out, with one due delivery to one endpoint; the
+    delivery's id, made from the pair as the fan-out makes it (decision 0040)."""
+    row = conn.execute(
         query("api_insert_test_event"),
         {
             "event_id": event_id,
-            "delivery_id": delivery_id,
             "tenant_id": tenant_id,
             "endpoint_id": endpoint_id,
             "type": type,
             "payload": payload,
             "deadline": deadline,
         },
-    )
+    ).fetchone()
+    assert row is not None  # the endpoint was locked in scope, so its tenant exists
+    return str(row["id"])
 
 
 # -- events, deliveries, attempts, status ---------------------------------------------------

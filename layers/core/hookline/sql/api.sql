@@ -102,7 +102,7 @@ WITH new_event AS (
     SELECT id, tenant_id, received_at, received_at FROM new_event
 )
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
-SELECT %(delivery_id)s, e.id, %(endpoint_id)s, e.tenant_id, t.tenant_group, now() + %(deadline)s
+SELECT hookline_delivery_id(e.id, %(endpoint_id)s), e.id, %(endpoint_id)s, e.tenant_id, t.tenant_group, now() + %(deadline)s
 FROM new_event e JOIN tenants t ON t.id = e.tenant_id
 RETURNING id, event_id
 
@@ -146,7 +146,9 @@ WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
   AND (%(state)s::text IS NULL OR (state = hookline_stored_state(%(state)s)
                                   AND hookline_shown_state(state, id) = %(state)s))
   AND (%(endpoint_id)s::text IS NULL OR endpoint_id = %(endpoint_id)s)
-  AND (%(event_id)s::text IS NULL OR event_id = %(event_id)s)
+  AND (%(event_id)s::text IS NULL OR (event_id = %(event_id)s  -- by key (decision 0087)
+       AND id >= hookline_event_deliveries_from(%(event_id)s)
+       AND id < hookline_event_deliveries_to(%(event_id)s)))
   AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
   AND (%(after)s::text IS NULL OR id < %(after)s)

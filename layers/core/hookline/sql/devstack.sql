@@ -46,5 +46,7 @@ SELECT d.id, d.endpoint_id, p.url, hookline_shown_state(d.state, d.id) AS state,
        d.attempt_count, d.last_status, d.last_error,
        d.next_attempt_at, d.finished_at
 FROM deliveries d JOIN endpoints p ON p.id = d.endpoint_id
-WHERE d.event_id = %(event_id)s
+WHERE d.event_id = %(event_id)s  -- by key (decision 0087)
+  AND d.id >= hookline_event_deliveries_from(%(event_id)s)
+  AND d.id < hookline_event_deliveries_to(%(event_id)s)
 ORDER BY d.id

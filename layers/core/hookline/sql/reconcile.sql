@@ -138,9 +138,7 @@ WITH scanned AS (
           WHERE p.tenant_id = s.tenant_id AND p.enabled
             AND s.received_at > greatest(p.created_at, p.updated_at)
             AND hookline_type_matches(p.event_types, s.type)
-            AND NOT EXISTS (
-                SELECT 1 FROM deliveries d WHERE d.event_id = s.id AND d.endpoint_id = p.id
-            )
+            AND NOT hookline_delivery_exists(s.id, p.id)
       )
     ORDER BY s.id
     LIMIT %(limit)s
@@ -170,9 +168,7 @@ LEFT JOIN LATERAL (
     WHERE p.tenant_id = page.tenant_id AND p.enabled AND p.content_filter IS NOT NULL
       AND page.received_at > greatest(p.created_at, p.updated_at)
       AND hookline_type_matches(p.event_types, page.type)
-      AND NOT EXISTS (
-          SELECT 1 FROM deliveries d WHERE d.event_id = page.id AND d.endpoint_id = p.id
-      )
+      AND NOT hookline_delivery_exists(page.id, p.id)
     HAVING count(*) > 0
 ) f ON true
 ORDER BY page.id
@@ -195,9 +191,7 @@ WITH missing AS (
       AND (p.content_filter IS NULL  -- filtered: only the pairs their patterns matched
            OR (e.id, p.id) IN (SELECT * FROM unnest(%(matched_events)s::text[],
                                                     %(matched_endpoints)s::text[])))
-      AND NOT EXISTS (
-          SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.endpoint_id = p.id
-      )
+      AND NOT hookline_delivery_exists(e.id, p.id)
 )
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
 SELECT hookline_delivery_id(event_id, endpoint_id), event_id, endpoint_id, tenant_id, tenant_group,

@@ -15,8 +15,12 @@ ORDER BY d.created_at, d.id
 LIMIT %(limit)s
 
 -- replay_deliveries_by_events --
-SELECT d.id FROM deliveries d
-WHERE d.event_id = ANY(%(event_ids)s) AND d.state = ANY(%(states)s)
+-- Each event's deliveries by key (decision 0087).
+SELECT d.id FROM (SELECT DISTINCT unnest(%(event_ids)s::text[]) AS event_id) x
+JOIN deliveries d ON d.event_id = x.event_id
+    AND d.id >= hookline_event_deliveries_from(x.event_id)
+    AND d.id < hookline_event_deliveries_to(x.event_id)
+WHERE d.state = ANY(%(states)s)
   AND (%(after)s::text IS NULL
        OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
 ORDER BY d.created_at, d.id
@@ -38,7 +42,9 @@ LIMIT %(limit)s
 
 -- replay_deliveries_by_window --
 SELECT d.id FROM events e
-JOIN deliveries d ON d.event_id = e.id
+JOIN deliveries d ON d.event_id = e.id  -- by key (decision 0087)
+    AND d.id >= hookline_event_deliveries_from(e.id)
+    AND d.id < hookline_event_deliveries_to(e.id)
 WHERE (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
   AND e.received_at >= %(since)s AND e.received_at < %(until)s
   AND hookline_type_matches(%(types)s::text[], e.type)
@@ -169,10 +175,8 @@ WITH pairs AS (
                ELSE p.id = %(endpoint_id)s END
 )
 SELECT count(*) AS pairs,
-       count(*) FILTER (WHERE NOT EXISTS (
-           SELECT 1 FROM deliveries d
-           WHERE d.event_id = pairs.event_id AND d.endpoint_id = pairs.endpoint_id
-       )) AS missing
+       count(*) FILTER (
+           WHERE NOT hookline_delivery_exists(pairs.event_id, pairs.endpoint_id)) AS missing
 FROM pairs
 
 -- refanout_create_deliveries --
@@ -202,9 +206,8 @@ WITH pairs AS (
     SELECT hookline_delivery_id(event_id, endpoint_id), event_id, endpoint_id, tenant_id,
            tenant_group, now() + %(deadline)s, now() + %(hold)s
     FROM pairs x
-    -- a delivery made before decision 0040 has an id of another shape
-    WHERE NOT EXISTS (SELECT 1 FROM deliveries d
-                      WHERE d.event_id = x.event_id AND d.endpoint_id = x.endpoint_id)
+    -- a delivery made before decision 0040 has an id of another shape: checked by pair
+    WHERE NOT hookline_delivery_exists(x.event_id, x.endpoint_id)
     ORDER BY event_id, endpoint_id
     ON CONFLICT (id) DO NOTHING
     RETURNING id

@@ -103,11 +103,13 @@ DELETE FROM deliveries WHERE id = ANY(%(delivery_ids)s::text[])
   AND state NOT IN ('pending', 'queued', 'delivering', 'held')
 
 -- count_deliveries_left --
--- Deliveries of these events still there after the finished ones were deleted (in the day's
--- partition, or made before decision 0040 in the default one).
+-- Deliveries of these events still there after the finished ones were deleted (each event's
+-- by key, decision 0087; or made before decision 0040 in the default partition).
 SELECT count(*) AS n FROM (
-    SELECT 1 FROM deliveries d
-    WHERE d.id >= %(dlo)s AND d.id < %(dhi)s AND d.event_id = ANY(%(event_ids)s::text[])
+    SELECT 1 FROM unnest(%(event_ids)s::text[]) AS x(event_id)
+    JOIN deliveries d ON d.event_id = x.event_id
+        AND d.id >= hookline_event_deliveries_from(x.event_id)
+        AND d.id < hookline_event_deliveries_to(x.event_id)
     UNION ALL
     SELECT 1 FROM deliveries_default d WHERE d.event_id = ANY(%(event_ids)s::text[])
 ) left_over

@@ -52,7 +52,9 @@ FROM deliveries d JOIN events e ON e.id = d.event_id
 WHERE (%(state)s::text IS NULL OR (d.state = hookline_stored_state(%(state)s)
                                   AND hookline_shown_state(d.state, d.id) = %(state)s))
   AND (%(endpoint_id)s::text IS NULL OR d.endpoint_id = %(endpoint_id)s)
-  AND (%(event_id)s::text IS NULL OR d.event_id = %(event_id)s)
+  AND (%(event_id)s::text IS NULL OR (d.event_id = %(event_id)s  -- by key (decision 0087)
+       AND d.id >= hookline_event_deliveries_from(%(event_id)s)
+       AND d.id < hookline_event_deliveries_to(%(event_id)s)))
   AND (%(since)s::timestamptz IS NULL OR d.created_at >= %(since)s)
 ORDER BY d.created_at DESC, d.id DESC
 LIMIT %(limit)s
