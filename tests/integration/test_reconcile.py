@@ -18,6 +18,7 @@ import pytest
 import hookline
 from hookline.config import HooklineConfig
 from hookline.db import Database
+from hookline.management import endpoint_service
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import reconcile as reconcile_repo
 from hookline.runtime import build_reconciler, reset_runtime
@@ -271,6 +272,25 @@ def test_a_delivery_whose_id_predates_keyed_ids_is_not_made_again(pipeline, db, 
     rows = sql(db, "SELECT id FROM deliveries WHERE event_id = %s", (event,))
     assert [r["id"] for r in rows] == [old]
     assert len(sink.requests("/old")) == 1
+
+
+def test_a_test_event_stays_with_its_one_endpoint(pipeline, db, sink):
+    # Given a tenant with two endpoints taking every event, and a test event sent to one
+    t = tenant(db)
+    chosen = endpoint(db, t, sink.url("/chosen"))
+    endpoint(db, t, sink.url("/other"))
+    time.sleep(0.01)  # the event arrives after both endpoints
+    sent = endpoint_service.send_test_event(
+        db, get_settings(), operator.OPERATOR, chosen["id"], type="test.ping", payload=None
+    )
+    # When reconcile walks the window's events for missing deliveries
+    report = reconcile()
+    # Then the test event keeps its one delivery, to the endpoint it was sent to
+    assert report["repairs"]["missing_deliveries_created"] == 0
+    rows = sql(
+        db, "SELECT id, endpoint_id FROM deliveries WHERE event_id = %s", (sent["event_id"],)
+    )
+    assert [(r["id"], r["endpoint_id"]) for r in rows] == [(sent["delivery_id"], chosen["id"])]
 
 
 def publish_amount(db: Database, tenant_id: str, amount: int) -> str:

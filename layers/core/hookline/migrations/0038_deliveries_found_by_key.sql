@@ -21,16 +21,18 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT 'dlv_' || substr(event_id, 5, 10) || '~'
 $$;
 
--- Whether the pair (event, endpoint) has a delivery, whatever its id's shape: the check that
--- keeps reconcile's missing-delivery walk and a refanout from making a second one.
-CREATE FUNCTION hookline_delivery_exists(p_event text, p_endpoint text) RETURNS boolean
-LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $$
-    SELECT EXISTS (SELECT 1 FROM deliveries d
-                   WHERE d.id >= hookline_event_deliveries_from(p_event)
-                     AND d.id < hookline_event_deliveries_to(p_event)
-                     AND d.event_id = p_event AND d.endpoint_id = p_endpoint)
-        OR EXISTS (SELECT 1 FROM deliveries_default d
-                   WHERE d.event_id = p_event AND d.endpoint_id = p_endpoint)
+-- The delivery of the pair (event, endpoint), whatever its id's shape: what keeps reconcile's
+-- missing-delivery walk and a refanout from making a second one. Its id is the pair's
+-- (decision 0040), one probe of the day's primary key however many deliveries share the
+-- event's millisecond; an id made before 0040 is in the default partition, found by that
+-- partition's own index. A set-returning SQL function that is neither STRICT nor VOLATILE is
+-- inlined into the calling statement, where the partition is chosen per pair.
+CREATE FUNCTION hookline_pair_deliveries(p_event text, p_endpoint text) RETURNS SETOF text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT d.id FROM deliveries d WHERE d.id = hookline_delivery_id(p_event, p_endpoint)
+    UNION ALL
+    SELECT d.id FROM deliveries_default d
+    WHERE d.event_id = p_event AND d.endpoint_id = p_endpoint
 $$;
 
 DROP INDEX deliveries_event_idx;

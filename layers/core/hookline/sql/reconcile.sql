@@ -125,20 +125,21 @@ WITH scanned AS (
 ), page AS MATERIALIZED (
     -- the scan again, inlined: read in id order, it stops at the page's last event
     SELECT s.* FROM (
-        SELECT e.id, e.tenant_id, e.source_id, e.type, e.received_at FROM events e
+        SELECT e.id, e.tenant_id, e.source_id, e.type, e.received_at, e.origin FROM events e
         WHERE e.id > greatest(%(after)s::text,
                               'evt_' || hookline_ulid_time(now() - %(window)s::interval))
           AND e.received_at >= now() - %(window)s::interval
         ORDER BY e.id
         LIMIT %(scan)s
     ) s
-    WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = s.id AND o.fanned_out_at IS NOT NULL)
+    WHERE s.origin <> 'test'  -- a test event goes to its one endpoint only
+      AND EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = s.id AND o.fanned_out_at IS NOT NULL)
       AND EXISTS (
           SELECT 1 FROM endpoints p
           WHERE p.tenant_id = s.tenant_id AND p.enabled
             AND s.received_at > greatest(p.created_at, p.updated_at)
             AND hookline_type_matches(p.event_types, s.type)
-            AND NOT hookline_delivery_exists(s.id, p.id)
+            AND NOT EXISTS (SELECT 1 FROM hookline_pair_deliveries(s.id, p.id))
       )
     ORDER BY s.id
     LIMIT %(limit)s
@@ -168,7 +169,7 @@ LEFT JOIN LATERAL (
     WHERE p.tenant_id = page.tenant_id AND p.enabled AND p.content_filter IS NOT NULL
       AND page.received_at > greatest(p.created_at, p.updated_at)
       AND hookline_type_matches(p.event_types, page.type)
-      AND NOT hookline_delivery_exists(page.id, p.id)
+      AND NOT EXISTS (SELECT 1 FROM hookline_pair_deliveries(page.id, p.id))
     HAVING count(*) > 0
 ) f ON true
 ORDER BY page.id
@@ -186,12 +187,12 @@ WITH missing AS (
     JOIN endpoints p ON p.tenant_id = e.tenant_id AND p.enabled
         AND e.received_at > greatest(p.created_at, p.updated_at)
     JOIN tenants t ON t.id = p.tenant_id
-    WHERE e.id = ANY(%(event_ids)s::text[])
+    WHERE e.id = ANY(%(event_ids)s::text[]) AND e.origin <> 'test'
       AND hookline_type_matches(p.event_types, e.type)
       AND (p.content_filter IS NULL  -- filtered: only the pairs their patterns matched
            OR (e.id, p.id) IN (SELECT * FROM unnest(%(matched_events)s::text[],
                                                     %(matched_endpoints)s::text[])))
-      AND NOT hookline_delivery_exists(e.id, p.id)
+      AND NOT EXISTS (SELECT 1 FROM hookline_pair_deliveries(e.id, p.id))
 )
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
 SELECT hookline_delivery_id(event_id, endpoint_id), event_id, endpoint_id, tenant_id, tenant_group,

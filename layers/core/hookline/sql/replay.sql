@@ -175,8 +175,8 @@ WITH pairs AS (
                ELSE p.id = %(endpoint_id)s END
 )
 SELECT count(*) AS pairs,
-       count(*) FILTER (
-           WHERE NOT hookline_delivery_exists(pairs.event_id, pairs.endpoint_id)) AS missing
+       count(*) FILTER (WHERE NOT EXISTS (
+           SELECT 1 FROM hookline_pair_deliveries(pairs.event_id, pairs.endpoint_id))) AS missing
 FROM pairs
 
 -- refanout_create_deliveries --
@@ -207,7 +207,7 @@ WITH pairs AS (
            tenant_group, now() + %(deadline)s, now() + %(hold)s
     FROM pairs x
     -- a delivery made before decision 0040 has an id of another shape: checked by pair
-    WHERE NOT hookline_delivery_exists(x.event_id, x.endpoint_id)
+    WHERE NOT EXISTS (SELECT 1 FROM hookline_pair_deliveries(x.event_id, x.endpoint_id))
     ORDER BY event_id, endpoint_id
     ON CONFLICT (id) DO NOTHING
     RETURNING id
