@@ -17,10 +17,11 @@ Models:
 
 * **bare relay** — the pipeline bench's `bare_deliveries` (bigserial key, event id, endpoint
   number, state): inserted, then marked delivered; no claim, no attempt row.
-* **today** — a plain copy of `deliveries` (`LIKE … INCLUDING ALL`: its columns and all nine
+* **today** — a plain copy of `deliveries` (`LIKE … INCLUDING ALL`: its columns and all eight
   indexes, without partitions, foreign keys or triggers) and of `attempts`.
 * **today, no endpoint index** / **today, no secondary full index** — the same without
-  `(endpoint_id, created_at)`, and without it, `(event_id, endpoint_id)` and `(tenant_id, id)`.
+  `(endpoint_id, created_at)`, and without it and `(tenant_id, id)` (the event index is gone
+  since migration 0038, decision 0087).
 * **today, no attempt row** — the first success kept on the delivery row alone.
 * **narrow state** — the delivery row written once (ids, tenant, endpoint, deadline, ordering,
   with the three secondary indexes); its state, lease, counts and the partial indexes in a
@@ -144,7 +145,6 @@ def models() -> list[Model]:
             [
                 *TODAY_DDL,
                 "DROP INDEX sim_deliveries_endpoint_id_created_at_idx",
-                "DROP INDEX sim_deliveries_event_id_endpoint_id_idx",
                 "DROP INDEX sim_deliveries_tenant_id_id_idx",
             ],
             today,
