@@ -91,7 +91,7 @@ WHERE endpoint_id = %(id)s AND expires_at IS NOT NULL AND expires_at > now()
 
 -- api_insert_test_event --
 -- A test event goes to one endpoint only: the event enters the ledger with its outbox row
--- already fanned out, and its one delivery is due now.
+-- already fanned out, and its one delivery is due now, its id made from the pair (0087).
 WITH new_event AS (
     INSERT INTO events (id, tenant_id, origin, type, dedupe_key, payload, content_type)
     VALUES (%(event_id)s, %(tenant_id)s, 'test', %(type)s, %(event_id)s, %(payload)s,
@@ -102,7 +102,8 @@ WITH new_event AS (
     SELECT id, tenant_id, received_at, received_at FROM new_event
 )
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
-SELECT hookline_delivery_id(e.id, %(endpoint_id)s), e.id, %(endpoint_id)s, e.tenant_id, t.tenant_group, now() + %(deadline)s
+SELECT hookline_delivery_id(e.id, %(endpoint_id)s), e.id, %(endpoint_id)s, e.tenant_id,
+       t.tenant_group, now() + %(deadline)s
 FROM new_event e JOIN tenants t ON t.id = e.tenant_id
 RETURNING id, event_id
 
