@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -30,6 +32,19 @@ def api(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[ApiClien
 
     yield ApiClient(lambda_handler)
     reset_database()
+
+
+@pytest.fixture
+def now() -> datetime:
+    """This moment in UTC, taken when the test starts and at least two minutes before the next
+    UTC midnight: what the test stamps lands in the day it computes from this moment (a
+    module-level moment, taken at collection, was a day behind for tests run after midnight)."""
+    moment = datetime.now(UTC)
+    midnight = datetime.combine(moment.date() + timedelta(days=1), datetime.min.time(), UTC)
+    if (left := (midnight - moment).total_seconds()) < 120:
+        time.sleep(left + 1)
+        moment = datetime.now(UTC)
+    return moment
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import boto3
 import pytest
@@ -25,11 +25,14 @@ from tests.support.management import OPERATOR, ManagementClient, as_tenant
 
 pytestmark = pytest.mark.integration
 
-NOW = datetime.now(UTC)
-WINDOW = {
-    "since": (NOW - timedelta(hours=1)).isoformat(),
-    "until": (NOW + timedelta(hours=1)).isoformat(),
-}
+
+@pytest.fixture
+def window(now) -> dict[str, str]:
+    """A restore window of two hours around the test's moment."""
+    return {
+        "since": (now - timedelta(hours=1)).isoformat(),
+        "until": (now + timedelta(hours=1)).isoformat(),
+    }
 
 
 @pytest.fixture
@@ -58,7 +61,7 @@ def mgmt(archive):
     return ManagementClient(lambda_handler)
 
 
-def archived_and_dropped(pipeline, db, sink, archive, n: int = 3) -> tuple[str, set[str]]:
+def archived_and_dropped(pipeline, db, sink, archive, now, n: int = 3) -> tuple[str, set[str]]:
     """A tenant whose `n` delivered events were archived and dropped by retention; the
     webhook-ids the sink saw."""
     t = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
@@ -67,7 +70,7 @@ def archived_and_dropped(pipeline, db, sink, archive, n: int = 3) -> tuple[str, 
         for i in range(n):
             hookline.publish(conn, tenant_id=t, type="a", payload={"n": i})
     pipeline.run_until(lambda: pipeline.states() == {"delivered": n})
-    apply_retention(db, archive, RetentionPolicy(ledger_days=1), as_of=NOW + timedelta(days=2))
+    apply_retention(db, archive, RetentionPolicy(ledger_days=1), as_of=now + timedelta(days=2))
     assert rows(db, "SELECT id FROM events") == []
     return t, {r.headers["webhook-id"] for r in sink.requests("/in")}
 
@@ -78,12 +81,12 @@ def rows(db, sql: str, *params: object) -> list[dict]:
 
 
 def test_an_operator_restores_through_the_api_and_every_event_is_delivered_again(
-    pipeline, db, sink, archive, mgmt
+    pipeline, db, sink, archive, mgmt, now, window
 ):
     # Given delivered events, archived and dropped
-    t, first = archived_and_dropped(pipeline, db, sink, archive)
+    t, first = archived_and_dropped(pipeline, db, sink, archive, now)
     # When an operator asks the API for a restore of their window
-    answer = mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": "INC-42"})
+    answer = mgmt.post("/v1/restores", {"tenant_id": t, **window, "reason": "INC-42"})
     assert answer.status == 202, answer.text
     restore = answer.json()
     assert answer.headers["Location"] == f"/v1/restores/{restore['id']}"
@@ -100,7 +103,7 @@ def test_an_operator_restores_through_the_api_and_every_event_is_delivered_again
     assert (audit["id"], audit["actor"]) == (done["audit_id"], OPERATOR)
     assert audit["params"]["reason"] == "INC-42" and audit["params"]["restored"] == 3
     # And a second restore skips the events already back, counted
-    again = mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": "again"}).json()
+    again = mgmt.post("/v1/restores", {"tenant_id": t, **window, "reason": "again"}).json()
     assert wait_for_local_replays(30)
     result = mgmt.get(f"/v1/restores/{again['id']}").json()["result"]
     assert (result["restored"], result["skipped"]) == (0, 3)
@@ -110,29 +113,29 @@ def test_an_operator_restores_through_the_api_and_every_event_is_delivered_again
 
 
 def test_the_api_refuses_a_backward_window_no_reason_tenants_and_unknown_tenants(
-    pipeline, db, archive, mgmt
+    pipeline, db, archive, mgmt, now, window
 ):
     t = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
-    backward = {"tenant_id": t, "since": WINDOW["until"], "until": WINDOW["since"], "reason": "x"}
+    backward = {"tenant_id": t, "since": window["until"], "until": window["since"], "reason": "x"}
     refused = mgmt.post("/v1/restores", backward)
     assert refused.status == 400 and "since must be before until" in refused.json()["detail"]
-    no_reason = mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW})
+    no_reason = mgmt.post("/v1/restores", {"tenant_id": t, **window})
     assert no_reason.status == 422
     assert [e["field"] for e in no_reason.json()["errors"]] == ["reason"]
     bad_time = mgmt.post("/v1/restores", {"tenant_id": t, "since": "yesterday", "until": "now",
                                           "reason": "x"})  # fmt: skip
     assert bad_time.status == 400 and "since" in bad_time.json()["detail"]
-    unknown = mgmt.post("/v1/restores", {"tenant_id": "ten_nobody", **WINDOW, "reason": "x"})
+    unknown = mgmt.post("/v1/restores", {"tenant_id": "ten_nobody", **window, "reason": "x"})
     assert unknown.status == 404
-    own = as_tenant(mgmt, db, t).post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": "x"})
+    own = as_tenant(mgmt, db, t).post("/v1/restores", {"tenant_id": t, **window, "reason": "x"})
     assert own.status == 403 and "operator" in own.json()["detail"]
     assert as_tenant(mgmt, db, t).get("/v1/restores").status == 403
     assert rows(db, "SELECT id FROM restores") == []
 
 
-def test_one_idempotency_key_makes_one_restore(pipeline, db, archive, mgmt):
+def test_one_idempotency_key_makes_one_restore(pipeline, db, archive, mgmt, window):
     t = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
-    body = {"tenant_id": t, **WINDOW, "reason": "once", "dry_run": True}
+    body = {"tenant_id": t, **window, "reason": "once", "dry_run": True}
     key = {"Idempotency-Key": "restore-once"}
     first = mgmt.post("/v1/restores", body, headers=key)
     second = mgmt.post("/v1/restores", body, headers=key)
@@ -141,9 +144,11 @@ def test_one_idempotency_key_makes_one_restore(pipeline, db, archive, mgmt):
     assert len(rows(db, "SELECT id FROM restores")) == 1
 
 
-def test_a_dry_run_counts_restores_nothing_and_is_audited(pipeline, db, sink, archive, mgmt):
-    t, _ = archived_and_dropped(pipeline, db, sink, archive, n=2)
-    made = mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": "look", "dry_run": True})
+def test_a_dry_run_counts_restores_nothing_and_is_audited(
+    pipeline, db, sink, archive, mgmt, now, window
+):
+    t, _ = archived_and_dropped(pipeline, db, sink, archive, now, n=2)
+    made = mgmt.post("/v1/restores", {"tenant_id": t, **window, "reason": "look", "dry_run": True})
     assert wait_for_local_replays(30)
     done = mgmt.get(f"/v1/restores/{made.json()['id']}").json()
     assert done["state"] == "succeeded" and done["result"]["archived"] == 2
@@ -153,13 +158,13 @@ def test_a_dry_run_counts_restores_nothing_and_is_audited(pipeline, db, sink, ar
 
 
 def test_a_restore_the_archive_cannot_serve_fails_visibly_and_is_audited(
-    pipeline, db, archive, mgmt, monkeypatch
+    pipeline, db, archive, mgmt, monkeypatch, window
 ):
     t = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
     monkeypatch.setenv("HOOKLINE_ARCHIVE_BUCKET", "no-such-bucket")
     get_settings.cache_clear()
     reset_runtime()
-    made = mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": "s3 down"}).json()
+    made = mgmt.post("/v1/restores", {"tenant_id": t, **window, "reason": "s3 down"}).json()
     assert wait_for_local_replays(30)
     done = mgmt.get(f"/v1/restores/{made['id']}").json()
     assert done["state"] == "failed" and "cannot read the archive" in done["result"]["error"]
@@ -168,13 +173,13 @@ def test_a_restore_the_archive_cannot_serve_fails_visibly_and_is_audited(
 
 
 def test_the_replay_function_restores_a_console_request_and_a_recorded_one(
-    pipeline, db, sink, archive, mgmt, monkeypatch, moto_endpoint
+    pipeline, db, sink, archive, mgmt, monkeypatch, moto_endpoint, now, window
 ):
     from functions.replay.handler import lambda_handler as replay_function
 
     # Given delivered events, archived and dropped
-    t, first = archived_and_dropped(pipeline, db, sink, archive)
-    request = {"tenant_id": t, **WINDOW, "reason": "INC-7", "requested_by": "ana@example.com"}
+    t, first = archived_and_dropped(pipeline, db, sink, archive, now)
+    request = {"tenant_id": t, **window, "reason": "INC-7", "requested_by": "ana@example.com"}
     # When the function is invoked with a restore request, as from the console
     answer = replay_function({"restore": request}, LocalContext(function_name="replay"))
     # Then it restores them, and they are delivered again with the same webhook-ids
@@ -191,7 +196,7 @@ def test_the_replay_function_restores_a_console_request_and_a_recorded_one(
     monkeypatch.delenv("HOOKLINE_ARCHIVE_BUCKET")
     get_settings.cache_clear()
     reset_runtime()
-    made = mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": "INC-7 again"})
+    made = mgmt.post("/v1/restores", {"tenant_id": t, **window, "reason": "INC-7 again"})
     assert made.status == 202, made.text
     (invocation,) = sink.requests("/2015-03-31/functions/hookline-replay/invocations")
     assert invocation.headers["x-amz-invocation-type"] == "Event"
@@ -210,7 +215,7 @@ def test_the_replay_function_restores_a_console_request_and_a_recorded_one(
     again = replay_function(event, LocalContext(function_name="replay"))
     assert again == {"ok": True, "restore_id": made.json()["id"], "ran": False}
     # And a bad request is refused with the field named, nothing restored
-    backward = {**request, "since": WINDOW["until"], "until": WINDOW["since"]}
+    backward = {**request, "since": window["until"], "until": window["since"]}
     refused = replay_function({"restore": backward}, LocalContext(function_name="replay"))
     assert refused["ok"] is False and refused["error"]["type"] == "bad_request"
     assert "since must be before until" in refused["error"]["message"]
@@ -219,13 +224,15 @@ def test_the_replay_function_restores_a_console_request_and_a_recorded_one(
     assert no_reason["ok"] is False and "reason is required" in no_reason["error"]["message"]
 
 
-def test_reconcile_fails_a_restore_whose_run_died_and_audits_it(pipeline, db, archive, mgmt):
+def test_reconcile_fails_a_restore_whose_run_died_and_audits_it(
+    pipeline, db, archive, mgmt, window
+):
     from hookline.runtime import build_reconciler
 
     # Given a restore whose run started half an hour ago and never reported, and a fresh one
     t = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
     dead, fresh = (
-        mgmt.post("/v1/restores", {"tenant_id": t, **WINDOW, "reason": r}).json()["id"]
+        mgmt.post("/v1/restores", {"tenant_id": t, **window, "reason": r}).json()["id"]
         for r in ("died", "fresh")
     )
     assert wait_for_local_replays(30)

@@ -4,7 +4,7 @@ restored and delivered again with the same webhook-ids; erased for good, audited
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import boto3
 import pytest
@@ -19,8 +19,6 @@ from hookline_dev.cli import main
 from tests.support import operator
 
 pytestmark = pytest.mark.integration
-
-NOW = datetime.now(UTC)
 
 
 @pytest.fixture
@@ -50,18 +48,18 @@ def rows(db, sql: str, *params: object) -> list[dict]:
 
 
 def test_a_restore_delivers_every_archived_event_again_with_the_same_webhook_id(
-    pipeline, db, sink, archive
+    pipeline, db, sink, archive, now
 ):
     # Given delivered events, archived and dropped by retention
     t, ids = delivered_events(pipeline, db, sink)
     first = {r.headers["webhook-id"] for r in sink.requests("/in")}
     report = apply_retention(
-        db, archive, RetentionPolicy(ledger_days=1), as_of=NOW + timedelta(days=2)
+        db, archive, RetentionPolicy(ledger_days=1), as_of=now + timedelta(days=2)
     )
     assert report.days_dropped and rows(db, "SELECT id FROM events") == []
     # When the window is restored
     result = restore_window(
-        db, archive, tenant_id=t, since=NOW - timedelta(hours=1), until=NOW + timedelta(hours=1),
+        db, archive, tenant_id=t, since=now - timedelta(hours=1), until=now + timedelta(hours=1),
         reason="customer lost data", actor="test", hold_days=7, fan_out=pipeline.fanout,
     )  # fmt: skip
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 3})
@@ -74,30 +72,30 @@ def test_a_restore_delivers_every_archived_event_again_with_the_same_webhook_id(
     [audit] = rows(db, "SELECT params FROM audit_log WHERE action = 'archive.restore'")
     assert audit["params"]["reason"] == "customer lost data"
     again = restore_window(
-        db, archive, tenant_id=t, since=NOW - timedelta(hours=1), until=NOW + timedelta(hours=1),
+        db, archive, tenant_id=t, since=now - timedelta(hours=1), until=now + timedelta(hours=1),
         reason="again", actor="test", hold_days=7,
     )  # fmt: skip
     assert (again["restored"], again["skipped"]) == (0, 3)
     # And the restored window is held: the next retention run leaves it in the ledger
     held = apply_retention(
-        db, archive, RetentionPolicy(ledger_days=1), as_of=NOW + timedelta(days=2)
+        db, archive, RetentionPolicy(ledger_days=1), as_of=now + timedelta(days=2)
     )
-    assert NOW.date().isoformat() not in held.days_dropped and held.kept_held == 3
+    assert now.date().isoformat() not in held.days_dropped and held.kept_held == 3
     assert len(rows(db, "SELECT id FROM events")) == 3
 
 
-def test_a_restore_window_backwards_is_refused(db, archive):
+def test_a_restore_window_backwards_is_refused(db, archive, now):
     with pytest.raises(hookline.errors.BadRequest, match="--since must be before --until"):
-        restore_window(db, archive, tenant_id="t", since=NOW, until=NOW - timedelta(days=1),
+        restore_window(db, archive, tenant_id="t", since=now, until=now - timedelta(days=1),
                        reason="x", actor="test", hold_days=1)  # fmt: skip
 
 
 def test_erase_removes_the_tenants_data_and_archive_and_keeps_an_audit_entry(
-    pipeline, db, sink, archive
+    pipeline, db, sink, archive, now
 ):
     # Given a tenant with delivered events, some archived already, and another tenant
     t, _ = delivered_events(pipeline, db, sink, n=2)
-    apply_retention(db, archive, RetentionPolicy(ledger_days=1), as_of=NOW + timedelta(days=2))
+    apply_retention(db, archive, RetentionPolicy(ledger_days=1), as_of=now + timedelta(days=2))
     other = operator.add_tenant(db, HooklineConfig(), name="other", group="standard")["id"]
     with db.connection() as conn, conn.transaction():
         hookline.publish(conn, tenant_id=t, type="a", payload={"left": 1})
@@ -137,14 +135,14 @@ def test_the_cli_refuses_erase_without_confirm_a_zero_retention_and_a_backward_w
         main(["retention", "--once", "--dry-run", "--json"])
 
 
-def test_the_cli_previews_retention_as_of_a_time(database_url, monkeypatch, capsys, db):
+def test_the_cli_previews_retention_as_of_a_time(database_url, monkeypatch, capsys, db, now):
     import json
 
     monkeypatch.setenv("DATABASE_URL", database_url)
     t = operator.add_tenant(db, HooklineConfig(), name="acme", group="standard")["id"]
     with db.connection() as conn, conn.transaction():
         hookline.publish(conn, tenant_id=t, type="a", payload={})
-    later = (NOW + timedelta(days=91)).isoformat()
+    later = (now + timedelta(days=91)).isoformat()
     assert main(["retention", "--once", "--as-of", later, "--dry-run", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["dry_run"] and report["removed"]["events"] == {t: 1}

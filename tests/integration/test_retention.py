@@ -22,8 +22,7 @@ from tests.support import operator
 
 pytestmark = pytest.mark.integration
 
-NOW = datetime.now(UTC)
-LATER = NOW + timedelta(days=91)  # today's partition is past the 90-day default then
+LATER = timedelta(days=91)  # today's partition is past the 90-day default then
 
 
 class Bucket:
@@ -68,9 +67,9 @@ def archived(s3: Bucket) -> list[dict]:
     return [r for k in store.keys("ledger/") for r in decode_lines(store.get(k))]
 
 
-def test_partitions_are_made_ahead_and_events_land_in_their_day(db):
+def test_partitions_are_made_ahead_and_events_land_in_their_day(db, now):
     # When partitions are ensured a week ahead
-    ensure_partitions(db, as_of=NOW, ahead_days=7)
+    ensure_partitions(db, as_of=now, ahead_days=7)
     with db.connection() as conn:
         days = {r["day"] for r in conn.execute("SELECT day FROM hookline_day_partitions")}
         tables = {
@@ -78,16 +77,16 @@ def test_partitions_are_made_ahead_and_events_land_in_their_day(db):
             for r in conn.execute("SELECT DISTINCT table_name AS t FROM hookline_day_partitions")
         }
     # Then every hot table has a partition for each day through a week from now
-    assert {(NOW + timedelta(days=d)).date() for d in range(8)} <= days
+    assert {(now + timedelta(days=d)).date() for d in range(8)} <= days
     assert tables == {"events", "outbox", "deliveries", "attempts"}
     # And a published event is stored in today's partition, not the default one
     event = publish(db, tenant(db), {"n": 1})
     assert count(db, "SELECT count(*) FROM events_default") == 0
-    table = f"events_d{NOW:%Y%m%d}"
+    table = f"events_d{now:%Y%m%d}"
     assert count(db, f"SELECT count(*) FROM {table} WHERE id = %s", event.id) == 1
 
 
-def test_two_makers_of_the_same_days_partitions_at_once_both_succeed(database_url):
+def test_two_makers_of_the_same_days_partitions_at_once_both_succeed(database_url, now):
     # Given two processes (each its own pool) ensuring the same fresh days at the same moment
     pools = [Database(database_url, max_size=2) for _ in range(2)]
     start = threading.Barrier(2)
@@ -103,7 +102,7 @@ def test_two_makers_of_the_same_days_partitions_at_once_both_succeed(database_ur
 
     try:
         for week in range(1, 6):
-            as_of = NOW + timedelta(days=30 * week)
+            as_of = now + timedelta(days=30 * week)
             threads = [threading.Thread(target=run, args=(p, as_of)) for p in pools]
             for thread in threads:
                 thread.start()
@@ -118,7 +117,7 @@ def test_two_makers_of_the_same_days_partitions_at_once_both_succeed(database_ur
     assert sum(made) == 5 * 8 * 4  # 5 rounds x 8 days x 4 hot tables
 
 
-def test_making_partitions_never_deadlocks_a_reader_of_two_hot_tables(database_url):
+def test_making_partitions_never_deadlocks_a_reader_of_two_hot_tables(database_url, now):
     # Given a reader (as the operational monitor is) that has read `attempts` and will read
     # `deliveries` in the same transaction
     maker_pool, reader_pool = Database(database_url, max_size=1), Database(database_url, max_size=1)
@@ -128,7 +127,7 @@ def test_making_partitions_never_deadlocks_a_reader_of_two_hot_tables(database_u
     def make() -> None:
         try:
             made.append(
-                ensure_partitions(maker_pool, as_of=NOW + timedelta(days=400), ahead_days=0)
+                ensure_partitions(maker_pool, as_of=now + timedelta(days=400), ahead_days=0)
             )
         except BaseException as err:
             failures.append(err)
@@ -151,7 +150,9 @@ def test_making_partitions_never_deadlocks_a_reader_of_two_hot_tables(database_u
     assert made == [2 * 4]  # the day before and the day, four hot tables each
 
 
-def test_an_expired_day_is_archived_then_dropped_with_payload_bytes_exact(pipeline, db, sink, s3):
+def test_an_expired_day_is_archived_then_dropped_with_payload_bytes_exact(
+    pipeline, db, sink, s3, now
+):
     # Given delivered events of today (one payload with non-ASCII text)
     t = tenant(db)
     operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/in"))
@@ -162,9 +163,9 @@ def test_an_expired_day_is_archived_then_dropped_with_payload_bytes_exact(pipeli
             r["id"]: bytes(r["payload"]) for r in conn.execute("SELECT id, payload FROM events")
         }
     # When retention runs 91 days later
-    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=LATER)
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=now + LATER)
     # Then today's partitions were dropped and nothing of the events is left in the database
-    assert NOW.date().isoformat() in report.days_dropped
+    assert now.date().isoformat() in report.days_dropped
     for table in ("events", "outbox", "deliveries", "attempts"):
         assert count(db, f"SELECT count(*) FROM {table}") == 0, table
     assert report.removed["events"] == {t: 3} and report.removed["attempts"] == {t: 3}
@@ -177,17 +178,17 @@ def test_an_expired_day_is_archived_then_dropped_with_payload_bytes_exact(pipeli
         assert delivery["state"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
 
 
-def test_a_dry_run_removes_nothing_and_says_what_it_would(pipeline, db, s3):
+def test_a_dry_run_removes_nothing_and_says_what_it_would(pipeline, db, s3, now):
     t = tenant(db)
     publish(db, t, {"n": 1})
     pipeline.fanout()
-    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=LATER,
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=now + LATER,
                              dry_run=True)  # fmt: skip
     assert report.removed["events"] == {t: 1}
     assert count(db, "SELECT count(*) FROM events") == 1 and archived(s3) == []
 
 
-def test_a_pending_delivery_is_never_removed(pipeline, db, sink, s3):
+def test_a_pending_delivery_is_never_removed(pipeline, db, sink, s3, now):
     # Given an event whose delivery is still pending (nothing delivered it)
     t = tenant(db)
     operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/never"))
@@ -195,20 +196,20 @@ def test_a_pending_delivery_is_never_removed(pipeline, db, sink, s3):
     with db.connection() as conn:
         hookline.repositories.deliveries.fan_out_batch(conn, limit=10, deadline=timedelta(days=1))
     # When retention runs long after
-    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=LATER)
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=now + LATER)
     # Then the day is kept, the event and its delivery are still there, and it is counted
     assert report.days_dropped == [] and report.kept_unfinished == 1
     assert count(db, "SELECT count(*) FROM deliveries WHERE state = 'pending'") == 1
     assert count(db, "SELECT count(*) FROM events") == 1
 
 
-def test_a_failing_archive_keeps_every_row(pipeline, db, s3):
+def test_a_failing_archive_keeps_every_row(pipeline, db, s3, now):
     # Given a fanned-out event, and an archive bucket that does not exist (the upload fails)
     t = tenant(db)
     publish(db, t, {"n": 1})
     pipeline.fanout()
     report = apply_retention(
-        db, S3Archive(s3.client, "no-such-bucket"), RetentionPolicy(), as_of=LATER
+        db, S3Archive(s3.client, "no-such-bucket"), RetentionPolicy(), as_of=now + LATER
     )
     # Then nothing was dropped and the failure is reported
     assert report.days_dropped == [] and report.errors
@@ -217,7 +218,7 @@ def test_a_failing_archive_keeps_every_row(pipeline, db, s3):
     assert count(db, "SELECT count(*) FROM outbox") == 1
 
 
-def test_a_shorter_tenant_retention_deletes_only_that_tenants_rows(pipeline, db, sink, s3):
+def test_a_shorter_tenant_retention_deletes_only_that_tenants_rows(pipeline, db, sink, s3, now):
     # Given two tenants with delivered events; one keeps its ledger 1 day only
     short, normal = tenant(db, "short"), tenant(db, "normal")
     with db.connection() as conn:
@@ -227,7 +228,7 @@ def test_a_shorter_tenant_retention_deletes_only_that_tenants_rows(pipeline, db,
         publish(db, t, {"t": t})
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 2})
     # When retention runs two days later
-    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=NOW + timedelta(days=2))
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=now + timedelta(days=2))
     # Then the short tenant's event and delivery are gone (archived), the other's stay
     assert report.days_dropped == []
     assert report.removed["events"] == {short: 1} and report.removed["deliveries"] == {short: 1}
@@ -236,7 +237,7 @@ def test_a_shorter_tenant_retention_deletes_only_that_tenants_rows(pipeline, db,
     assert [r["tenant_id"] for r in archived(s3)] == [short]
 
 
-def test_a_duplicate_gets_the_original_id_after_its_event_was_archived(pipeline, db, s3):
+def test_a_duplicate_gets_the_original_id_after_its_event_was_archived(pipeline, db, s3, now):
     # Given an event published with an Idempotency-Key, then archived and dropped
     t = tenant(db)
     original = publish(db, t, {"n": 1}, key="order-42")
@@ -245,7 +246,7 @@ def test_a_duplicate_gets_the_original_id_after_its_event_was_archived(pipeline,
         db,
         s3.store(),
         RetentionPolicy(ledger_days=1, dedupe_days=30),
-        as_of=NOW + timedelta(days=2),
+        as_of=now + timedelta(days=2),
     )
     assert report.days_dropped and count(db, "SELECT count(*) FROM events") == 0
     # When the same key is published again
@@ -255,7 +256,7 @@ def test_a_duplicate_gets_the_original_id_after_its_event_was_archived(pipeline,
     assert count(db, "SELECT count(*) FROM events") == 0
     # And once the dedupe retention has passed too, the key is pruned
     later = apply_retention(db, s3.store(), RetentionPolicy(ledger_days=1, dedupe_days=30),
-                            as_of=NOW + timedelta(days=31))  # fmt: skip
+                            as_of=now + timedelta(days=31))  # fmt: skip
     assert later.event_keys_pruned == 1
 
 
@@ -264,7 +265,7 @@ def test_retention_of_zero_days_is_refused():
         RetentionPolicy(ledger_days=0)
 
 
-def test_reconcile_makes_the_partitions_of_the_week_ahead(pipeline, db):
+def test_reconcile_makes_the_partitions_of_the_week_ahead(pipeline, db, now):
     from hookline.runtime import build_reconciler
 
     # Given the partitions of a week from now are missing
@@ -281,7 +282,7 @@ def test_reconcile_makes_the_partitions_of_the_week_ahead(pipeline, db):
     assert sorted(tables) == ["attempts", "deliveries", "events", "outbox"]
 
 
-def test_a_day_whose_delivery_reopened_is_not_dropped(pipeline, db, sink):
+def test_a_day_whose_delivery_reopened_is_not_dropped(pipeline, db, sink, now):
     # Given a day whose one delivery is pending again (a replay reopened it after selection)
     from hookline.errors import DeliveryStillOpen
     from hookline.repositories import retention as repo
@@ -292,13 +293,13 @@ def test_a_day_whose_delivery_reopened_is_not_dropped(pipeline, db, sink):
     pipeline.fanout()
     # When the day's partitions are dropped directly
     with db.connection() as conn, pytest.raises(DeliveryStillOpen), conn.transaction():
-        repo.drop_day_partitions(conn, NOW.date())
+        repo.drop_day_partitions(conn, now.date())
     # Then the drop refused and nothing is gone
     assert count(db, "SELECT count(*) FROM deliveries") == 1
     assert count(db, "SELECT count(*) FROM events") == 1
 
 
-def test_events_outside_every_day_partition_are_reported(db, s3):
+def test_events_outside_every_day_partition_are_reported(db, s3, now):
     # Given an event whose day has no partition (made when reconcile was down for weeks)
     t = tenant(db)
     with db.connection() as conn:
@@ -308,7 +309,7 @@ def test_events_outside_every_day_partition_are_reported(db, s3):
             (t,),
         )
     # When retention runs
-    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=NOW)
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=now)
     # Then it says so, as an error an operator sees, and removes nothing
     assert report.events_outside_days == 1 and "outside every day partition" in report.errors[0]
     assert count(db, "SELECT count(*) FROM events_default") == 1
