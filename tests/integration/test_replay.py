@@ -316,6 +316,34 @@ def test_refanout_to_one_endpoint_sends_it_history_matching_its_filters(pipeline
     assert len(sink.requests("/old")) == 3
 
 
+def test_refanout_leaves_a_test_event_with_its_one_endpoint(pipeline, db, sink):
+    from hookline.management import endpoint_service
+
+    # Given two endpoints taking every event, a test event sent to one and a published event
+    t = tenant(db)
+    chosen = endpoint(db, t, sink.url("/chosen"))
+    endpoint(db, t, sink.url("/other"))
+    since = db_now(db)
+    time.sleep(0.01)  # the events arrive after both endpoints
+    sent = endpoint_service.send_test_event(
+        db, get_settings(), operator.OPERATOR, chosen["id"], type="test.ping", payload=None
+    )
+    publish(db, t)
+    drain(pipeline, lambda: pipeline.states() == {"delivered": 3})
+    # And an endpoint added since, which is sent the window's history
+    late = endpoint(db, t, sink.url("/late"))
+    # When the window is re-fanned out, and the late endpoint is sent its history
+    window = replay(since=since, refanout=True, **OPERATOR)
+    history = replay(endpoint_id=late["id"], since=since, refanout=True, **OPERATOR)
+    drain(pipeline, lambda: pipeline.states() == {"delivered": 4})
+    # Then only the published event was considered: the test event went to no other endpoint
+    assert (window["events"], window["created"]) == (1, 0)
+    assert (history["events"], history["created"]) == (1, 1)
+    tested = rows(db, "SELECT endpoint_id FROM deliveries WHERE event_id = %s", sent["event_id"])
+    assert tested == [{"endpoint_id": chosen["id"]}]
+    assert len(sink.requests("/other")) == 1 and len(sink.requests("/late")) == 1
+
+
 def test_redrive_moves_dlq_messages_back_and_they_are_delivered(pipeline, db, sink, sqs):
     # Given a delivery whose message ended in the DLQ, next to a message that is not ours
     t = tenant(db)
