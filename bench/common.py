@@ -149,6 +149,18 @@ def backend_cpu_seconds(conn: Any) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def make_past_partitions(url: str, days: int) -> None:
+    """The day partitions of the `days` days before today, as a long retention keeps them."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT hookline_create_day_partitions(current_date - d)"
+            " FROM generate_series(1, %s) AS d",
+            (days,),
+        )
+
+
 def machine_facts() -> str:
     """CPUs, Python version and the current load average (read busy-machine figures with
     care)."""

@@ -56,6 +56,7 @@ from common import (
     bench_database,
     insert_events,
     machine_facts,
+    make_past_partitions,
     print_table,
     quiet_environment,
     server_facts,
@@ -292,18 +293,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if not args.batch_sizes or min(args.batch_sizes) < 1 or args.rounds < 1 or args.events < 1:
         parser.error("--events, --batch-sizes and --rounds must be positive")
     return args
-
-
-def make_past_partitions(url: str, days: int) -> None:
-    """Empty day partitions of the `days` days before yesterday, as a long retention keeps."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            "SELECT hookline_create_day_partitions(current_date - d)"
-            " FROM generate_series(2, %s + 1) AS d",
-            (days,),
-        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -70,7 +70,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import bench_database, machine_facts, print_table, quiet_environment, server_facts
+from common import (
+    bench_database,
+    machine_facts,
+    make_past_partitions,
+    print_table,
+    quiet_environment,
+    server_facts,
+)
 from pgcost import count_round_trips, server_cpu_by_role, wal_and_commits
 from sink import running_sink
 from walmix import SERVER_SETTINGS as WAL_MIX_SETTINGS
@@ -473,18 +480,6 @@ def top_statements(conn: Any, limit: int = 12) -> list[dict[str, Any]]:
     ).fetchall()
     keys = ("calls", "plan_ms", "exec_ms", "rows", "hit", "read", "wal", "query")
     return [dict(zip(keys, row, strict=True)) for row in rows]
-
-
-def make_past_partitions(url: str, days: int) -> None:
-    """The day partitions of the `days` days before today, as retention keeps them."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        for day in range(1, days + 1):
-            conn.execute(
-                "SELECT hookline_create_day_partitions((current_date - %s::integer)::date)",
-                (day,),
-            )
 
 
 def prepare(url: str, sink_url: str, widths: list[int]) -> dict[int, str]:

@@ -1,8 +1,8 @@
 """What the reconciler's missing-delivery walk costs when content filters leave pairs
 "missing" for good (decision 0056).
 
-Given two tenants, each with 2 endpoints without a content filter and `--events` (10,000)
-events fanned out, the second tenant also with 2 endpoints whose pattern matches none of
+Given two tenants, each with `--plain` (2) endpoints without a content filter and `--events`
+(10,000) events fanned out, the second tenant also with 2 endpoints whose pattern matches none of
 its events (so every one of its events has 2 pairs the walk must match in Python every run),
 each row times the whole walk (`hookline.repositories.reconcile.create_missing_deliveries`
 page after page, as `Reconciler.run` does) in pages of `--batch` events:
@@ -14,6 +14,11 @@ page after page, as `Reconciler.run` does) in pages of `--batch` events:
   re-created (and deleted again after each pass).
 
     .venv/bin/python bench/reconcile_missing.py [--events 10000] [--batch 500] [--rounds 3]
+        [--plain 2] [--past-days 0]
+
+Each row also gives the walk's Postgres server CPU (its backend's user + system time) per
+event the walk read, the figure that prices a cycle: a cycle reads every event of the 24-hour
+window. `--past-days 90` first makes the day partitions the default retention keeps.
 
 Postgres is `DATABASE_URL` if set, else a local server in a temp dir (bench/common.py).
 A benchmark, not a test: it prints a table and never fails on a figure.
@@ -29,9 +34,11 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from common import (
+    backend_cpu_seconds,
     bench_database,
     insert_events,
     machine_facts,
+    make_past_partitions,
     print_table,
     quiet_environment,
     server_facts,
@@ -41,8 +48,8 @@ PAYLOAD = b'{"id": "ord_0000", "amount": 42, "items": [' + b"1, " * 150 + b"1]}"
 NO_MATCH = {"payload": {"amount": [{"numeric": [">", 100]}]}}
 
 
-def make_tenant(url: str, name: str, events: int, filtered: int) -> None:
-    """A tenant with 2 plain endpoints and `filtered` ones, then its events, fanned out."""
+def make_tenant(url: str, name: str, events: int, plain: int, filtered: int) -> None:
+    """A tenant with `plain` endpoints and `filtered` ones, then its events, fanned out."""
     from hookline.config import HooklineConfig
     from hookline.db import Database
     from hookline.management import endpoint_service, tenant_service
@@ -56,9 +63,9 @@ def make_tenant(url: str, name: str, events: int, filtered: int) -> None:
     try:
         operator = Caller("bench", "*")
         tenant = tenant_service.create_tenant(db, HooklineConfig(), operator, name=name, group=None)
-        for i in range(2 + filtered):
+        for i in range(plain + filtered):
             body = {"tenant_id": tenant["id"], "url": f"http://127.0.0.1:9/{name}/{i}"}
-            if i >= 2:
+            if i >= plain:
                 body["content_filter"] = NO_MATCH
             endpoint_service.create_endpoint(db, settings, operator, body)
         time.sleep(0.01)  # the events arrive after the endpoints
@@ -71,14 +78,17 @@ def make_tenant(url: str, name: str, events: int, filtered: int) -> None:
         db.close()
 
 
-def walk(url: str, batch: int) -> tuple[float, int, int]:
-    """One whole walk over the window: (seconds, pages, deliveries created)."""
+def walk(url: str, batch: int) -> tuple[float, float | None, int, int]:
+    """One whole walk over the window: (seconds, server CPU seconds, pages, deliveries
+    created)."""
     from hookline.db import Database
     from hookline.repositories.reconcile import create_missing_deliveries
 
     db = Database(url, max_size=1)
     try:
         after, pages, created = None, 0, 0
+        with db.connection() as conn:  # the pool's one connection: the walk's backend
+            cpu_before = backend_cpu_seconds(conn)
         start = time.perf_counter()
         while True:
             with db.connection() as conn:
@@ -86,9 +96,14 @@ def walk(url: str, batch: int) -> tuple[float, int, int]:
                     conn, window=timedelta(hours=24), deadline=timedelta(days=1),
                     limit=batch, after=after,
                 )  # fmt: skip
-            pages, created = pages + 1, created + len(page.created)
-            if not page.more:
-                return time.perf_counter() - start, pages, created
+                pages, created = pages + 1, created + len(page.created)
+                if not page.more:
+                    seconds = time.perf_counter() - start
+                    cpu_after = backend_cpu_seconds(conn)
+                    cpu = None
+                    if cpu_before is not None and cpu_after is not None:
+                        cpu = cpu_after - cpu_before
+                    return seconds, cpu, pages, created
             after = page.last
     finally:
         db.close()
@@ -112,35 +127,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--plain", type=int, default=2, help="endpoints without a filter")
+    parser.add_argument("--past-days", type=int, default=0, help="earlier days' partitions")
     args = parser.parse_args(argv)
     quiet_environment()
     machine = machine_facts()
     rows = []
     with bench_database("reconcile") as (url, where):
         print("creating events ...", file=sys.stderr, flush=True)
-        make_tenant(url, "plain", args.events, filtered=0)
+        if args.past_days:
+            make_past_partitions(url, args.past_days)
+        make_tenant(url, "plain", args.events, args.plain, filtered=0)
         cases = [("no filters", 0, 0.0), ("+ filtered non-matches", 2, 0.0), ("+ 1% lost", 0, 0.01)]
+        read = args.events  # events the walk reads
         for name, filtered, share in cases:
             if filtered:
-                make_tenant(url, "filtered", args.events, filtered=filtered)
-            times = []
+                make_tenant(url, "filtered", args.events, args.plain, filtered=filtered)
+                read += args.events
+            times, cpus = [], []
             for _ in range(args.rounds):
                 if share:
                     lose(url, share)
-                seconds, pages, created = walk(url, args.batch)
+                seconds, cpu, pages, created = walk(url, args.batch)
                 times.append(seconds)
+                cpus.append(cpu)
+            known = [c for c in cpus if c is not None]
+            per_event = f"{statistics.median(known) / read * 1e6:,.1f}" if known else "-"
             rows.append(
                 (name, f"{min(times) * 1000:,.0f}", f"{statistics.median(times) * 1000:,.0f}",
-                 pages, created)
+                 per_event, pages, created)
             )  # fmt: skip
         facts = server_facts(url)
     print(
-        f"reconcile missing-delivery walk: {args.events} events per tenant, pages of "
-        f"{args.batch}, best and median of {args.rounds}; {machine}"
+        f"reconcile missing-delivery walk: {args.events} events per tenant, {args.plain} plain "
+        f"endpoints each, pages of {args.batch}, best and median of {args.rounds}, "
+        f"{9 + args.past_days} day partitions per hot table; {machine}"
     )
     print(f"postgres: {where}; {facts}")
     print()
-    print_table(("case", "best ms", "median ms", "pages", "created (last)"), rows)
+    headers = ("case", "best ms", "median ms", "server µs/event", "pages", "created (last)")
+    print_table(headers, rows)
     return 0
 
 
