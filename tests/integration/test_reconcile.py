@@ -398,9 +398,11 @@ def test_a_bounded_repair_resumes_where_the_last_run_stopped(make_pipeline, db, 
 
 
 def test_the_repair_walk_wraps_and_finds_a_loss_behind_its_position(make_pipeline, db, sink):
-    # Given pages of two events, one page per run, a big invoice delivered to the filtered
-    # endpoint, then six small ones it never wanted
-    pipeline = make_pipeline(reconcile_batch_size=2, reconcile_repair_max_pages=1)
+    # Given pages of two events, one page per run, no rest between cycles, a big invoice
+    # delivered to the filtered endpoint, then six small ones it never wanted
+    pipeline = make_pipeline(
+        reconcile_batch_size=2, reconcile_repair_max_pages=1, reconcile_repair_rest_minutes=0
+    )
     t = tenant(db)
     big_only = endpoint(db, t, sink.url("/big"), content_filter=BIG)
     big = publish_amount(db, t, 500)
@@ -420,6 +422,53 @@ def test_the_repair_walk_wraps_and_finds_a_loss_behind_its_position(make_pipelin
     assert cycles == [0, 0, 0, 1]
     pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
     assert len(sink.requests("/big")) == 2
+
+
+def test_the_walk_stops_at_its_time_bound_and_is_not_alarmed_on(make_pipeline, db, sink):
+    # Given pages of two events, a walk allowed no time past its first page, and six events
+    pipeline = make_pipeline(reconcile_batch_size=2, reconcile_repair_max_seconds=0)
+    t = tenant(db)
+    endpoint(db, t, sink.url("/big"), content_filter=BIG)
+    for _ in range(6):
+        publish_amount(db, t, 5)
+    pipeline.fanout()
+    # When reconcile runs twice
+    reports = [reconcile() for _ in range(2)]
+    # Then each run read one page, said it stopped at its time bound, and the second resumed
+    # where the first stopped; neither counts as unreconciled
+    walks = [r["findings"]["missing_deliveries_walk"] for r in reports]
+    assert [(w["pages"], w["stopped_by"]) for w in walks] == [(1, "max_seconds")] * 2
+    assert walks[1]["resumed_after"] == walks[0]["stopped_after"] is not None
+    assert [r["unreconciled"] for r in reports] == [0, 0]
+
+
+def test_a_finished_repair_cycle_rests_before_the_window_is_walked_again(make_pipeline, db, sink):
+    # Given a walk that rests 10 minutes after a cycle, and a cycle just finished
+    pipeline = make_pipeline(reconcile_repair_rest_minutes=10)
+    t = tenant(db)
+    everything = endpoint(db, t, sink.url("/all"))
+    event = publish(db, t)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    first = reconcile()["findings"]["missing_deliveries_walk"]
+    assert (first["pages"], first["resting_until"]) == (1, None)
+    # When a delivery is lost and reconcile runs within the rest
+    lose(db, [pipeline.delivery(event_id=event, endpoint_id=everything["id"])["id"]])
+    resting = reconcile()
+    # Then the walk reads nothing, says until when it rests, and is not alarmed on
+    walked = resting["findings"]["missing_deliveries_walk"]
+    assert (walked["pages"], walked["cycle"]) == (0, 1)
+    until = datetime.fromisoformat(walked["resting_until"])
+    assert timedelta(minutes=9) < until - datetime.now(UTC) <= timedelta(minutes=10)
+    assert resting["repairs"]["missing_deliveries_created"] == 0
+    assert resting["unreconciled"] == 0
+    # And once the rest has passed (the cycle's end moved 11 minutes back), the next cycle
+    # walks the window and re-creates the lost delivery with its id
+    sql(db, "UPDATE reconcile_positions SET updated_at = updated_at - interval '11 minutes'")
+    after = reconcile()
+    assert after["repairs"]["missing_deliveries_created"] == 1
+    assert after["findings"]["missing_deliveries_walk"]["resting_until"] is None
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    assert len(sink.requests("/all")) == 2
 
 
 def test_two_runs_at_once_never_move_the_repair_position_back(pipeline, db):

@@ -240,6 +240,11 @@ class HooklineConfig:
     reconcile_batch_size: int = 500  # rows per repair statement
     # Pages of the missing-delivery walk per run; the next run resumes where it stopped.
     reconcile_repair_max_pages: int = 200
+    # Seconds of a run the walk may take (it reads at least one page); then it stops until the
+    # next run, leaving the rest of the run to the steps after it.
+    reconcile_repair_max_seconds: int = 30
+    # Minutes the walk rests after reaching the window's end before it starts it again.
+    reconcile_repair_rest_minutes: int = 55
     reconcile_report_retention_days: int = 30
     infrastructure: Infrastructure = field(default_factory=Infrastructure)
     console: Console = field(default_factory=Console)
@@ -300,6 +305,10 @@ class HooklineConfig:
             )
         if config.reconcile_repair_max_pages < 1:
             raise ValueError("reconcile_repair_max_pages must be at least 1")
+        if config.reconcile_repair_max_seconds < 0:
+            raise ValueError("reconcile_repair_max_seconds must be 0 or more")
+        if config.reconcile_repair_rest_minutes < 0:
+            raise ValueError("reconcile_repair_rest_minutes must be 0 or more")
         return config
 
 

@@ -14,8 +14,9 @@ A run, in order:
 4. fanned-out events of the recent window missing a delivery to an endpoint that matched
    when they arrived get it (to a content-filtered endpoint, only if its pattern matches:
    the fan-out's rule, decision 0056), the window walked by event id a page at a time, at
-   most `repair_max_pages` pages a run, from where the last run stopped (kept in
-   `reconcile_positions`; reaching the window's end starts the next cycle at its start);
+   most `repair_max_pages` pages or `repair_max_seconds` a run, from where the last run
+   stopped (kept in `reconcile_positions`; reaching the window's end starts the next cycle
+   at its start, after `repair_cycle_rest`: a cycle re-reads the whole window);
 5. provider catch-up (Stripe events, GitHub redeliveries) for sources that enable it;
 5b. replays: a lost continuation is invoked again, a dead runner's replay marked failed
     (`hookline.replay.sweep`, passed in as `sweep_replays`);
@@ -33,6 +34,7 @@ with its step, and the steps after it run regardless.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -72,6 +74,12 @@ class ReconcileOptions:
     # Pages of the missing-delivery walk per run (each reads up to batch_size * 20 events):
     # the rest of the window waits for the next run, which resumes there (decision 0056).
     repair_max_pages: int = 200
+    # Seconds of the run the walk may take (at least one page): what is left of the run is
+    # the later steps', and a walk stopped here, as at the page bound, resumes next run.
+    repair_max_seconds: float = 30.0
+    # After a cycle reaches the window's end, the next starts no sooner than this: each cycle
+    # re-reads every event of the window and each of its pairs (docs/performance.md).
+    repair_cycle_rest: timedelta = timedelta(minutes=55)
     sample_size: int = 10  # ids kept in a finding
     report_retention: timedelta = timedelta(days=30)
     catchup_lease: timedelta = timedelta(minutes=10)  # a crashed run's sources free up then
@@ -91,8 +99,9 @@ class MissingWalk:
     pages: int
     resumed_after: str | None  # None: it started at the window's start
     stopped_after: str | None  # None: it reached the window's end (the cycle is complete)
-    stopped_by: str | None  # "max_pages" or "time" when it stopped before the window's end
+    stopped_by: str | None  # "max_pages", "max_seconds" or "time": stopped before the end
     lapsed: bool  # the stored position had fallen out of the window: events went unchecked
+    resting_until: datetime | None = None  # set when it did not walk: the last cycle's rest
 
     def as_dict(self) -> dict[str, Any]:
         """The walk as the report's finding."""
@@ -103,6 +112,7 @@ class MissingWalk:
             "stopped_after": self.stopped_after,
             "stopped_by": self.stopped_by,
             "lapsed": self.lapsed,
+            "resting_until": self.resting_until.isoformat() if self.resting_until else None,
         }
 
 
@@ -252,9 +262,11 @@ class Reconciler:
             report.findings["incomplete"] = incomplete
         if errors:
             report.findings["errors"] = errors
-        # A walk stopped at its own page bound resumes next run, as catch-up's max_pages does:
-        # reported, not wrong. One whose position fell out of the window left events unchecked.
-        by_design = 1 if walk is not None and walk.stopped_by == "max_pages" else 0
+        # A walk stopped at its own page or time bound resumes next run, as catch-up's
+        # max_pages does: reported, not wrong. One whose position fell out of the window left
+        # events unchecked.
+        own_bound = walk is not None and walk.stopped_by in ("max_pages", "max_seconds")
+        by_design = 1 if own_bound else 0
         report.unreconciled = (
             still_wrong
             + catchup_unreconciled
@@ -327,14 +339,20 @@ class Reconciler:
         """Walk the window's events page by page from where the last run stopped, creating
         the deliveries they lack, until the window's end, `repair_max_pages` pages or
         `keep_going` says stop; each page's end is stored, the window's end starts a new
-        cycle. Pages go by event id, not "what is missing first": a content-filtered pair
-        whose pattern does not match stays missing for good."""
+        cycle, which waits out `repair_cycle_rest` from the last one's end. Pages go by event
+        id, not "what is missing first": a content-filtered pair whose pattern does not match
+        stays missing for good."""
         options = self.options
         name = MISSING_DELIVERIES_WALK
         with self.db.connection() as conn:
-            start = repo.walk_position(conn, name, window=options.consistency_window)
+            start = repo.walk_position(
+                conn, name, window=options.consistency_window, rest=options.repair_cycle_rest
+            )
+        if start.resting_until is not None:
+            return MissingWalk([], start.cycle, 0, None, None, None, False, start.resting_until)
         created: list[str] = []
         after, pages, stopped_by = start.after, 0, None
+        began = time.monotonic()
         while True:
             with self.db.connection() as conn:
                 page = repo.create_missing_deliveries(
@@ -354,6 +372,9 @@ class Reconciler:
                 repo.advance_walk(conn, name, cycle=start.cycle, after=after)
             if pages >= options.repair_max_pages:
                 stopped_by = "max_pages"
+                break
+            if time.monotonic() - began >= options.repair_max_seconds:
+                stopped_by = "max_seconds"
                 break
             if not keep_going():
                 stopped_by = "time"

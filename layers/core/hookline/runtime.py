@@ -265,6 +265,8 @@ def reconcile_options(settings: Settings) -> ReconcileOptions:
         consistency_window=timedelta(hours=config.reconcile_consistency_window_hours),
         batch_size=config.reconcile_batch_size,
         repair_max_pages=config.reconcile_repair_max_pages,
+        repair_max_seconds=config.reconcile_repair_max_seconds,
+        repair_cycle_rest=timedelta(minutes=config.reconcile_repair_rest_minutes),
         report_retention=timedelta(days=config.reconcile_report_retention_days),
         fanout=fanout_options(settings),
     )

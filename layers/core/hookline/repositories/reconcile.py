@@ -113,14 +113,21 @@ class WalkPosition:
     cycle: int  # full walks made so far; a write of an older cycle is dropped
     after: str | None  # the last event id read; None: the window's start
     lapsed: bool  # `after` fell out of the window: events were never checked this cycle
+    resting_until: datetime | None = None  # a finished cycle's rest: no walk before then
 
 
-def walk_position(conn: Connection, name: str, *, window: timedelta) -> WalkPosition:
-    """The stored position of walk `name` (the window's start before its first run)."""
-    row = conn.execute(query("reconcile_position"), {"name": name, "window": window}).fetchone()
+def walk_position(
+    conn: Connection, name: str, *, window: timedelta, rest: timedelta = timedelta(0)
+) -> WalkPosition:
+    """The stored position of walk `name` (the window's start before its first run); a walk
+    that finished a cycle less than `rest` ago rests until `rest` has passed."""
+    params = {"name": name, "window": window, "rest": rest}
+    row = conn.execute(query("reconcile_position"), params).fetchone()
     if row is None:
         return WalkPosition(0, None, False)
-    return WalkPosition(int(row["cycle"]), row["after_id"], bool(row["lapsed"]))
+    return WalkPosition(
+        int(row["cycle"]), row["after_id"], bool(row["lapsed"]), row["resting_until"]
+    )
 
 
 def advance_walk(conn: Connection, name: str, *, cycle: int, after: str) -> None:

@@ -204,10 +204,13 @@ RETURNING id
 
 -- reconcile_position --
 -- Where the named walk resumes: its cycle, the last event id it read (NULL: the window's
--- start) and whether that id is older than the window's start (the cycle took longer than the
--- window: the events in between were never checked in this cycle).
+-- start), whether that id is older than the window's start (the cycle took longer than the
+-- window: the events in between were never checked in this cycle), and until when the walk
+-- rests after finishing a cycle (NULL: it does not; finish_reconcile_cycle stamps the time).
 SELECT cycle, after_id,
-       after_id < 'evt_' || hookline_ulid_time(now() - %(window)s::interval) AS lapsed
+       after_id < 'evt_' || hookline_ulid_time(now() - %(window)s::interval) AS lapsed,
+       CASE WHEN after_id IS NULL AND cycle > 0 AND updated_at + %(rest)s::interval > now()
+            THEN updated_at + %(rest)s::interval END AS resting_until
 FROM reconcile_positions WHERE name = %(name)s
 
 -- advance_reconcile_position --
