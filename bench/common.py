@@ -149,16 +149,21 @@ def backend_cpu_seconds(conn: Any) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def make_past_partitions(url: str, days: int) -> None:
-    """The day partitions of the `days` days before today, as a long retention keeps them."""
+def run_statement(url: str, statement: str, params: Sequence[object] = ()) -> None:
+    """Run one statement on its own connection, committed."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            "SELECT hookline_create_day_partitions(current_date - d)"
-            " FROM generate_series(1, %s) AS d",
-            (days,),
-        )
+        conn.execute(statement, params)
+
+
+def make_past_partitions(url: str, days: int) -> None:
+    """The day partitions of the `days` days before today, as a long retention keeps them."""
+    run_statement(
+        url,
+        "SELECT hookline_create_day_partitions(current_date - d) FROM generate_series(1, %s) AS d",
+        (days,),
+    )
 
 
 def machine_facts() -> str:

@@ -41,6 +41,7 @@ from common import (
     make_past_partitions,
     print_table,
     quiet_environment,
+    run_statement,
     server_facts,
 )
 
@@ -111,14 +112,12 @@ def walk(url: str, batch: int) -> tuple[float, float | None, int, int]:
 
 def lose(url: str, share: float) -> None:
     """Delete `share` of the deliveries to endpoints without a content filter."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            "DELETE FROM deliveries WHERE random() < %s AND endpoint_id IN"
-            " (SELECT id FROM endpoints WHERE content_filter IS NULL)",
-            (share,),
-        )
+    run_statement(
+        url,
+        "DELETE FROM deliveries WHERE random() < %s AND endpoint_id IN"
+        " (SELECT id FROM endpoints WHERE content_filter IS NULL)",
+        (share,),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
