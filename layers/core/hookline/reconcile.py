@@ -337,11 +337,11 @@ class Reconciler:
 
     def _create_missing(self, keep_going: Callable[[], bool]) -> MissingWalk:
         """Walk the window's events page by page from where the last run stopped, creating
-        the deliveries they lack, until the window's end, `repair_max_pages` pages or
-        `keep_going` says stop; each page's end is stored, the window's end starts a new
-        cycle, which waits out `repair_cycle_rest` from the last one's end. Pages go by event
-        id, not "what is missing first": a content-filtered pair whose pattern does not match
-        stays missing for good."""
+        the deliveries they lack, until the window's end, `repair_max_pages` pages,
+        `repair_max_seconds` or `keep_going` says stop; each page's end is stored, the
+        window's end starts a new cycle, which waits out `repair_cycle_rest` from the last
+        one's end. Pages go by event id, not "what is missing first": a content-filtered pair
+        whose pattern does not match stays missing for good."""
         options = self.options
         name = MISSING_DELIVERIES_WALK
         with self.db.connection() as conn:
