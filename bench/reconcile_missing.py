@@ -87,7 +87,7 @@ def walk(url: str, batch: int) -> tuple[float, float | None, int, int]:
 
     db = Database(url, max_size=1)
     try:
-        after, pages, created = None, 0, 0
+        after, pages, created, dense = None, 0, 0, False
         with db.connection() as conn:  # the pool's one connection: the walk's backend
             cpu_before = backend_cpu_seconds(conn)
         start = time.perf_counter()
@@ -95,8 +95,9 @@ def walk(url: str, batch: int) -> tuple[float, float | None, int, int]:
             with db.connection() as conn:
                 page = create_missing_deliveries(
                     conn, window=timedelta(hours=24), deadline=timedelta(days=1),
-                    limit=batch, after=after,
+                    limit=batch, after=after, dense=dense,
                 )  # fmt: skip
+                dense = page.full
                 pages, created = pages + 1, created + len(page.created)
                 if not page.more:
                     seconds = time.perf_counter() - start

@@ -365,6 +365,28 @@ def test_non_matching_filtered_events_do_not_stop_the_repair_reaching_later_ones
     assert nothing_repaired(reconcile())
 
 
+def test_a_loss_at_the_event_a_full_page_stops_at_is_repaired(make_pipeline, db, sink):
+    # Given pages of two events: a small invoice the filtered endpoint never wanted, a big
+    # one whose delivery to it was lost, and another small one after it, so that the first
+    # page is full and stops at the big one
+    pipeline = make_pipeline(reconcile_batch_size=2)
+    t = tenant(db)
+    big_only = endpoint(db, t, sink.url("/big"), content_filter=BIG)
+    publish_amount(db, t, 5)
+    time.sleep(0.002)  # each in its own millisecond: ids sort in this order
+    big = publish_amount(db, t, 500)
+    time.sleep(0.002)
+    publish_amount(db, t, 6)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    lose(db, [pipeline.delivery(event_id=big, endpoint_id=big_only["id"])["id"]])
+    # When reconcile runs
+    report = reconcile()
+    # Then the page's last event was checked before the walk moved past it
+    assert report["repairs"]["missing_deliveries_created"] == 1
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    assert len(sink.requests("/big")) == 2
+
+
 def walk(report: dict[str, Any]) -> tuple[int, bool]:
     """(missing deliveries created, whether the walk stopped before the window's end)."""
     stopped = "missing_deliveries" in report["findings"].get("incomplete", [])

@@ -42,6 +42,11 @@ def ulid(milliseconds: int, randomness: bytes) -> str:
     return _encode((milliseconds & _TIME_MASK) << 80 | int.from_bytes(randomness, "big"))
 
 
+def ulid_time(at: datetime) -> str:
+    """The first 10 characters of a ULID made at `at`: its time, by which ids sort."""
+    return ulid(int(at.timestamp() * 1000), bytes(10))[:10]
+
+
 def _encode(value: int) -> str:
     # 26 characters are 130 bits: the first pair's top two bits are zero.
     return "".join([_PAIRS[(value >> shift) & 1023] for shift in range(120, -1, -10)])

@@ -351,7 +351,7 @@ class Reconciler:
         if start.resting_until is not None:
             return MissingWalk([], start.cycle, 0, None, None, None, False, start.resting_until)
         created: list[str] = []
-        after, pages, stopped_by = start.after, 0, None
+        after, pages, stopped_by, dense = start.after, 0, None, False
         began = time.monotonic()
         while True:
             with self.db.connection() as conn:
@@ -361,7 +361,9 @@ class Reconciler:
                     deadline=options.fanout.deadline,
                     limit=options.batch_size,
                     after=after,
+                    dense=dense,
                 )
+                dense = page.full
                 pages += 1
                 created += page.created
                 if not page.more or page.last is None:

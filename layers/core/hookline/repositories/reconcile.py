@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
+from hookline.ids import ulid_time
 from hookline.repositories.content_matching import content_match_arrays
 from hookline.repositories.deliveries import hold_new_ordered
 from hookline.sqlfiles import query
@@ -63,8 +64,15 @@ def prune_expired_claims(conn: Connection) -> int:
 
 
 # Events the missing-delivery walk reads per event it may return: each step reads at most
-# `limit * SCAN_PER_EVENT` events of the window, in id order.
+# `limit * SCAN_PER_EVENT` events of the window, in id order, and after a full page (events
+# lacking a pair are dense there, as behind a content filter that matches none of them)
+# `limit * SCAN_WHEN_DENSE`: a step checks all it reads, so it should not read far past
+# where a full page stops it (decision 0090).
 SCAN_PER_EVENT = 20
+SCAN_WHEN_DENSE = 2
+# The walk's floor is computed here, early by this much: this clock may run ahead of the
+# database's, and the statement keeps to the window by `received_at` anyway.
+FLOOR_MARGIN = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,7 @@ class MissingPage:
     created: list[str]
     last: str | None  # the last event id this step read; None: it read none
     more: bool  # the window may hold more events after `last`
+    full: bool = False  # it stopped at `limit` events lacking a pair: pass `dense` next
 
 
 def create_missing_deliveries(
@@ -83,15 +92,21 @@ def create_missing_deliveries(
     deadline: timedelta,
     limit: int,
     after: str | None = None,
+    dense: bool = False,
 ) -> MissingPage:
     """One step of the walk over the window's events after event `after`: create the
     deliveries the fan-out should have created for up to `limit` of them, to a
     content-filtered endpoint only where its pattern matches the event (the fan-out's rule,
-    `content_matches`; decision 0056)."""
-    rows = conn.execute(
-        query("missing_deliveries_page"),
-        {"window": window, "limit": limit, "scan": limit * SCAN_PER_EVENT, "after": after},
-    ).fetchall()
+    `content_matches`; decision 0056). `dense`: the last step came back full, so this one
+    reads fewer events."""
+    start = "evt_" + ulid_time(datetime.now(UTC) - window - FLOOR_MARGIN)
+    params = {
+        "window": window,
+        "limit": limit,
+        "scan": limit * (SCAN_WHEN_DENSE if dense else SCAN_PER_EVENT),
+        "floor": max(after or "", start),
+    }
+    rows = conn.execute(query("missing_deliveries_page"), params).fetchall()
     events = [r["event_id"] for r in rows if r["event_id"] is not None]
     created: list[str] = []
     if events:
@@ -103,7 +118,8 @@ def create_missing_deliveries(
         with conn.transaction():  # an ordered endpoint's are held in key order (0069)
             created = [r["id"] for r in conn.execute(query("create_missing_deliveries"), params)]
             hold_new_ordered(conn, created)
-    return MissingPage(created, rows[0]["last"], bool(rows[0]["more"]))
+    head = rows[0]
+    return MissingPage(created, head["last"], bool(head["more"]), bool(head["full"]))
 
 
 @dataclass(frozen=True)

@@ -101,78 +101,103 @@ WHERE NOT EXISTS (SELECT 1 FROM deliveries_in_flight f
                   WHERE f.id = c.id AND f.lease_expires_at >= now())
 
 -- missing_deliveries_page --
--- One step of the walk over the recent window's events, by id after %(after)s: of the next
--- %(scan)s events, the first %(limit)s that are fanned out and lack a delivery to an enabled
--- endpoint which existed, unchanged, before the event arrived and whose type filters match
--- (the fan-out would have created it or, for an endpoint with a content filter, decided
--- whether to). One row per such event, with those of its missing pairs whose endpoint has a
--- content filter, their patterns and the payload, for the caller to match with the
--- fan-out's rule (`content_matches`, decision 0056); the events and the matches go to
--- create_missing_deliveries. Keep the pairs in step with it. Every row (one, with a NULL
--- event, when none lacks anything) carries where the next step starts (`last`) and whether
--- there is one (`more`). A non-matching pair stays "missing" for good, so the walk goes by id
--- rather than take whatever is missing first; the scan is capped so each step reads the
--- events' primary key in order instead of sorting the whole window. The id floor: ids are
--- ULIDs made when the event was received; a stored position older than the window's start
--- (greatest ignores a NULL one) starts at the window's start, not at events outside it.
-WITH scanned AS (
-    SELECT e.id FROM events e
-    WHERE e.id > greatest(%(after)s::text,
-                          'evt_' || hookline_ulid_time(now() - %(window)s::interval))
-      AND e.received_at >= now() - %(window)s::interval
+-- One step of the walk over the recent window's events, by id after %(floor)s (where the
+-- last step stopped, or the window's start when that is later; a value, so that only the day
+-- partitions from it on are planned: with the 99 of the default retention, naming them all
+-- cost 80 ms of planning a step): of the next %(scan)s events, those up to the %(limit)s-th
+-- that are fanned out and lack a delivery to an enabled endpoint which existed, unchanged,
+-- before the event arrived and whose type filters match (the fan-out would have created it
+-- or, for an endpoint with a content filter, decided whether to). One row per such event,
+-- with those of its missing pairs whose endpoint has a content filter, their patterns and
+-- the payload, for the caller to match with the fan-out's rule (`content_matches`, decision
+-- 0056); the events and the matches go to create_missing_deliveries. Keep the pairs in step
+-- with it. Every row (one, with a NULL event, when none lacks anything) carries where the
+-- next step starts (`last`), whether there is one (`more`) and whether the step stopped at
+-- its %(limit)s-th event (`full`). A non-matching pair stays "missing" for good, so the walk
+-- goes by id rather than take whatever is missing first; the scan is capped so each step
+-- reads the events' primary key in order.
+-- The pairs are checked as sets (decision 0090), not one by one: each (tenant, type) of the
+-- scan is matched against its tenant's endpoints once; the scan's deliveries are read as one
+-- range of the primary key (a delivery's id starts with its event's millisecond, 0040) and
+-- taken away from the pairs; a pair still missing is looked for in the default partition by
+-- (event, endpoint), where ids made before 0040 live (as hookline_pair_deliveries does).
+-- The CTEs' row estimates are guesses, so the statement is written for plans that stay
+-- linear whatever they are: ranges, a set difference, hashes and probes by key, never a CTE
+-- read again per row of another (an IN over one did that: 750,000 rows read a step).
+WITH scanned AS MATERIALIZED (
+    SELECT e.id, e.tenant_id, e.source_id, e.type, e.received_at, e.origin FROM events e
+    WHERE e.id > %(floor)s::text AND e.received_at >= now() - %(window)s::interval
     ORDER BY e.id
     LIMIT %(scan)s
-), page AS MATERIALIZED (
-    -- the scan again, inlined: read in id order, it stops at the page's last event
-    SELECT s.* FROM (
-        SELECT e.id, e.tenant_id, e.source_id, e.type, e.received_at, e.origin FROM events e
-        WHERE e.id > greatest(%(after)s::text,
-                              'evt_' || hookline_ulid_time(now() - %(window)s::interval))
-          AND e.received_at >= now() - %(window)s::interval
-        ORDER BY e.id
-        LIMIT %(scan)s
-    ) s
+), bounds AS MATERIALIZED (
+    SELECT min(s.id) AS lo, max(s.id) AS hi FROM scanned s
+), fanned AS MATERIALIZED (
+    -- the scan's fanned-out outbox rows, read as the same range of their primary key
+    SELECT s.* FROM scanned s
     WHERE s.origin <> 'test'  -- a test event goes to its one endpoint only
-      AND EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = s.id AND o.fanned_out_at IS NOT NULL)
-      AND EXISTS (
-          SELECT 1 FROM endpoints p
-          WHERE p.tenant_id = s.tenant_id AND p.enabled
-            AND s.received_at > greatest(p.created_at, p.updated_at)
-            AND hookline_type_matches(p.event_types, s.type)
-            AND NOT EXISTS (SELECT 1 FROM hookline_pair_deliveries(s.id, p.id))
-      )
-    ORDER BY s.id
-    LIMIT %(limit)s
-), filled AS (
-    SELECT count(*) >= %(limit)s AS full, max(id) AS last FROM page
+      AND s.id IN (SELECT o.event_id FROM outbox o
+                   WHERE o.event_id > %(floor)s::text
+                     AND o.event_id >= (SELECT b.lo FROM bounds b)
+                     AND o.event_id <= (SELECT b.hi FROM bounds b)
+                     AND o.fanned_out_at IS NOT NULL)
+), targets AS MATERIALIZED (
+    -- each (tenant, type) of the scan matched against its tenant's endpoints once
+    SELECT k.tenant_id, k.type, p.id AS endpoint_id, greatest(p.created_at, p.updated_at) AS since
+    FROM (SELECT DISTINCT f.tenant_id, f.type FROM fanned f) k
+    JOIN endpoints p ON p.tenant_id = k.tenant_id AND p.enabled
+    WHERE hookline_type_matches(p.event_types, k.type)
+), unpaired AS MATERIALIZED (
+    -- the pairs without a delivery among the scan's, read as one range of the primary key
+    SELECT f.id AS event_id, t.endpoint_id FROM fanned f
+    JOIN targets t ON t.tenant_id = f.tenant_id AND t.type = f.type AND f.received_at > t.since
+    EXCEPT
+    SELECT d.event_id, d.endpoint_id FROM deliveries d
+    WHERE d.id > hookline_event_deliveries_from(%(floor)s::text)
+      AND d.id >= (SELECT hookline_event_deliveries_from(b.lo) FROM bounds b)
+      AND d.id < (SELECT hookline_event_deliveries_to(b.hi) FROM bounds b)
+), page_end AS MATERIALIZED (
+    -- the `limit`-th event with an unpaired pair, if there are that many: a full page's end
+    SELECT u.event_id AS last FROM (SELECT DISTINCT v.event_id FROM unpaired v) u
+    ORDER BY u.event_id OFFSET %(limit)s - 1 LIMIT 1
+), lacking AS MATERIALIZED (
+    -- the page's pairs probed by key: also finds a delivery made before 0040
+    SELECT u.event_id, u.endpoint_id FROM unpaired u
+    WHERE ((SELECT pe.last FROM page_end pe) IS NULL
+           OR u.event_id <= (SELECT pe.last FROM page_end pe))
+      AND NOT EXISTS (SELECT 1 FROM deliveries_default d
+                      WHERE d.event_id = u.event_id AND d.endpoint_id = u.endpoint_id)
 ), walked AS (
-    -- a full page: the next step starts after it; else after everything scanned (read
-    -- only then)
-    SELECT CASE WHEN f.full THEN f.last ELSE (SELECT max(id) FROM scanned) END AS last,
-           f.full OR (SELECT count(*) FROM scanned) >= %(scan)s AS more
-    FROM filled f
-)
-SELECT w.last, w.more, page.id AS event_id, page.tenant_id, page.source_id, page.type,
-       coalesce(f.endpoint_ids, '{}') AS endpoint_ids,
-       coalesce(f.tenant_groups, '{}') AS tenant_groups,
-       f.content_filters,
-       CASE WHEN f.endpoint_ids IS NOT NULL
-            THEN (SELECT e.payload FROM events e WHERE e.id = page.id) END AS payload
-FROM walked w
-LEFT JOIN page ON true
-LEFT JOIN LATERAL (
-    SELECT array_agg(p.id ORDER BY p.id) AS endpoint_ids,
-           array_agg(t.tenant_group ORDER BY p.id) AS tenant_groups,
-           jsonb_object_agg(p.id, p.content_filter) AS content_filters
-    FROM endpoints p
+    -- a full page: the next step starts after it; else after everything scanned
+    SELECT coalesce((SELECT pe.last FROM page_end pe), (SELECT max(s.id) FROM scanned s)) AS last,
+           (SELECT pe.last FROM page_end pe) IS NOT NULL AS full,
+           (SELECT pe.last FROM page_end pe) IS NOT NULL
+           OR (SELECT count(*) FROM scanned s) >= %(scan)s AS more
+), page AS (
+    -- per event lacking a pair: those of its pairs whose endpoint has a content filter
+    SELECT l.event_id,
+           array_agg(p.id ORDER BY p.id) FILTER (WHERE p.content_filter IS NOT NULL)
+               AS endpoint_ids,
+           array_agg(t.tenant_group ORDER BY p.id) FILTER (WHERE p.content_filter IS NOT NULL)
+               AS tenant_groups,
+           jsonb_object_agg(p.id, p.content_filter) FILTER (WHERE p.content_filter IS NOT NULL)
+               AS content_filters
+    FROM lacking l
+    JOIN endpoints p ON p.id = l.endpoint_id
     JOIN tenants t ON t.id = p.tenant_id
-    WHERE p.tenant_id = page.tenant_id AND p.enabled AND p.content_filter IS NOT NULL
-      AND page.received_at > greatest(p.created_at, p.updated_at)
-      AND hookline_type_matches(p.event_types, page.type)
-      AND NOT EXISTS (SELECT 1 FROM hookline_pair_deliveries(page.id, p.id))
-    HAVING count(*) > 0
-) f ON true
-ORDER BY page.id
+    GROUP BY l.event_id
+)
+SELECT w.last, w.more, w.full, g.event_id, e.tenant_id, e.source_id, e.type,
+       coalesce(g.endpoint_ids, '{}') AS endpoint_ids,
+       coalesce(g.tenant_groups, '{}') AS tenant_groups,
+       g.content_filters,
+       CASE WHEN g.endpoint_ids IS NOT NULL THEN e.payload END AS payload
+FROM walked w
+LEFT JOIN page g ON true
+LEFT JOIN LATERAL (
+    SELECT x.tenant_id, x.source_id, x.type, x.payload FROM events x
+    WHERE x.id = g.event_id AND x.id > %(floor)s::text
+) e ON true
+ORDER BY g.event_id
 
 -- create_missing_deliveries --
 -- Create, idempotently, the deliveries a page of missing_deliveries_page lacks: to every
