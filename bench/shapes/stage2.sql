@@ -1,8 +1,8 @@
 -- A what-if for `bench/pipeline.py --shape bench/shapes/hot_record.sql,bench/shapes/stage2.sql`
 -- (decision 0085, stage 2), never a migration: after hot_record.sql, a successful first
 -- attempt written on the delivery's row rather than as a row of `attempts` (here simply not
--- written: the row's extra columns are left out, so this is a floor) and no tenant index
--- (the event index is gone since migration 0038: an event's deliveries are found by key).
+-- written: the row's extra columns are left out, so this is a floor). The tenant and event
+-- indexes are gone since migrations 0039 and 0038.
 DO $$
 DECLARE
     maker text := pg_get_functiondef(
@@ -29,4 +29,3 @@ BEGIN
         PERFORM hookline_make_day_functions(day);
     END LOOP;
 END $$;
-DROP INDEX deliveries_tenant_idx;

@@ -16,6 +16,7 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
+from hookline.repositories.tenant_walk import walked_tenant
 from hookline.sqlfiles import query
 
 
@@ -207,6 +208,15 @@ def list_deliveries(
         "limit": page.limit,
         **{k: filters.get(k) for k in names},
     }
+    walked = walked_tenant(
+        tenant,
+        params["tenant_id"],
+        endpoint_id=params["endpoint_id"],
+        event_id=params["event_id"],
+        state=params["state"],
+    )
+    if walked is not None:
+        return _many(conn, "api_list_tenant_deliveries", {**params, "tenant_id": walked})
     return _many(conn, "api_list_deliveries", params)
 
 

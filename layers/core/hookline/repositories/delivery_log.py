@@ -7,6 +7,7 @@ from typing import Any
 
 from hookline.db import Connection
 from hookline.repositories import endpoints as endpoint_repo
+from hookline.repositories.tenant_walk import walked_tenant
 from hookline.sqlfiles import query
 
 
@@ -23,13 +24,17 @@ def delivery_log(
     limit: int,
 ) -> list[dict[str, Any]]:
     """Deliveries in scope, newest first, with event type, endpoint URL and tenant name."""
-    rows = conn.execute(
-        query("delivery_log"),
-        {
-            "tenant": tenant, "tenant_id": tenant_id, "endpoint_id": endpoint_id, "state": state,
-            "event_type": event_type, "since": since, "until": until, "limit": limit,
-        },
-    ).fetchall()  # fmt: skip
+    params = {
+        "tenant": tenant, "tenant_id": tenant_id, "endpoint_id": endpoint_id, "state": state,
+        "event_type": event_type, "since": since, "until": until, "limit": limit,
+    }  # fmt: skip
+    walked = walked_tenant(tenant, tenant_id, endpoint_id=endpoint_id, state=state)
+    if walked is not None:
+        rows = conn.execute(
+            query("delivery_log_by_tenant"), {**params, "tenant_id": walked}
+        ).fetchall()
+    else:
+        rows = conn.execute(query("delivery_log"), params).fetchall()
     return [dict(r) for r in rows]
 
 

@@ -166,11 +166,16 @@ INSERT INTO retention_holds (tenant_id, since, until, expires_at, reason)
 VALUES (%(tenant_id)s, %(since)s, %(until)s, %(expires_at)s, %(reason)s)
 
 -- erase_tenant_attempts --
+-- A tenant's deliveries are its endpoints' (no tenant index on deliveries, decision 0091;
+-- endpoints are never deleted, only marked so).
 DELETE FROM attempts a USING deliveries d
 WHERE a.delivery_id = d.id AND d.tenant_id = %(tenant_id)s
+  AND d.endpoint_id IN (SELECT id FROM endpoints WHERE tenant_id = %(tenant_id)s)
 
 -- erase_tenant_deliveries --
-DELETE FROM deliveries WHERE tenant_id = %(tenant_id)s
+DELETE FROM deliveries
+WHERE tenant_id = %(tenant_id)s
+  AND endpoint_id IN (SELECT id FROM endpoints WHERE tenant_id = %(tenant_id)s)
 
 -- erase_tenant_quarantine --
 DELETE FROM fanout_quarantine WHERE tenant_id = %(tenant_id)s
