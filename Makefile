@@ -30,9 +30,13 @@ test: install
 	$(PYTEST) -q -m alone tests; rc2=$$?; [ $$rc2 -eq 5 ] && rc2=0; \
 	[ $$rc -ne 0 ] && exit $$rc; exit $$rc2
 
-# One tier at a time. A tier that has no tests yet exits 5: that is not a failure.
+# One tier at a time, the same way: on the workers, then its `alone` tests in this process.
+# A tier (or its `alone` part) that has no tests exits 5: that is not a failure.
 test-unit test-integration test-infra test-e2e test-browser: install
-	$(PYTEST) -q -m $(subst test-,,$@) tests; rc=$$?; [ $$rc -eq 5 ] && exit 0; exit $$rc
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadfile -m "$(subst test-,,$@) and not alone" tests; \
+	rc=$$?; [ $$rc -eq 5 ] && rc=0; \
+	$(PYTEST) -q -m "$(subst test-,,$@) and alone" tests; rc2=$$?; [ $$rc2 -eq 5 ] && rc2=0; \
+	[ $$rc -ne 0 ] && exit $$rc; exit $$rc2
 
 # Import contracts (pyproject.toml, decision 0031): layers, no dev tooling in the core, no cycles.
 lint: install
