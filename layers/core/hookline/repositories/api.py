@@ -210,10 +210,10 @@ def list_deliveries(
     }
     walked = walked_tenant(
         tenant,
-        params["tenant_id"],
-        endpoint_id=params["endpoint_id"],
-        event_id=params["event_id"],
-        state=params["state"],
+        filters.get("tenant_id"),
+        endpoint_id=filters.get("endpoint_id"),
+        event_id=filters.get("event_id"),
+        state=filters.get("state"),
     )
     if walked is not None:
         return _many(conn, "api_list_tenant_deliveries", {**params, "tenant_id": walked})

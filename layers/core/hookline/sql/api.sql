@@ -156,36 +156,21 @@ WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 ORDER BY id DESC LIMIT %(limit)s
 
 -- api_list_tenant_deliveries --
--- One tenant's deliveries, newest first, through its events: deliveries carry no tenant index
--- (decision 0091). A delivery's id starts with its event's millisecond (0040), so a tenant's
--- deliveries of one millisecond are one range of the key. The walk reads the tenant's events
--- newest first, keeps the newest of each millisecond and reads that millisecond's range; in
--- that order (the event, then the delivery's id) the deliveries come in the order of their
--- ids, so the plan stops at the page's end. Both lookups are sub-plans run per event (a
--- scalar sub-query; `OFFSET 0` keeps the range from being flattened into a join the planner
--- could answer with a scan of every delivery). repositories/api.py says which filters walk.
+-- One tenant's deliveries, newest first, through its events (`hookline_tenant_deliveries`,
+-- migration 0039): deliveries carry no tenant index (decision 0091). `walk_id` bounds the
+-- events a page after `after` reads. repositories/tenant_walk.py says which filters walk.
 SELECT d.id, d.event_id, d.endpoint_id, d.tenant_id, d.tenant_group,
        hookline_shown_state(d.state, d.id) AS state, d.attempt_count,
        d.next_attempt_at, d.deadline_at, d.last_status, d.last_error, d.created_at,
        d.updated_at, d.finished_at
-FROM events e
-CROSS JOIN LATERAL (
-    SELECT * FROM deliveries d
-    WHERE d.id >= hookline_event_deliveries_from(e.id)
-      AND d.id < hookline_event_deliveries_to(e.id)
-      AND d.tenant_id = e.tenant_id
-    OFFSET 0
-) d
-WHERE e.tenant_id = %(tenant_id)s
-  AND e.id = (SELECT max(n.id) FROM events n
-              WHERE n.tenant_id = e.tenant_id
-                AND n.id >= e.id AND n.id < hookline_events_to(e.id))
-  AND (%(after)s::text IS NULL OR (e.id < hookline_events_to(%(after)s) AND d.id < %(after)s))
+FROM hookline_tenant_deliveries(%(tenant_id)s) d
+WHERE (%(after)s::text IS NULL
+       OR (d.walk_id < hookline_events_to(%(after)s) AND d.id < %(after)s))
   AND (%(state)s::text IS NULL OR (d.state = hookline_stored_state(%(state)s)
                                   AND hookline_shown_state(d.state, d.id) = %(state)s))
   AND (%(since)s::timestamptz IS NULL OR d.created_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR d.created_at < %(until)s)
-ORDER BY e.id DESC, d.id DESC LIMIT %(limit)s
+ORDER BY d.walk_id DESC, d.id DESC LIMIT %(limit)s
 
 -- api_list_attempts --
 SELECT a.id, a.delivery_id, a.attempted_at, a.duration_ms, a.status_code,

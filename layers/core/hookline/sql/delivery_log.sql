@@ -26,34 +26,22 @@ ORDER BY d.id DESC
 LIMIT %(limit)s
 
 -- delivery_log_by_tenant --
--- One tenant's log through its events, as `api_list_tenant_deliveries` (sql/api.sql) reads
--- a tenant's deliveries: the newest event of each millisecond, then that millisecond's range
--- of the key, in the order of the deliveries' ids (decision 0091).
+-- One tenant's log through its events (`hookline_tenant_deliveries`, migration 0039), in the
+-- order of the deliveries' ids (decision 0091).
 SELECT d.id, d.event_id, d.endpoint_id, d.tenant_id, hookline_shown_state(d.state, d.id) AS state,
        d.attempt_count, d.last_status,
-       d.last_error, d.created_at, d.updated_at, de.type AS event_type,
+       d.last_error, d.created_at, d.updated_at, e.type AS event_type,
        p.url AS endpoint_url, p.description AS endpoint_description, t.name AS tenant_name
-FROM events e
-CROSS JOIN LATERAL (
-    SELECT * FROM deliveries d
-    WHERE d.id >= hookline_event_deliveries_from(e.id)
-      AND d.id < hookline_event_deliveries_to(e.id)
-      AND d.tenant_id = e.tenant_id
-    OFFSET 0
-) d
-JOIN events de ON de.id = d.event_id
+FROM hookline_tenant_deliveries(%(tenant_id)s) d
+JOIN events e ON e.id = d.event_id
 JOIN endpoints p ON p.id = d.endpoint_id
 JOIN tenants t ON t.id = d.tenant_id
-WHERE e.tenant_id = %(tenant_id)s
-  AND e.id = (SELECT max(n.id) FROM events n
-              WHERE n.tenant_id = e.tenant_id
-                AND n.id >= e.id AND n.id < hookline_events_to(e.id))
-  AND (%(state)s::text IS NULL OR (d.state = hookline_stored_state(%(state)s)
+WHERE (%(state)s::text IS NULL OR (d.state = hookline_stored_state(%(state)s)
                                   AND hookline_shown_state(d.state, d.id) = %(state)s))
-  AND (%(event_type)s::text IS NULL OR de.type = %(event_type)s)
+  AND (%(event_type)s::text IS NULL OR e.type = %(event_type)s)
   AND (%(since)s::timestamptz IS NULL OR d.created_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR d.created_at < %(until)s)
-ORDER BY e.id DESC, d.id DESC
+ORDER BY d.walk_id DESC, d.id DESC
 LIMIT %(limit)s
 
 -- delivery_as_sent --
