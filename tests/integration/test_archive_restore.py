@@ -97,15 +97,24 @@ def test_erase_removes_the_tenants_data_and_archive_and_keeps_an_audit_entry(
     t, _ = delivered_events(pipeline, db, sink, n=2)
     apply_retention(db, archive, RetentionPolicy(ledger_days=1), as_of=now + timedelta(days=2))
     other = operator.add_tenant(db, HooklineConfig(), name="other", group="standard")["id"]
+    operator.add_endpoint(db, get_settings(), tenant_id=other, url=sink.url("/other"))
     with db.connection() as conn, conn.transaction():
         hookline.publish(conn, tenant_id=t, type="a", payload={"left": 1})
         kept = hookline.publish(conn, tenant_id=other, type="a", payload={}).id
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 2})
     # When the tenant is erased
     result = erase_tenant(db, archive, t, confirm=True, actor="test")
-    # Then its events, keys, secrets and archive objects are gone; the other tenant's stay
+    # Then its events, deliveries, attempts, keys, secrets and archive objects are gone; the
+    # other tenant's stay
     assert rows(db, "SELECT id FROM events WHERE tenant_id = %s", t) == []
+    assert rows(db, "SELECT tenant_id FROM deliveries") == [{"tenant_id": other}]
+    attempts = "SELECT d.tenant_id FROM attempts a JOIN deliveries d ON d.id = a.delivery_id"
+    assert rows(db, attempts) == [{"tenant_id": other}]
+    assert rows(db, "SELECT count(*) AS n FROM attempts") == [{"n": 1}]
     assert rows(db, "SELECT 1 FROM event_keys WHERE tenant_id = %s", t) == []
-    assert rows(db, "SELECT 1 FROM endpoint_secrets") == []
+    assert [r["endpoint_id"] for r in rows(db, "SELECT endpoint_id FROM endpoint_secrets")] == [
+        r["id"] for r in rows(db, "SELECT id FROM endpoints WHERE tenant_id = %s", other)
+    ]
     assert archive.keys(f"ledger/tenant={t}/") == []
     assert [r["id"] for r in rows(db, "SELECT id FROM events")] == [kept]
     assert result["events"] == 1 and result["archived_objects"] == 1
