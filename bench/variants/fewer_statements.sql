@@ -1,7 +1,7 @@
 -- A variant of deliver's claim and record (bench/deliver_calls.py --variant): fewer statements
--- per call. The batch's bounds in one statement instead of two, in the claim and the record;
--- the claim's endpoint locks taken by one statement over the sorted keys instead of one
--- PERFORM per endpoint (a Sort under the PERFORM keeps the ascending order).
+-- per call. The batch's bounds in one statement instead of two, in the claim and the record.
+-- (Its second part, the claim's endpoint locks in one statement, is gone with the loop it
+-- edited: since decision 0092 one function takes them, for the claim and for the sweeps.)
 
 -- replace:
     lo text := (SELECT min(i) FROM unnest(p_ids::text[]) AS i);
@@ -32,26 +32,6 @@ BEGIN
                                              - interval '1 day');
     event_hi := 'evt_' || substr(hi, 5, 10) || '~';
 %3$s    IF NOT p_durable THEN
--- end
-
--- replace:
-    FOR endpoint_key IN
-        -- looked up id by id, each in its own day's partition
-        SELECT DISTINCT hashtext(d.endpoint_id)
--- with:
-    PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), k.key)
-    FROM (
-        -- looked up id by id, each in its own day's partition
-        SELECT DISTINCT hashtext(d.endpoint_id) AS key
--- end
-
--- replace:
-        ORDER BY 1
-    LOOP
-        PERFORM pg_advisory_xact_lock(hashtext('hookline_endpoint_slots'), endpoint_key);
-    END LOOP;
--- with:
-        ORDER BY 1 OFFSET 0) k;
 -- end
 
 -- replace:

@@ -8,15 +8,19 @@ delivery a live claim holds, and forgets the claims whose lease ran out."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from psycopg.types.json import Jsonb
 
 from hookline.config import HooklineConfig
-from hookline.db import Database
+from hookline.db import Connection, Database
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import reconcile as reconcile_repo
+from hookline.repositories import replay as replay_repo
 from hookline.repositories.deliveries import AttemptRecord, Finish
 from hookline.repositories.delivery_batches import claim_batch_to_send, record_batch_delivered
 from hookline.settings import get_settings
@@ -107,13 +111,36 @@ def crash(db: Database) -> None:
         conn.execute("TRUNCATE deliveries_in_flight")
 
 
+def while_a_claim_is_made(
+    db: Database, claimed: list[tuple[str, int]], *steps: Callable[[Connection], Any]
+) -> list[Any]:
+    """Run each step on its own connection while a deliverer's claim of `claimed` is being
+    made (its transaction open for a while, then committed); their results. A step that
+    waits for the claim finishes after the commit."""
+    with ThreadPoolExecutor(len(steps)) as pool:
+        with db.connection() as claimer, claimer.transaction():
+            claimer.execute(
+                "SELECT * FROM hookline_claim_batch(%s, %s, %s, now(), 300, true)",
+                ([i for i, _ in claimed], [seq for _, seq in claimed], LEASE),
+            )
+
+            def run(step: Callable[[Connection], Any]) -> Any:
+                with db.connection() as conn:
+                    return step(conn)
+
+            running = [pool.submit(run, step) for step in steps]
+            time.sleep(0.3)  # (a step that did not wait for the claim has run by now)
+        return [r.result(timeout=30) for r in running]
+
+
 def test_a_claim_leaves_the_delivery_row_as_it_was_and_shows_it_delivering(
     pipeline, db: Database
 ) -> None:
     # Given a tenant's queued delivery
     queued_batch(db, endpoints=1, events=1)
+    row = "SELECT *, xmin::text AS version, xmax::text AS locker FROM deliveries"
     with db.connection() as conn:
-        before = conn.execute("SELECT *, xmin::text AS version FROM deliveries").fetchone()
+        before = conn.execute(row).fetchone()
 
     # When a deliverer claims it
     with db.connection() as conn:
@@ -122,11 +149,12 @@ def test_a_claim_leaves_the_delivery_row_as_it_was_and_shows_it_delivering(
         )
     assert [c.wait_seconds for c in claims.values()] == [0]
 
-    # Then the delivery row is the version fan-out wrote (no new row version, no WAL for it),
-    # the claim is an in-flight row holding a slot, and the API shows it being delivered
+    # Then the delivery row is the version fan-out wrote, not even locked (no new row version,
+    # no lock in its header, no WAL for it: decision 0092), the claim is an in-flight row
+    # holding a slot, and the API shows it being delivered
     with db.connection() as conn:
-        after = conn.execute("SELECT *, xmin::text AS version FROM deliveries").fetchone()
-    assert after == before
+        after = conn.execute(row).fetchone()
+    assert after == before and after["locker"] == "0"
     assert in_flight(db) == [(before["id"], True)]
     assert pipeline.delivery()["state"] == "delivering"
 
@@ -198,14 +226,12 @@ def test_reconcile_never_requeues_a_delivery_a_live_claim_holds(pipeline, db: Da
             " RETURNING id, enqueue_seq"
         ).fetchone()
 
-    # When a deliverer's claim is being made while reconcile sweeps, and after it committed
-    with db.connection() as claimer, claimer.transaction():
-        claimer.execute(
-            "SELECT * FROM hookline_claim_batch(%s, %s, %s, now(), 300, true)",
-            ([row["id"]], [row["enqueue_seq"]], LEASE),
-        )
-        with db.connection() as conn:
-            during = reconcile_repo.requeue_expired_leases(conn, limit=10)
+    # When reconcile sweeps while a deliverer's claim is being made, and after it committed
+    [during] = while_a_claim_is_made(
+        db,
+        [(row["id"], row["enqueue_seq"])],
+        lambda conn: reconcile_repo.requeue_expired_leases(conn, limit=10),
+    )
     with db.connection() as conn:
         after = reconcile_repo.requeue_expired_leases(conn, limit=10)
         counted = reconcile_repo.count_expired_leases(conn)
@@ -222,6 +248,40 @@ def test_reconcile_never_requeues_a_delivery_a_live_claim_holds(pipeline, db: Da
     assert [(r.id, r.was) for r in requeued] == [(row["id"], "delivering")]
     assert in_flight(db) == []
     assert pipeline.delivery()["state"] == "pending"
+
+
+def test_a_claim_being_made_keeps_the_deadline_sweep_and_a_replay_off_its_delivery(
+    pipeline, db: Database
+) -> None:
+    # Given two queued deliveries whose own leases ran out, one of them past its deadline too
+    batch = queued_batch(db, endpoints=2, events=1)
+    late, stale = batch
+    with db.connection() as conn:
+        conn.execute("UPDATE deliveries SET lease_expires_at = now() - interval '1 minute'")
+        conn.execute(
+            "UPDATE deliveries SET deadline_at = now() - interval '1 second' WHERE id = %s",
+            (late[0],),
+        )
+
+    # When reconcile's deadline sweep and an operator's replay run while a deliverer's claim
+    # of both is being made
+    killed, replayed = while_a_claim_is_made(
+        db,
+        batch,
+        lambda conn: reconcile_repo.kill_past_deadline(conn, limit=10),
+        lambda conn: replay_repo.reset(conn, [stale[0]], lease=LEASE, deadline=timedelta(hours=1)),
+    )
+
+    # Then neither touched them: the sweep killed nothing, the replay skipped the delivery as
+    # in flight, and both are still queued in the claim's generation
+    assert killed == []
+    assert [(r.id, r.skip) for r in replayed] == [(stale[0], "in_flight")]
+    with db.connection() as conn:
+        rows = conn.execute("SELECT id, state, enqueue_seq FROM deliveries ORDER BY id").fetchall()
+    assert [(r["id"], r["state"], r["enqueue_seq"]) for r in rows] == [
+        (late[0], "queued", late[1]),
+        (stale[0], "queued", stale[1]),
+    ]
 
 
 def test_reconcile_requeues_a_crashed_claim_before_the_delivery_lease_runs_out(

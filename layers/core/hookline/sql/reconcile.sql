@@ -20,24 +20,31 @@ WHERE fanned_out_at IS NULL AND created_at < now() - %(age)s::interval
 -- Deliveries whose deadline passed while nobody holds them (pending, or queued with the lease
 -- run out and no live claim) are dead, with the reason; the claims they had end with them.
 -- Each arm of the union reads one partial index, so the sweep never scans delivered rows.
--- Whether a claim holds a delivery is asked after its row is locked (hookline_in_flight reads
--- with a fresh snapshot): a claim share-locks the rows it takes, so one committed after this
--- statement began is seen, never overwritten.
+-- Whether a claim holds a queued delivery is asked after its row and its endpoint's slot
+-- lock are taken (decision 0092; hookline_in_flight reads with a fresh snapshot): a claim
+-- being made holds that lock, so it commits first and is seen.
 WITH candidates AS (
     SELECT id FROM deliveries WHERE state = 'pending' AND deadline_at <= now()
     UNION ALL
     SELECT id FROM deliveries
     WHERE state IN ('queued', 'delivering') AND lease_expires_at < now() AND deadline_at <= now()
 ), past AS MATERIALIZED (
-    SELECT d.id, d.state AS was FROM deliveries d
+    SELECT d.id, d.state AS was, d.endpoint_id FROM deliveries d
     JOIN candidates c ON c.id = d.id
     WHERE d.deadline_at <= now()
       AND (d.state = 'pending'
            OR (d.state IN ('queued', 'delivering') AND d.lease_expires_at < now()))
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
+), settled AS MATERIALIZED (
+    -- the queued ones' endpoint slot locks: a claim being made of them commits first
+    SELECT hookline_lock_endpoint_slots(array_agg(p.endpoint_id)) AS done
+    FROM past p WHERE p.was <> 'pending'
 ), free AS MATERIALIZED (
-    SELECT p.id, p.was FROM past p WHERE p.was = 'pending' OR NOT hookline_in_flight(p.id)
+    -- (a CASE: the locks before the question)
+    SELECT p.id, p.was FROM past p
+    WHERE p.was = 'pending'
+       OR CASE WHEN (SELECT s.done FROM settled s) THEN NOT hookline_in_flight(p.id) END
 ), ended AS (
     DELETE FROM deliveries_in_flight f USING free WHERE f.id = free.id
 )
@@ -51,11 +58,11 @@ RETURNING d.id, free.was
 -- requeue_expired_leases --
 -- Queued deliveries whose lease ran out (the queue message was lost or never consumed), and
 -- those whose claim's lease ran out first (the worker died mid-attempt: `was` delivering), are
--- due again now, unless a live claim holds them (asked after the lock, as kill_past_deadline
+-- due again now, unless a claim holds them (asked after the locks, as kill_past_deadline
 -- does). Only the state moves, and the dead claim is forgotten: the next enqueue bumps
 -- enqueue_seq, so a stale copy of the old message is skipped.
 WITH expired AS MATERIALIZED (
-    SELECT id FROM deliveries
+    SELECT id, endpoint_id FROM deliveries
     WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
     ORDER BY lease_expires_at
     LIMIT %(limit)s
@@ -63,19 +70,22 @@ WITH expired AS MATERIALIZED (
 ), crashed AS MATERIALIZED (
     -- claims whose lease ran out before their delivery's own (the in-flight table is small),
     -- each delivery looked up and locked by its id
-    SELECT d.id
+    SELECT d.id, d.endpoint_id
     FROM (SELECT f.id FROM deliveries_in_flight f
           WHERE f.slot AND f.lease_expires_at < now()
           ORDER BY f.lease_expires_at
           LIMIT %(limit)s) f
-    CROSS JOIN LATERAL (SELECT x.id FROM deliveries x
+    CROSS JOIN LATERAL (SELECT x.id, x.endpoint_id FROM deliveries x
                         WHERE x.id = f.id AND x.state IN ('queued', 'delivering')
                           AND x.lease_expires_at >= now()
                         FOR UPDATE SKIP LOCKED) d
-), locked AS (
-    SELECT id FROM expired UNION SELECT id FROM crashed
+), locked AS MATERIALIZED (
+    SELECT id, endpoint_id FROM expired UNION SELECT id, endpoint_id FROM crashed
+), settled AS MATERIALIZED (
+    SELECT hookline_lock_endpoint_slots(array_agg(l.endpoint_id)) AS done FROM locked l
 ), free AS MATERIALIZED (
-    SELECT l.id FROM locked l WHERE NOT hookline_in_flight(l.id)
+    SELECT l.id FROM locked l
+    WHERE CASE WHEN (SELECT s.done FROM settled s) THEN NOT hookline_in_flight(l.id) END
 ), ended AS MATERIALIZED (
     DELETE FROM deliveries_in_flight f USING free WHERE f.id = free.id
     RETURNING f.id, f.slot

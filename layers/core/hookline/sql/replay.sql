@@ -70,22 +70,29 @@ WHERE d.id = ANY(%(ids)s)
 -- replay_reset_deliveries --
 -- A new run of each delivery: queued now with a new generation (older queue messages become
 -- stale), a fresh deadline and retry schedule, and a lease covering the send that follows.
--- One in flight (queued under a live lease or a live claim) is left alone; so is one whose
--- endpoint is disabled (it would only fail). The row locks make a concurrent claim wait.
+-- One in flight (queued under a live lease or a claim, asked after the endpoint's slot lock
+-- is taken, decision 0092) is left alone; so is one whose endpoint is disabled (it would only
+-- fail). A claim of the endpoint that comes after waits for this transaction.
 -- A delivery of an ordered endpoint (decision 0069) is not queued but held, at the back of
 -- its key in the order of `ids` (new positions), its deadline counted from its release; one
 -- already held waits anyway (in_flight). The caller releases the keys' heads
 -- (release_ordered_heads) in the same transaction.
 WITH candidates AS (
-    SELECT d.id, d.state, d.lease_expires_at, p.enabled, d.ordering_key
+    SELECT d.id, d.state, d.lease_expires_at, p.enabled, d.ordering_key, d.endpoint_id
     FROM deliveries d JOIN endpoints p ON p.id = d.endpoint_id
     WHERE d.id = ANY(%(ids)s)
     FOR UPDATE OF d
-), judged AS (
+), settled AS MATERIALIZED (
+    -- the queued ones' endpoint slot locks: a claim being made of them commits first
+    SELECT hookline_lock_endpoint_slots(array_agg(endpoint_id)) AS done
+    FROM candidates WHERE state IN ('queued', 'delivering')
+), judged AS MATERIALIZED (
     SELECT id, ordering_key,
            CASE
                WHEN state IN ('queued', 'delivering')
-                    AND (lease_expires_at > now() OR hookline_in_flight(id)) THEN 'in_flight'
+                    AND CASE WHEN lease_expires_at > now() THEN true
+                             WHEN (SELECT s.done FROM settled s) THEN hookline_in_flight(id)
+                        END THEN 'in_flight'
                WHEN state = 'held' THEN 'in_flight'
                WHEN NOT enabled THEN 'endpoint_disabled'
            END AS skip
