@@ -39,6 +39,12 @@ class Behaviour:
         return status
 
 
+class _Server(ThreadingHTTPServer):
+    # A deliver batch opens up to ten connections at once: past socketserver's backlog of 5,
+    # a connect waits for the kernel's SYN retry (1 s), longer than the tests' timeouts.
+    request_queue_size = 64
+
+
 class Sink:
     """A threaded HTTP server recording every request."""
 
@@ -89,7 +95,7 @@ class Sink:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
