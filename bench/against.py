@@ -1,0 +1,142 @@
+"""The pipeline bench against another revision, the two taking turns in the same hour.
+
+A change to the hot path is judged by ratios to the bare relay that move by ±25 % between
+single runs with the machine's load (docs/performance.md, "Now"), so a figure of the change
+alone says little: the code before must run in the same hour, in turns. This exports REV's
+tree (`git archive`) beside this one and runs `bench/pipeline.py ... --json` in each, the
+order turned round every round (REV first, then this tree first, ...), each tree with its own
+`PYTHONPATH` and this virtualenv. It prints, per meter and width, each tree's median ratio to
+the bare relay of the same run with the spread, and the median absolute figure; and where
+both trees ran, how this tree's median moved against REV's.
+
+    .venv/bin/python bench/against.py REV [--rounds 3] [-- PIPELINE ARGS]
+
+PIPELINE ARGS default to `--processes 1 --endpoints 1,10 --seconds 5` (`--json` is added).
+A round of the defaults takes ~4.5 min. A benchmark: prints, never fails on a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.common import print_table  # noqa: E402
+
+DEFAULT_ARGS = ["--processes", "1", "--endpoints", "1,10", "--seconds", "5"]
+# (meter, how the table names it): the issue's meters, per delivered event
+METERS = [
+    ("server_cpu_us", "server CPU"),
+    ("wal_bytes", "WAL"),
+    ("python_cpu_us", "Python CPU"),
+    ("events_per_s", "events/s"),
+    ("log_bytes", "log bytes"),
+]
+Run = list[dict[str, Any]]  # one pipeline run's --json rows
+
+
+def export(rev: str, into: Path) -> Path:
+    """REV's tree, as committed, under `into`."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", rev], cwd=REPO, capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def run_pipeline(tree: Path, args: Sequence[str]) -> Run:
+    """One `bench/pipeline.py --json` run of `tree`'s code: its rows."""
+    paths = [tree / "layers" / "core", tree / "devtools", tree]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in paths)}
+    done = subprocess.run(
+        [sys.executable, str(tree / "bench" / "pipeline.py"), *args, "--json"],
+        cwd=tree, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"pipeline in {tree} failed:\n{done.stderr[-2000:]}")
+    rows: Run = json.loads(done.stdout.strip().splitlines()[-1])
+    return rows
+
+
+def turns(rounds: int) -> list[list[str]]:
+    """Which tree runs first in each round: REV, then this tree, then REV ..."""
+    return [["rev", "here"] if n % 2 == 0 else ["here", "rev"] for n in range(rounds)]
+
+
+def summary(runs: dict[str, list[Run]]) -> list[list[str]]:
+    """Table rows: per width and meter, each tree's median ratio to the bare relay of the same
+    run (spread) and median absolute figure, and this tree's median against REV's."""
+    widths = sorted({r["endpoints"] for rs in runs.values() for run in rs for r in run})
+    table = []
+    for width in widths:
+        for meter, label in METERS:
+            cells = [f"{label}, {width} ep"]
+            medians = {}
+            for tree in ("rev", "here"):
+                ratios, figures = [], []
+                for run in runs.get(tree, []):
+                    ours = _row(run, "hookline", width)
+                    bare = _row(run, "bare", width)
+                    figures.append(float(ours[meter]))
+                    if meter != "log_bytes" and bare[meter]:
+                        ratios.append(float(ours[meter]) / float(bare[meter]))
+                medians[tree] = statistics.median(figures) if figures else None
+                cells.append(_spread(ratios) if ratios else "-")
+                cells.append(f"{medians[tree]:,.0f}" if figures else "-")
+            rev, here = medians["rev"], medians["here"]
+            cells.append(f"{100 * (here - rev) / rev:+.1f} %" if rev and here is not None else "-")
+            table.append(cells)
+    return table
+
+
+def headers(names: dict[str, str]) -> list[str]:
+    """The summary's column headers, naming the two trees."""
+    rev, here = names["rev"], names["here"]
+    return ["meter", f"{rev} x bare", rev, f"{here} x bare", here, f"{here} vs {rev}"]
+
+
+def _row(run: Run, pipeline: str, width: int) -> dict[str, Any]:
+    return next(r for r in run if r["pipeline"] == pipeline and r["endpoints"] == width)
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    ours, pipeline_args = given, DEFAULT_ARGS
+    if "--" in given:  # what follows is bench/pipeline.py's
+        at = given.index("--")
+        ours, pipeline_args = given[:at], given[at + 1 :]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rev", help="the revision to compare with (e.g. main, HEAD~1)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each tree")
+    args = parser.parse_args(ours)
+    names = {"rev": args.rev, "here": "this tree"}
+    runs: dict[str, list[Run]] = {"rev": [], "here": []}
+    with tempfile.TemporaryDirectory(prefix="hookline-against-") as scratch:
+        trees = {"rev": export(args.rev, Path(scratch)), "here": REPO}
+        for number, order in enumerate(turns(args.rounds), start=1):
+            for tree in order:
+                print(f"round {number}: {names[tree]} ...", file=sys.stderr, flush=True)
+                runs[tree].append(run_pipeline(trees[tree], pipeline_args))
+    print(f"bench/pipeline.py {' '.join(pipeline_args)}: {args.rounds} runs of each tree")
+    print("ratios to the bare relay of the same run: median (spread); figures per delivered event")
+    print_table(headers(names), summary(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

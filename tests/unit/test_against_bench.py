@@ -1,0 +1,66 @@
+"""The A/B runner of the pipeline bench (`bench/against.py`): the two trees take turns, REV's
+is REV as committed, and the table it prints is the medians and spreads of the runs given."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.against import REPO, export, summary, turns
+
+pytestmark = pytest.mark.unit
+
+
+def run(
+    server: float, bare_server: float, wal: float = 3000, width: int = 1
+) -> list[dict[str, Any]]:
+    """One pipeline run's --json rows: Hookline's and the bare relay's at one width."""
+    common = {"processes": 1, "endpoints": width, "commits": 1.0, "log_bytes": 400}
+    return [
+        {"pipeline": "hookline", **common, "events_per_s": 900.0, "server_cpu_us": server,
+         "wal_bytes": wal, "python_cpu_us": 1000.0},
+        {"pipeline": "bare", **common, "events_per_s": 1500.0, "server_cpu_us": bare_server,
+         "wal_bytes": 1500.0, "python_cpu_us": 500.0, "log_bytes": 0},
+    ]  # fmt: skip
+
+
+def test_the_trees_take_turns_going_first() -> None:
+    # Given four rounds, then each round runs both trees, REV first in the first round and
+    # this tree first in the next
+    assert turns(4) == [["rev", "here"], ["here", "rev"], ["rev", "here"], ["here", "rev"]]
+
+
+def test_the_table_gives_each_trees_median_ratio_its_spread_and_the_move() -> None:
+    # Given three runs of each tree, REV's server CPU 600/300, 660/300, 700/280 µs (2.00x,
+    # 2.20x, 2.50x) and this tree's 540/300, 560/280, 500/250 (1.80x, 2.00x, 2.00x)
+    runs = {
+        "rev": [run(600, 300), run(660, 300), run(700, 280)],
+        "here": [run(540, 300), run(560, 280), run(500, 250)],
+    }
+    # When they are summed up
+    table = {row[0]: row[1:] for row in summary(runs)}
+    # Then each tree shows its median ratio with the spread, its median figure, and this
+    # tree's median against REV's (540 against 660: -18.2 %)
+    assert table["server CPU, 1 ep"] == [
+        "2.20 (2.00-2.50)", "660", "2.00 (1.80-2.00)", "540", "-18.2 %",
+    ]  # fmt: skip
+    # And a meter that did not move reads +0.0 %; log bytes have no ratio (the bare relay
+    # writes none)
+    assert table["WAL, 1 ep"][-1] == "+0.0 %"
+    assert table["log bytes, 1 ep"][0] == "-"
+
+
+def test_rev_is_exported_as_committed() -> None:
+    # Given the repository's HEAD
+    committed = subprocess.run(
+        ["git", "show", "HEAD:bench/pipeline.py"], cwd=REPO, capture_output=True, check=True
+    ).stdout
+    # When it is exported for a comparison
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = export("HEAD", Path(scratch))
+        # Then its pipeline bench is HEAD's, byte for byte
+        assert (tree / "bench" / "pipeline.py").read_bytes() == committed
