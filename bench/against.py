@@ -24,7 +24,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,33 +78,77 @@ def turns(rounds: int) -> list[list[str]]:
 def summary(runs: dict[str, list[Run]]) -> list[list[str]]:
     """Table rows: per width and meter, each tree's median ratio to the bare relay of the same
     run (spread) and median absolute figure, and this tree's median against REV's."""
-    widths = sorted({r["endpoints"] for rs in runs.values() for run in rs for r in run})
+    return [
+        _compare(runs, f"{label}, {width} ep", partial(_meter, width=width, meter=meter),
+                 ratio=meter != "log_bytes")
+        for width in _widths(runs)
+        for meter, label in METERS
+    ]  # fmt: skip
+
+
+def stage_summary(runs: dict[str, list[Run]]) -> list[list[str]]:
+    """The same for each stage's server and Python CPU (the rows' `stages`; a tree whose
+    pipeline bench does not give them shows none), against the bare relay's same stage."""
     table = []
-    for width in widths:
-        for meter, label in METERS:
-            cells = [f"{label}, {width} ep"]
-            medians = {}
-            for tree in ("rev", "here"):
-                ratios, figures = [], []
-                for run in runs.get(tree, []):
-                    ours = _row(run, "hookline", width)
-                    bare = _row(run, "bare", width)
-                    figures.append(float(ours[meter]))
-                    if meter != "log_bytes" and bare[meter]:
-                        ratios.append(float(ours[meter]) / float(bare[meter]))
-                medians[tree] = statistics.median(figures) if figures else None
-                cells.append(_spread(ratios) if ratios else "-")
-                cells.append(f"{medians[tree]:,.0f}" if figures else "-")
-            rev, here = medians["rev"], medians["here"]
-            cells.append(f"{100 * (here - rev) / rev:+.1f} %" if rev and here is not None else "-")
-            table.append(cells)
+    for width in _widths(runs):
+        named = (
+            _row(run, "hookline", width).get("stages", {}) for rs in runs.values() for run in rs
+        )
+        for stage in sorted({stage for stages in named for stage in stages}):
+            # "server": Postgres's own processes (WAL writer, checkpointer ...)
+            name = "Postgres's own" if stage == "server" else stage
+            for meter, label in (("server_cpu_us", "server CPU"), ("python_cpu_us", "Python CPU")):
+                value = partial(_stage_meter, width=width, stage=stage, meter=meter)
+                figures = [value(run, "hookline") for rs in runs.values() for run in rs]
+                if any(figures):  # a stage that did nothing (the fan-out at receipt) is left out
+                    table.append(_compare(runs, f"{name} {label}, {width} ep", value, ratio=True))
     return table
+
+
+def _meter(run: Run, pipeline: str, *, width: int, meter: str) -> float | None:
+    return float(_row(run, pipeline, width)[meter])
+
+
+def _stage_meter(run: Run, pipeline: str, *, width: int, stage: str, meter: str) -> float | None:
+    figure = _row(run, pipeline, width).get("stages", {}).get(stage, {}).get(meter)
+    return None if figure is None else float(figure)
+
+
+def _compare(
+    runs: dict[str, list[Run]],
+    label: str,
+    value: Callable[[Run, str], float | None],
+    *,
+    ratio: bool,
+) -> list[str]:
+    """One row: per tree the median ratio to the bare relay (spread) and the median figure of
+    the runs that have it, then this tree's median against REV's."""
+    cells, medians = [label], {}
+    for tree in ("rev", "here"):
+        ratios, figures = [], []
+        for run in runs.get(tree, []):
+            ours, bare = value(run, "hookline"), value(run, "bare")
+            if ours is None:
+                continue
+            figures.append(ours)
+            if ratio and bare:
+                ratios.append(ours / bare)
+        medians[tree] = statistics.median(figures) if figures else None
+        cells.append(_spread(ratios) if ratios else "-")
+        cells.append(f"{medians[tree]:,.0f}" if figures else "-")
+    rev, here = medians["rev"], medians["here"]
+    cells.append(f"{100 * (here - rev) / rev:+.1f} %" if rev and here is not None else "-")
+    return cells
 
 
 def headers(names: dict[str, str]) -> list[str]:
     """The summary's column headers, naming the two trees."""
     rev, here = names["rev"], names["here"]
     return ["meter", f"{rev} x bare", rev, f"{here} x bare", here, f"{here} vs {rev}"]
+
+
+def _widths(runs: dict[str, list[Run]]) -> list[int]:
+    return sorted({r["endpoints"] for rs in runs.values() for run in rs for r in run})
 
 
 def _row(run: Run, pipeline: str, width: int) -> dict[str, Any]:
@@ -135,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"bench/pipeline.py {' '.join(pipeline_args)}: {args.rounds} runs of each tree")
     print("ratios to the bare relay of the same run: median (spread); figures per delivered event")
     print_table(headers(names), summary(runs))
+    print("\nper stage (Hookline's against the bare relay's same stage):")
+    print_table(headers(names), stage_summary(runs))
     return 0
 
 

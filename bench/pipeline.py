@@ -50,7 +50,8 @@ and by record kind (local server only); `--shape` runs what-if SQL files after t
 (bench/shapes: a row shape a migration might bring, measured before it is built); `--json`
 prints one line instead of the tables: a list of rows `{"pipeline", "processes",
 "endpoints", "events_per_s", "server_cpu_us", "wal_bytes", "commits", "python_cpu_us",
-"log_bytes"}`, per delivered event. A fresh
+"log_bytes", "stages"}`, per delivered event (`stages`: each stage's server and Python CPU,
+`{"receiver": {"server_cpu_us", "python_cpu_us"}, ...}`). A fresh
 database has nine day partitions of each hot table (today, the week ahead, the default);
 `--past-days 90` first makes the 90 earlier days' partitions that the default retention
 (`ledger_retention_days`) keeps, as a deployment has them after three months. The bare
@@ -412,7 +413,16 @@ class Phase:
             "commits": round(self.per_event(self.commits), 2),
             "python_cpu_us": round(self.per_event(sum(self.python_cpu.values())) * 1e6),
             "log_bytes": round(self.per_event(sum(self.log_bytes.values()))),
+            # beside the issue's meters: each stage's share, for telling a change's stage apart
+            "stages": {s: self.stage_cpu(s) for s in sorted({*self.python_cpu, *self.server_cpu})},
         }  # fmt: skip
+
+    def stage_cpu(self, stage: str) -> dict[str, int]:
+        """One stage's server and Python CPU, µs per delivered event."""
+        return {
+            "server_cpu_us": round(self.per_event(self.server_cpu.get(stage, 0.0)) * 1e6),
+            "python_cpu_us": round(self.per_event(self.python_cpu.get(stage, 0.0)) * 1e6),
+        }
 
 
 def delivered_count(conn: Any, pipeline: str) -> int:

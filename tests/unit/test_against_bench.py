@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench.against import REPO, export, summary, turns
+from bench.against import REPO, export, stage_summary, summary, turns
 
 pytestmark = pytest.mark.unit
 
@@ -64,3 +64,21 @@ def test_rev_is_exported_as_committed() -> None:
         tree = export("HEAD", Path(scratch))
         # Then its pipeline bench is HEAD's, byte for byte
         assert (tree / "bench" / "pipeline.py").read_bytes() == committed
+
+
+def test_stages_are_compared_where_a_tree_gives_them() -> None:
+    # Given REV's runs from a pipeline bench without per-stage figures, and this tree's with
+    # deliver's server CPU 300 and 400 µs against the bare relay's deliver at 100
+    def staged(deliver_us: float) -> list[dict[str, Any]]:
+        rows = run(600, 300)
+        rows[0]["stages"] = {"deliver": {"server_cpu_us": deliver_us, "python_cpu_us": 700}}
+        rows[1]["stages"] = {"deliver": {"server_cpu_us": 100, "python_cpu_us": 500}}
+        return rows
+
+    runs = {"rev": [run(600, 300)], "here": [staged(300), staged(400)]}
+    # When the stages are summed up
+    table = {row[0]: row[1:] for row in stage_summary(runs)}
+    # Then this tree's deliver shows its median ratio to the bare relay's deliver with the
+    # spread, and REV, which has no figure, shows none and no move
+    assert table["deliver server CPU, 1 ep"] == ["-", "-", "3.50 (3.00-4.00)", "350", "-"]
+    assert table["deliver Python CPU, 1 ep"][2:4] == ["1.40 (1.40-1.40)", "700"]
