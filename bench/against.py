@@ -47,11 +47,12 @@ METERS = [
 Run = list[dict[str, Any]]  # one pipeline run's --json rows
 
 
-def export(rev: str, into: Path) -> Path:
-    """REV's tree, as committed, under `into`."""
+def export(rev: str, into: Path, repo: Path = REPO) -> Path:
+    """REV's tree of `repo`, as committed, under `into`."""
     archive = subprocess.run(
-        ["git", "archive", "--format=tar", rev], cwd=REPO, capture_output=True, check=True
+        ["git", "archive", "--format=tar", rev], cwd=repo, capture_output=True, check=True
     )
+    into.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     return into
 
@@ -79,8 +80,7 @@ def summary(runs: dict[str, list[Run]]) -> list[list[str]]:
     """Table rows: per width and meter, each tree's median ratio to the bare relay of the same
     run (spread) and median absolute figure, and this tree's median against REV's."""
     return [
-        _compare(runs, f"{label}, {width} ep", partial(_meter, width=width, meter=meter),
-                 ratio=meter != "log_bytes")
+        _compare(runs, f"{label}, {width} ep", partial(_meter, width=width, meter=meter))
         for width in _widths(runs)
         for meter, label in METERS
     ]  # fmt: skip
@@ -101,7 +101,7 @@ def stage_summary(runs: dict[str, list[Run]]) -> list[list[str]]:
                 value = partial(_stage_meter, width=width, stage=stage, meter=meter)
                 figures = [value(run, "hookline") for rs in runs.values() for run in rs]
                 if any(figures):  # a stage that did nothing (the fan-out at receipt) is left out
-                    table.append(_compare(runs, f"{name} {label}, {width} ep", value, ratio=True))
+                    table.append(_compare(runs, f"{name} {label}, {width} ep", value))
     return table
 
 
@@ -118,11 +118,10 @@ def _compare(
     runs: dict[str, list[Run]],
     label: str,
     value: Callable[[Run, str], float | None],
-    *,
-    ratio: bool,
 ) -> list[str]:
-    """One row: per tree the median ratio to the bare relay (spread) and the median figure of
-    the runs that have it, then this tree's median against REV's."""
+    """One row: per tree the median ratio to the bare relay (spread; none where the bare
+    relay's figure is 0, as its log bytes are) and the median figure of the runs that have
+    it, then this tree's median against REV's."""
     cells, medians = [label], {}
     for tree in ("rev", "here"):
         ratios, figures = [], []
@@ -131,7 +130,7 @@ def _compare(
             if ours is None:
                 continue
             figures.append(ours)
-            if ratio and bare:
+            if bare:
                 ratios.append(ours / bare)
         medians[tree] = statistics.median(figures) if figures else None
         cells.append(_spread(ratios) if ratios else "-")

@@ -4,13 +4,12 @@ is REV as committed, and the table it prints is the medians and spreads of the r
 from __future__ import annotations
 
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.against import REPO, export, stage_summary, summary, turns
+from bench.against import export, stage_summary, summary, turns
 
 pytestmark = pytest.mark.unit
 
@@ -54,16 +53,27 @@ def test_the_table_gives_each_trees_median_ratio_its_spread_and_the_move() -> No
     assert table["log bytes, 1 ep"][0] == "-"
 
 
-def test_rev_is_exported_as_committed() -> None:
-    # Given the repository's HEAD
-    committed = subprocess.run(
-        ["git", "show", "HEAD:bench/pipeline.py"], cwd=REPO, capture_output=True, check=True
-    ).stdout
-    # When it is exported for a comparison
-    with tempfile.TemporaryDirectory() as scratch:
-        tree = export("HEAD", Path(scratch))
-        # Then its pipeline bench is HEAD's, byte for byte
-        assert (tree / "bench" / "pipeline.py").read_bytes() == committed
+def test_rev_is_exported_as_committed(tmp_path: Path) -> None:
+    # Given a repository whose bench changed between two commits
+    repo = tmp_path / "repo"
+    (repo / "bench").mkdir(parents=True)
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=repo, check=True, capture_output=True,
+        )  # fmt: skip
+
+    git("init", "-q")
+    (repo / "bench" / "pipeline.py").write_text("before\n")
+    git("add", ".")
+    git("commit", "-qm", "before")
+    (repo / "bench" / "pipeline.py").write_text("after\n")
+    git("commit", "-qam", "after")
+    # When its first commit is exported for a comparison
+    tree = export("HEAD~1", tmp_path / "tree", repo)
+    # Then the exported bench is that commit's, not the newest
+    assert (tree / "bench" / "pipeline.py").read_text() == "before\n"
 
 
 def test_stages_are_compared_where_a_tree_gives_them() -> None:
