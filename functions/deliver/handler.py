@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hookline.batch_pace import RecentLatency
 from hookline.db import Database, get_database
 from hookline.delivery import Deliverer, Handled, Result, utcnow
 from hookline.delivery_batch import deliver_batch
@@ -24,8 +25,10 @@ from hookline.settings import Settings, get_settings
 if TYPE_CHECKING:
     from hookline.fanout import ReleasedHeads
 
-# The database and HTTP work is blocking; a batch of up to 10 runs on these threads at once.
+# The database and HTTP work is blocking; a batch of up to 10 runs on these threads at once,
+# unless its endpoints answered fast enough in this container to go in turn (decision 0093).
 _threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="deliver")
+_latency = RecentLatency()
 # One log line per attempt that did not deliver (decision 0065); successes are metrics only.
 FAILED_RESULTS = frozenset({Result.FAILED, Result.RETRY, Result.DEAD})
 # A finished delivery of an ordered key releases the next, which is sent at once (0069).
@@ -93,7 +96,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     records = event.get("Records") or []
     began = utcnow()
     deliverer = current_deliverer()
-    outcomes = deliver_batch(deliverer, [r.get("body", "") for r in records], _threads)
+    outcomes = deliver_batch(deliverer, [r.get("body", "") for r in records], _threads, _latency)
     heads = released_heads()
     if ordering_in_use(heads, deliverer.db):  # else nothing to hand on: no ids parsed
         finished = [

@@ -225,6 +225,9 @@ class HooklineConfig:
     restore_hold_days: int = 7
     archive_glacier_after_days: int = 90
     deliver_connect_timeout_seconds: int = 5
+    # A deliver batch whose endpoints answer within this many ms together is sent in turn on
+    # one thread, not at once on the pool (decision 0093); 0: always at once.
+    deliver_in_sequence_ms: int = 50
     endpoint_disable_after_days: int = 5  # failing continuously this long disables it
     secret_rotation_overlap_hours: int = 24  # old signing secrets keep signing this long
     # The retry rule is stated once, in hookline.retry (Standard Webhooks' schedule).

@@ -77,6 +77,10 @@ class DeliveryOptions:
     # Deferred this many times in a row, a delivery leaves the queue for a due row in
     # Postgres that fan-out enqueues when due (docs/decisions/0034).
     max_deferrals_in_a_row: int = 3
+    # A batch whose endpoints answered within this long together (as this process last saw
+    # them) is sent in turn on one thread, the rest on the pool once it has taken longer;
+    # 0 sends every batch on the pool (docs/decisions/0093).
+    in_sequence_seconds: float = 0.05
 
     @property
     def claim_lease(self) -> timedelta:

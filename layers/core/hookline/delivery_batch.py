@@ -1,5 +1,6 @@
 """A deliver batch: one claim statement and one record statement per SQS batch, the attempts
-in between made concurrently (decision 0066).
+in between made concurrently (decision 0066), or in turn when the endpoints answer fast
+(decision 0093, `hookline.batch_pace`).
 
 Per message, the rules are `Deliverer.handle`'s; only the two statements every delivery paid
 (its claim, and the record of a delivered attempt) are taken for the whole batch. Whatever
@@ -10,9 +11,11 @@ a batch record that fails is retried per delivery, each failure that message's a
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 
+from hookline.batch_pace import RecentLatency, run_batch
 from hookline.delivery import NOT_CLAIMED, Deliverer, Handled, Unclaimed
 from hookline.observability import logger
 from hookline.queues import DeliveryMessage
@@ -24,9 +27,13 @@ from hookline.repositories.delivery_batches import claim_batch_to_send, record_b
 Outcome = Handled | Exception
 
 
-def deliver_batch(deliverer: Deliverer, bodies: Sequence[str], threads: Executor) -> list[Outcome]:
-    """Handle the messages of one batch: claim them in one statement, make their attempts on
-    `threads`, record the delivered ones in one statement; an outcome per message, in order.
+def deliver_batch(
+    deliverer: Deliverer, bodies: Sequence[str], threads: Executor, latency: RecentLatency
+) -> list[Outcome]:
+    """Handle the messages of one batch: claim them in one statement, make their attempts
+    (on `threads`, or in turn when `latency` says the endpoints answer within
+    `in_sequence_seconds` together), record the delivered ones in one statement; an outcome
+    per message, in order.
 
     A batch of one (a trickle of events) is handled on the calling thread with the message's
     own claim and record statements, which run the batch statements' bodies for one message:
@@ -38,6 +45,7 @@ def deliver_batch(deliverer: Deliverer, bodies: Sequence[str], threads: Executor
         except Exception as failed:  # this message's failure: SQS retries it
             return [failed]
     claims = claim_all(deliverer, bodies)
+    sending = [sending_endpoint(claim) for claim in claims]
     delivered: list[tuple[int, Job, AttemptRecord]] = []
     lock = threading.Lock()
 
@@ -46,15 +54,34 @@ def deliver_batch(deliverer: Deliverer, bodies: Sequence[str], threads: Executor
             with lock:
                 delivered.append((index, job, attempt))
 
+        started = time.monotonic()
         try:
             return deliverer.handle(bodies[index], claims[index], keep)
         except Exception as err:  # this message's failure, never the batch's
             return err
+        finally:
+            endpoint_id = sending[index]
+            if endpoint_id is not None:
+                latency.observe(endpoint_id, time.monotonic() - started)
 
-    outcomes = list(threads.map(one, range(len(bodies))))
+    # a message that claims itself sends to an endpoint not known yet: the pool
+    expected = (
+        None
+        if any(claim is NOT_CLAIMED for claim in claims)
+        else latency.expected(e for e in sending if e is not None)
+    )
+    outcomes = run_batch(one, len(bodies), expected, deliverer.options.in_sequence_seconds, threads)
     for index, err in record_all(deliverer, delivered).items():
         outcomes[index] = err
     return outcomes
+
+
+def sending_endpoint(claim: Claim | Unclaimed | None) -> str | None:
+    """The endpoint a claimed message will send to; None when it sends nothing (no slot,
+    stale, finished) or its claim is its own to make."""
+    if isinstance(claim, Claim) and claim.wait_seconds == 0:
+        return claim.job.endpoint_id
+    return None
 
 
 def claim_all(deliverer: Deliverer, bodies: Sequence[str]) -> list[Claim | Unclaimed | None]:

@@ -101,6 +101,7 @@ def delivery_options(settings: Settings) -> DeliveryOptions:
     return DeliveryOptions(
         timeout_seconds=config.deliver_timeout_seconds,
         connect_timeout_seconds=config.deliver_connect_timeout_seconds,
+        in_sequence_seconds=config.deliver_in_sequence_ms / 1000,
         endpoint_disable_after=timedelta(days=config.endpoint_disable_after_days),
         queued_lease=timedelta(seconds=config.delivery_queued_lease_seconds),
     )
