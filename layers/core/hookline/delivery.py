@@ -3,7 +3,6 @@ and followed by the delivery's next state (delivered, failed, retry, dead)."""
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ import httpx
 from hookline import USER_AGENT
 from hookline.db import Connection, Database
 from hookline.destination_kinds import HTTPS
+from hookline.draws import draws
 from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
 from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
 from hookline.observability import logger
@@ -188,7 +188,7 @@ class Deliverer:
             if claim.wait_seconds > 0:
                 # Jitter spreads the deferred messages of a busy endpoint over the next seconds.
                 delay = max(claim.wait_seconds, self.options.busy_retry_seconds)
-                delay *= 1 + random.random()
+                delay *= 1 + draws.random()
                 deferrals = DeliveryMessage.deferrals_in(body) + 1
                 if deferrals > self.options.max_deferrals_in_a_row:
                     # A busy endpoint: stop riding the queue (and Lambda's loop count); due

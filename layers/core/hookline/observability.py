@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import random
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -20,6 +19,7 @@ from typing import Any, TypeVar, cast
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
+from hookline.draws import draws
 from hookline.tracing import flush_started
 
 SERVICE = "hookline"
@@ -42,7 +42,7 @@ def log_success(message: str, **extra: Any) -> None:
     """Log a success line at INFO for a sampled fraction of calls (`success_sample_rate`);
     the line says it was sampled, so counts are read from the metrics, never from lines."""
     rate = success_sample_rate
-    if rate > 0 and (rate >= 1 or random.random() < rate):
+    if rate > 0 and (rate >= 1 or draws.random() < rate):
         logger.info(message, extra={**extra, "sampled": rate})
 
 

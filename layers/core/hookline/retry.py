@@ -17,13 +17,14 @@ a delivery for days.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Literal
+
+from hookline.draws import draws
 
 DEFAULT_SCHEDULE: tuple[timedelta, ...] = (
     timedelta(0),
@@ -72,7 +73,7 @@ class RetryPolicy:
     deadline: timedelta = DEFAULT_DEADLINE
     retry_after_max_factor: float = 2.0  # Retry-After is capped at this times the delay
     # Returns a float in [0, 1); injectable so tests can pin the jitter.
-    random: Callable[[], float] = field(default=random.random, repr=False, compare=False)
+    random: Callable[[], float] = field(default=draws.random, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Refuse a policy that could never schedule sensibly."""
