@@ -83,12 +83,12 @@ def test_a_batch_that_takes_longer_than_the_budget_sends_the_rest_at_once(make_p
     endpoint = Endpoint(pipeline, db, sink, "/slowing")
     endpoint.batch(6, delay=0)
     endpoint.batch(6, delay=0)
-    # When it turns slow (0.4 s an answer) and a batch of six goes to it
-    took, at_once = endpoint.batch(6, delay=0.4)
-    # Then the batch starts in turn, and past the budget the messages left go at once: it
-    # takes about three answers' time, not six
-    assert at_once > 1 and took < 2.2, (at_once, took)
+    # When it turns slow (0.6 s an answer) and a batch of six goes to it
+    took, at_once = endpoint.batch(6, delay=0.6)
+    # Then the batch starts in turn, and past the budget the four messages left go at once:
+    # it takes about three answers' time (1.8 s), not six (3.6 s)
+    assert at_once > 1 and took < 2.7, (at_once, took)
     # And the next batch goes at once from the start, the endpoint now known to be slow
-    took, at_once = endpoint.batch(6, delay=0.4)
+    took, at_once = endpoint.batch(6, delay=0.6)
     assert at_once > 2 and took < 1.2, (at_once, took)
     assert pipeline.states() == {"delivered": 24}
