@@ -21,10 +21,11 @@ T = TypeVar("T")
 
 
 class RecentLatency:
-    """Each endpoint's recent handling time in this process, in seconds: a slower answer
-    counts at once, a faster one takes back a quarter of the difference. Shared by a
-    process's threads (the local runner invokes deliver from several); a race loses one
-    observation and nothing else."""
+    """Each endpoint's recent attempt time in this process, in seconds (an attempt's recorded
+    duration: signing, the request and the answer read, not the message's statements): a
+    slower attempt counts at once, a faster one takes back a quarter of the difference.
+    Shared by a process's threads (the local runner invokes deliver from several); a race
+    loses one observation and nothing else."""
 
     LIMIT = 4096  # endpoints remembered; past it the memory starts again
 

@@ -11,7 +11,6 @@ a batch record that fails is retried per delivery, each failure that message's a
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 
@@ -54,15 +53,14 @@ def deliver_batch(
             with lock:
                 delivered.append((index, job, attempt))
 
-        started = time.monotonic()
         try:
-            return deliverer.handle(bodies[index], claims[index], keep)
+            handled = deliverer.handle(bodies[index], claims[index], keep)
         except Exception as err:  # this message's failure, never the batch's
             return err
-        finally:
-            endpoint_id = sending[index]
-            if endpoint_id is not None:
-                latency.observe(endpoint_id, time.monotonic() - started)
+        endpoint_id = sending[index]
+        if endpoint_id is not None and handled.attempt is not None:
+            latency.observe(endpoint_id, handled.attempt.duration_ms / 1000)
+        return handled
 
     # a message that claims itself sends to an endpoint not known yet: the pool
     expected = (
