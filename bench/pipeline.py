@@ -41,6 +41,7 @@ stage (the workers' own).
 
     .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4] [--endpoints 1,10]
         [--prepared] [--no-receipt] [--statements] [--wal-mix] [--json] [--past-days 90]
+        [--steady 2000000]
         [--shape bench/shapes/hot_record.sql[,...]]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
@@ -55,7 +56,10 @@ prints one line instead of the tables: a list of rows `{"pipeline", "processes",
 database has nine day partitions of each hot table (today, the week ahead, the default);
 `--past-days 90` first makes the 90 earlier days' partitions that the default retention
 (`ledger_retention_days`) keeps, as a deployment has them after three months. The bare
-relay's tables are not partitioned either way.
+relay's tables are not partitioned either way. `--steady N` begins each phase as a running
+deployment's minutes after a checkpoint (bench/steady.py): N dedupe keys per tenant (and
+N events per width in the bare relay's table) already there, random provider ids, and a
+`CHECKPOINT` before the intake, so full-page images are paid as they are in production.
 
 Postgres is a durable local server (default fsync), or `DATABASE_URL` (then the server CPU
 columns are empty unless it runs on this machine). A benchmark: prints, never fails.
@@ -86,6 +90,7 @@ from common import (
 )
 from pgcost import count_round_trips, server_cpu_by_role, wal_and_commits
 from sink import running_sink
+from steady import fill_keys
 from walmix import SERVER_SETTINGS as WAL_MIX_SETTINGS
 from walmix import mix_kinds, mix_rows, wal_mix, wal_position
 
@@ -230,10 +235,13 @@ def receiver_step(kind: str, q: Any, nudges: Any, ahead: int = 0) -> Callable[[]
     import itertools
     import uuid
 
+    from steady import random_event_id
+
     from tests.support.signers import stripe_event, stripe_headers
 
     prefix = uuid.uuid4().hex[:12]
     numbers = itertools.count()
+    steady = os.environ.get("BENCH_STEADY") == "1"
     url = os.environ["DATABASE_URL"]
     if kind == "bare_receiver":
         import psycopg
@@ -242,7 +250,7 @@ def receiver_step(kind: str, q: Any, nudges: Any, ahead: int = 0) -> Callable[[]
         endpoints = int(os.environ["BENCH_ENDPOINTS"])
 
         def made() -> tuple[str, bytes]:
-            event_id = f"evt_{prefix}{next(numbers)}"
+            event_id = random_event_id() if steady else f"evt_{prefix}{next(numbers)}"
             return event_id, stripe_event(event_id, size=PAYLOAD_BYTES)
 
         sent = prepared(made, ahead)
@@ -272,7 +280,7 @@ def receiver_step(kind: str, q: Any, nudges: Any, ahead: int = 0) -> Callable[[]
     set_local_nudger(lambda: nudges.put(1))
 
     def made() -> dict[str, Any]:
-        event_id = f"evt_{prefix}{next(numbers)}"
+        event_id = random_event_id() if steady else f"evt_{prefix}{next(numbers)}"
         body = stripe_event(event_id, size=PAYLOAD_BYTES)
         headers = {"Content-Type": "application/json", **stripe_headers(STRIPE_SECRET, body)}
         return build_rest_event("POST", f"/in/{source_id}", headers, body)
@@ -439,7 +447,13 @@ def accepted_count(conn: Any, pipeline: str) -> int:
 
 
 def run_phase(
-    url: str, pipeline: str, processes: int, endpoints: int, seconds: float, statements: bool
+    url: str,
+    pipeline: str,
+    processes: int,
+    endpoints: int,
+    seconds: float,
+    statements: bool,
+    checkpoint: bool = False,
 ) -> Phase:
     """Start the workers, warm them, measure `seconds` of intake and the drain."""
     import psycopg
@@ -471,6 +485,8 @@ def run_phase(
         start_accepted = accepted_count(conn, pipeline)
         if statements:
             conn.execute("SELECT pg_stat_statements_reset()")
+        if checkpoint:
+            conn.execute("CHECKPOINT")  # the phase begins as the minutes after one do
         cpu0 = server_cpu_by_role(url, conn.info.backend_pid)
         wal0, commits0 = wal_and_commits(conn)
         lsn0 = wal_position(conn)
@@ -690,6 +706,15 @@ def main(argv: list[str] | None = None) -> int:
         "--past-days", type=int, default=0,
         help="make this many earlier days' partitions first, as retention keeps them",
     )  # fmt: skip
+    parser.add_argument(
+        "--steady", type=int, default=0, metavar="N",
+        help="N dedupe keys per tenant first, random provider ids, a checkpoint at each "
+        "phase's start (bench/steady.py)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--server", default="", metavar="NAME=VALUE,...",
+        help="Postgres settings for the local server, e.g. wal_compression=off",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     import psycopg
 
@@ -704,6 +729,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     if args.wal_mix:
         settings.update(WAL_MIX_SETTINGS)
+    settings.update(dict(item.split("=", 1) for item in args.server.split(",") if item))
     say = sys.stderr if args.json else sys.stdout
     with bench_database("pipeline", settings) as (url, where), running_sink() as sink:
         if args.statements:
@@ -713,6 +739,10 @@ def main(argv: list[str] | None = None) -> int:
         sources = prepare(url, sink_url, widths)
         if args.past_days:
             make_past_partitions(url, args.past_days)
+        if args.steady:
+            print(f"filling {args.steady:,} dedupe keys per tenant ...", file=sys.stderr)
+            fill_keys(url, sources, args.steady * len(widths), args.steady)
+            os.environ["BENCH_STEADY"] = "1"
         shapes = [Path(f) for f in args.shape.split(",") if f]
         for shape in shapes:
             with psycopg.connect(url, autocommit=True) as conn:
@@ -724,6 +754,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"prepared statements: {'on' if args.prepared else 'off (as behind RDS Proxy)'}",
               file=say)  # fmt: skip
         print(f"day partitions: {9 + args.past_days} per hot table", file=say)
+        if args.steady:
+            print(f"steady state: {args.steady:,} dedupe keys per tenant, random provider ids,"
+                  " a checkpoint at each phase's start", file=say)  # fmt: skip
         if shapes:
             print(f"what-if shape: {', '.join(map(str, shapes))}", file=say)
         phases = []
@@ -733,7 +766,17 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ["BENCH_ENDPOINTS"] = str(width)
                 for pipeline in ("hookline", "bare"):
                     print(f"  {pipeline} x{n}, {width} endpoints ...", file=sys.stderr, flush=True)
-                    phases.append(run_phase(url, pipeline, n, width, args.seconds, args.statements))
+                    phases.append(
+                        run_phase(
+                            url,
+                            pipeline,
+                            n,
+                            width,
+                            args.seconds,
+                            args.statements,
+                            bool(args.steady),
+                        )
+                    )
         print(f"machine after: {machine_facts()}\n", file=say)
         if args.json:
             print(json.dumps([ph.row() for ph in phases]))
