@@ -44,10 +44,11 @@ def bench_database(
 ) -> Iterator[tuple[str, str]]:
     """(URL of a fresh migrated database, where its server comes from); dropped after.
 
-    The server is `DATABASE_URL` if set (a database named after `label` and the pid is
-    created on it), else a durable local server (default fsync) started in a temp dir and
-    stopped at the end; `server_settings` are set on the local server (ALTER SYSTEM, then a
-    restart), e.g. to preload pg_stat_statements, and ignored for `DATABASE_URL`.
+        The server is `DATABASE_URL` if set (a database named after `label` and the pid is
+        created on it), else a durable local server (default fsync) started in a temp dir and
+        stopped at the end; `server_settings` are set on the local server (ALTER SYSTEM, then a
+        restart), e.g. to preload pg_stat_statements, over the deployed parameter group's
+    (`deployed_settings`), and ignored for `DATABASE_URL`.
     """
     import psycopg
     from psycopg import sql
@@ -68,7 +69,9 @@ def bench_database(
                 server = LocalPostgres(root / "data", durable=True)
                 print("starting a local durable Postgres ...", file=sys.stderr, flush=True)
                 admin_url, where = server.start(), "a local LocalPostgres (durable=True)"
-                _apply_settings(server, admin_url, server_settings or {})
+                _apply_settings(
+                    server, admin_url, {**deployed_settings(), **(server_settings or {})}
+                )
                 admin_url = server.url
             dbname = f"hookline_bench_{label}_{os.getpid()}"
             name = sql.Identifier(dbname)
@@ -87,6 +90,14 @@ def bench_database(
                 server.stop()
             if root is not None:
                 shutil.rmtree(root, ignore_errors=True)
+
+
+def deployed_settings() -> dict[str, str]:
+    """The settings the stack's RDS parameter group changes (infra/components/database.py),
+    so a local server writes the WAL as the deployed one does."""
+    from hookline.config import HooklineConfig
+
+    return {"wal_compression": HooklineConfig().infrastructure.db_wal_compression}
 
 
 def _apply_settings(server: Any, admin_url: str, settings: dict[str, str]) -> None:
@@ -132,7 +143,14 @@ def server_facts(url: str) -> str:
 
     facts = []
     with psycopg.connect(url, autocommit=True) as conn:
-        for setting in ("server_version", "fsync", "synchronous_commit", "shared_buffers"):
+        for setting in (
+            "server_version",
+            "fsync",
+            "synchronous_commit",
+            "shared_buffers",
+            "full_page_writes",
+            "wal_compression",
+        ):
             row = conn.execute(f"SHOW {setting}").fetchone()
             facts.append(f"{setting}={row[0] if row else '?'}")
     return " ".join(facts)

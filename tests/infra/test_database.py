@@ -10,7 +10,7 @@ import pytest
 from aws_cdk.assertions import Match
 
 from hookline.config import HooklineConfig
-from tests.infra.view import StackView, env_of
+from tests.infra.view import StackView, env_of, synthesize
 
 pytestmark = pytest.mark.infra
 
@@ -36,6 +36,24 @@ def test_postgres_16_is_encrypted_backed_up_private_and_protected(aws: StackView
             "DeletionPolicy": "RetainExceptOnCreate",
         },
     )
+
+
+def test_full_page_images_are_compressed_in_the_wal(aws: StackView) -> None:
+    # Given the default stack: the instance uses a parameter group of its own
+    (group_id, group) = next(iter(aws.of_type("AWS::RDS::DBParameterGroup").items()))
+    (instance,) = aws.of_type("AWS::RDS::DBInstance").values()
+    assert instance["Properties"]["DBParameterGroupName"] == {"Ref": group_id}
+    # Then it compresses full-page images, for the instance's own major version (decision 0094)
+    assert group["Properties"]["Family"] == "postgres16"
+    assert group["Properties"]["Parameters"] == {"wal_compression": "lz4"}
+
+
+def test_the_wal_compression_follows_the_configuration() -> None:
+    config = HooklineConfig.from_dict({"infrastructure": {"db_wal_compression": "on"}})
+    (group,) = synthesize({}, config).of_type("AWS::RDS::DBParameterGroup").values()
+    assert group["Properties"]["Parameters"] == {"wal_compression": "on"}
+    with pytest.raises(ValueError, match="db_wal_compression must be one of off, on, pglz"):
+        HooklineConfig.from_dict({"infrastructure": {"db_wal_compression": "gzip"}})
 
 
 def test_a_minor_engine_version_is_refused() -> None:

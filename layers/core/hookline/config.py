@@ -17,6 +17,8 @@ from hookline.retry import DEFAULT_DEADLINE, DEFAULT_JITTER, DEFAULT_SCHEDULE
 DEFAULT_RESOURCE_PREFIX = "hookline"
 # The front door (docs/decisions/0035): API Gateway REST, HTTP API, or Lambda function URLs.
 INGRESSES = ("rest", "http", "function_url")
+# `wal_compression`'s values in Postgres 15 and later ("on" is pglz)
+WAL_COMPRESSIONS = ("off", "on", "pglz", "lz4", "zstd")
 
 
 # Regions with every resource type the AWS stack uses (decision 0062): cfn-lint's region
@@ -109,6 +111,10 @@ class Infrastructure:
     # The major version only: RDS picks its current minor and upgrades it automatically, so a
     # fresh deploy never names a retired minor (decision 0062).
     db_engine_version: str = "16"
+    # Full-page images compressed in the WAL (decision 0094): after each checkpoint the first
+    # change to a page logs the whole page, and the dedupe keys' index, keyed by providers'
+    # random ids, pays one for nearly every event. lz4: as small as pglz ("on"), less CPU.
+    db_wal_compression: str = "lz4"
     db_instance_type: str = "t4g.small"
     db_allocated_storage_gb: int = 20
     db_max_allocated_storage_gb: int = 100
@@ -305,6 +311,10 @@ class HooklineConfig:
             raise ValueError(
                 'infrastructure.db_engine_version must be a major version such as "16": RDS '
                 "retires minor versions, and a template naming one fails to deploy then"
+            )
+        if config.infrastructure.db_wal_compression not in WAL_COMPRESSIONS:
+            raise ValueError(
+                f"infrastructure.db_wal_compression must be one of {', '.join(WAL_COMPRESSIONS)}"
             )
         if config.reconcile_repair_max_pages < 1:
             raise ValueError("reconcile_repair_max_pages must be at least 1")
