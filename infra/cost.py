@@ -48,6 +48,9 @@ class Prices:
         ("m7g.xlarge", 0.337, 4),
     )
     rds_gp3_gb_month: float = 0.115
+    # beyond the free 100 % of the allocated storage: the daily snapshots and the WAL kept for
+    # point-in-time recovery (transaction logs, uploaded every 5 minutes)
+    rds_backup_gb_month: float = 0.095
     rds_proxy_vcpu_hour: float = 0.015  # billed on the target's vCPUs, minimum 2
     secret_month: float = 0.40
     kms_key_month: float = 1.00
@@ -104,6 +107,10 @@ class Workload:
     log_bytes_emf_per_invocation: int = 300  # Powertools EMF blob
     log_bytes_access_log: int = 600  # API Gateway JSON access log line (none for a URL)
     traces_per_event: float = 3  # receiver, fanout, deliver
+    # WAL in a deployment's steady state with wal_compression = lz4 (decision 0094;
+    # bench/pipeline.py --steady: 5.6 KB per event with one delivery, 17.4 KB with ten)
+    wal_kb_per_event: float = 4.3
+    wal_kb_per_delivery: float = 1.3
     custom_metrics: int = 34  # metric x dimension combinations the code emits
 
 
@@ -251,6 +258,11 @@ def variable_per_million(
     )
     # + 1.5 KB for the receiver's send of each event's deliveries (before: the nudge)
     nat_gb = (attempts * w.delivery_wire_kb + MILLION * 1.5) * 1024 / GB
+    # Every WAL byte is kept as a transaction log for `db_backup_retention_days`; the free
+    # allowance (the allocated storage) is spent by a deployment's first hours at scale.
+    wal_gb = MILLION * (w.wal_kb_per_event + w.wal_kb_per_delivery * w.deliveries_per_event)
+    wal_gb = wal_gb * 1024 / GB
+    backup_gb_months = wal_gb * infra.db_backup_retention_days / (HOURS_PER_MONTH / 24)
     egress_gb = attempts * w.delivery_wire_kb * 1024 / GB
     lines = [
         _front(config, p),
@@ -291,6 +303,11 @@ def variable_per_million(
             "X-Ray",
             f"{infra.xray_sampling_rate:.0%} of {traces_per_event:g} traces/event",
             MILLION * traces_per_event * infra.xray_sampling_rate / MILLION * p.xray_million_traces,
+        ),
+        Line(
+            "RDS backup storage (WAL)",
+            f"{wal_gb:.2f} GB of WAL kept {infra.db_backup_retention_days} days",
+            backup_gb_months * p.rds_backup_gb_month,
         ),
         Line("NAT data processing", f"{nat_gb:.2f} GB", nat_gb * p.nat_gateway_gb),
         Line(

@@ -14,6 +14,7 @@ from infra.cost import (
     BEGIN,
     DOC,
     END,
+    Workload,
     fixed_monthly,
     render,
     summary,
@@ -99,3 +100,20 @@ def test_tracing_adds_one_trace_per_sampled_event() -> None:
     off = {line.item: line for line in variable_per_million(config)}["X-Ray"]
     on = {line.item: line for line in variable_per_million(traced)}["X-Ray"]
     assert "4 traces/event" in on.basis and on.usd == pytest.approx(off.usd * 4 / 3)
+
+
+def test_the_wal_kept_for_recovery_follows_the_deliveries_and_the_retention() -> None:
+    config = HooklineConfig()
+    longer = dataclasses.replace(
+        config,
+        infrastructure=dataclasses.replace(config.infrastructure, db_backup_retention_days=14),
+    )
+
+    def backup(cfg: HooklineConfig, deliveries: float = 1.0) -> float:
+        lines = variable_per_million(cfg, Workload(deliveries_per_event=deliveries))
+        return {line.item: line.usd for line in lines}["RDS backup storage (WAL)"]
+
+    # 5.6 KB of WAL per event with one delivery, kept 7 days of a 30.4-day month at $0.095
+    assert backup(config) == pytest.approx(1e6 * 5.6 * 1024 / 1024**3 * 7 / (730 / 24) * 0.095)
+    assert backup(longer) == pytest.approx(2 * backup(config))
+    assert backup(config, 10) == pytest.approx(backup(config) * 17.3 / 5.6)
