@@ -44,11 +44,11 @@ def bench_database(
 ) -> Iterator[tuple[str, str]]:
     """(URL of a fresh migrated database, where its server comes from); dropped after.
 
-        The server is `DATABASE_URL` if set (a database named after `label` and the pid is
-        created on it), else a durable local server (default fsync) started in a temp dir and
-        stopped at the end; `server_settings` are set on the local server (ALTER SYSTEM, then a
-        restart), e.g. to preload pg_stat_statements, over the deployed parameter group's
-    (`deployed_settings`), and ignored for `DATABASE_URL`.
+    The server is `DATABASE_URL` if set (a database named after `label` and the pid is
+    created on it), else a durable local server (default fsync) started in a temp dir and
+    stopped at the end; `server_settings` are set on the local server (ALTER SYSTEM, then a
+    restart) over the deployed parameter group's (`deployed_settings`), e.g. to preload
+    pg_stat_statements, and ignored for `DATABASE_URL`.
     """
     import psycopg
     from psycopg import sql
