@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from psycopg import sql
 
 from hookline.config import HooklineConfig
-from hookline.db import Database, reset_database
+from hookline.db import Database, get_database, reset_database
 from hookline_dev.local.apigw import LocalContext, build_rest_event
 from tests.fuzz.verifiers import ENTRY_PROVIDERS, same_params
 from tests.support import operator
@@ -80,6 +80,10 @@ def world(fuzz_db: str):
         # A loaded machine must not pass a slow pool checkout off as an outage (a 503).
         env.setenv("HOOKLINE_DB_CONNECT_TIMEOUT", "30")
         reset_database()
+        # The handler's pool, connected before Hypothesis draws: psycopg_pool's background
+        # worker draws from the `random` module when it connects, and Hypothesis warns when
+        # that state changes during a draw ("do not use the random module inside strategies").
+        get_database().pool.wait(timeout=30)
         from functions.receiver.handler import lambda_handler
 
         yield db, sources, lambda_handler
