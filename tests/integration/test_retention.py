@@ -16,6 +16,7 @@ import hookline
 from hookline.archive import S3Archive, decode_lines
 from hookline.config import HooklineConfig
 from hookline.db import Database
+from hookline.ids import ulid_time
 from hookline.retention import RetentionPolicy, apply_retention, ensure_partitions
 from hookline.settings import get_settings
 from tests.support import operator
@@ -84,6 +85,37 @@ def test_partitions_are_made_ahead_and_events_land_in_their_day(db, now):
     assert count(db, "SELECT count(*) FROM events_default") == 0
     table = f"events_d{now:%Y%m%d}"
     assert count(db, f"SELECT count(*) FROM {table} WHERE id = %s", event.id) == 1
+
+
+def test_a_new_days_attempts_begin_unsummarised_and_are_found_by_time(db, now):
+    # Given a day's partitions made ahead (three weeks out: no template made them)
+    day = (now + timedelta(days=21)).date()
+    with db.connection() as conn:
+        conn.execute("SELECT hookline_create_day_partitions(%s)", (day,))
+        brin = conn.execute(
+            "SELECT i.indexrelid::regclass::text AS name FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+            "WHERE i.indrelid = %s::regclass AND a.amname = 'brin'",
+            (f"attempts_d{day:%Y%m%d}",),
+        ).fetchone()["name"]
+        # When attempts of that day's deliveries are recorded
+        conn.execute(
+            "INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code) "
+            "SELECT %s || lpad(g::text, 16, '0'), now(), 5, 200 FROM generate_series(1, 50) g",
+            (f"dlv_{ulid_time(datetime.combine(day, datetime.min.time(), UTC))}",),
+        )
+        # Then a scan by time through the index still finds every one of them
+        conn.execute("SET enable_seqscan = off")
+        found = conn.execute(
+            "SELECT count(*) AS n FROM attempts WHERE attempted_at >= now() - interval '1 hour'"
+        ).fetchone()["n"]
+        conn.execute("RESET enable_seqscan")
+        # And the index kept no summary of its first block range for inserts to update (the
+        # 70 B of WAL each attempt of the day's first megabyte wrote): summarising it now
+        # finds one range to summarise
+        summarised = conn.execute("SELECT brin_summarize_range(%s, 0) AS n", (brin,)).fetchone()
+    assert found == 50
+    assert summarised["n"] == 1
 
 
 def test_two_makers_of_the_same_days_partitions_at_once_both_succeed(database_url, now):
