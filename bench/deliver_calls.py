@@ -52,7 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from common import bench_database, machine_facts, print_table, quiet_environment
-from pipeline import BARE_INSERT, BARE_MARK, PAYLOAD_BYTES, prepare, receiver_step
+from pipeline import prepare
+from pipeline_workers import BARE_INSERT, BARE_MARK, PAYLOAD_BYTES, receiver_step
 
 LEASE = timedelta(seconds=60)
 WARM_ROUNDS = 2

@@ -97,7 +97,7 @@ def publish(url: str, tenant_id: str, events: int, keys: int) -> None:
 def drain(url: str, sink: Any, name: str, events: int, workers: int) -> Phase:
     """Fan out and deliver until the sink has every event; the server's work meanwhile."""
     import psycopg
-    from pipeline import QueueStandIn, sqs_record, take_batch
+    from pipeline_workers import QueueStandIn, sqs_record, take_batch
 
     import functions.deliver.handler as deliver
     import functions.fanout.handler as fanout
