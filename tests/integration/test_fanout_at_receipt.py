@@ -10,7 +10,9 @@ import json
 import pytest
 
 from hookline.db import Database
+from hookline.repositories.ledger import get_event
 from hookline.settings import get_settings
+from hookline_dev.local.apigw import LocalContext
 from hookline_dev.local.queues import ensure_queues
 from tests.integration.conftest import STRIPE_SECRET
 from tests.support import operator
@@ -35,15 +37,13 @@ def post(api: ApiClient, source: dict[str, str], event_id: str) -> dict:
     return result.json()
 
 
-def outbox_row(db: Database, event_id: str) -> dict:
+def stored(db: Database, event_id: str) -> tuple[dict, bool]:
+    """The event as the ledger shows it (the API's and the console's read), and whether it
+    has an outbox row."""
     with db.connection() as conn:
-        row = conn.execute(
-            "SELECT o.fanned_out_at, e.received_at FROM outbox o JOIN events e "
-            "ON e.id = o.event_id WHERE o.event_id = %s",
-            (event_id,),
-        ).fetchone()
-    assert row is not None
-    return dict(row)
+        event = get_event(conn, event_id)
+        row = conn.execute("SELECT 1 FROM outbox WHERE event_id = %s", (event_id,)).fetchone()
+    return event, row is not None
 
 
 def endpoint(db: Database, tenant_id: str, url: str, **options) -> dict:
@@ -76,11 +76,12 @@ def test_an_accepted_event_is_sent_to_its_endpoints_without_a_fan_out_run(
     # Then the receiver counts the delivery as fanned out and enqueued, for the dashboard
     sums = metric_sums(capsys.readouterr().out)
     assert sums["DeliveriesFannedOut"] == 1 and sums["DeliveriesEnqueued"] == 1
-    # Then its delivery exists already, queued, and its outbox row is fanned out at receipt
+    # Then its delivery exists already, queued, and the event shows as fanned out when it was
+    # received, with no outbox row written for it (decision 0096)
     delivery = at_receipt.delivery(event_id=answer["id"])
     assert delivery["endpoint_id"] == wants["id"] and delivery["state"] == "queued"
-    row = outbox_row(db, answer["id"])
-    assert row["fanned_out_at"] == row["received_at"]
+    event, has_outbox_row = stored(db, answer["id"])
+    assert event["fanned_out_at"] == event["received_at"] and not has_outbox_row
     # And the deliver function finds it on the queue with no fan-out run in between
     assert at_receipt.deliver_once("standard") == 1
     [request] = sink.requests("/pay")
@@ -113,7 +114,8 @@ def test_a_tenant_with_a_content_filter_waits_for_the_fan_out(
     # When an event arrives, nothing is created at receipt: its outbox row waits
     answer = post(api, stripe_source, "evt_receipt_filtered")
     assert at_receipt.states() == {}
-    assert outbox_row(db, answer["id"])["fanned_out_at"] is None
+    event, has_outbox_row = stored(db, answer["id"])
+    assert event["fanned_out_at"] is None and has_outbox_row
     # Then the fan-out makes both deliveries, and both arrive
     at_receipt.run_until(lambda: at_receipt.states() == {"delivered": 2})
     assert len(sink.requests("/all")) == 1 and len(sink.requests("/eu")) == 1
@@ -173,3 +175,26 @@ def test_a_send_that_cannot_even_start_puts_the_deliveries_back_for_the_fan_out(
     # And the fan-out sends it
     at_receipt.run_until(lambda: at_receipt.states() == {"delivered": 1})
     assert len(sink.requests("/anyway")) == 1
+
+
+def test_a_lost_delivery_of_an_event_fanned_out_at_receipt_is_made_again(
+    at_receipt, api, db, tenant, stripe_source, sink
+):
+    # Given an event fanned out at receipt (it has no outbox row, decision 0096) and delivered
+    # to two endpoints, one of whose deliveries was then lost
+    endpoint(db, tenant["id"], sink.url("/kept"))
+    lost_to = endpoint(db, tenant["id"], sink.url("/lost"))
+    answer = post(api, stripe_source, "evt_receipt_lost")
+    at_receipt.run_until(lambda: at_receipt.states() == {"delivered": 2})
+    lost = at_receipt.delivery(event_id=answer["id"], endpoint_id=lost_to["id"])["id"]
+    with db.connection() as conn:
+        conn.execute("DELETE FROM attempts WHERE delivery_id = %s", (lost,))
+        conn.execute("DELETE FROM deliveries WHERE id = %s", (lost,))
+    # When reconcile's repair walk runs
+    from functions.reconcile.handler import lambda_handler
+
+    report = lambda_handler({"trigger": "test"}, LocalContext(function_name="reconcile"))
+    # Then it takes the event as fanned out, and makes the lost delivery again, which arrives
+    assert report["repairs"]["missing_deliveries_created"] == 1
+    at_receipt.run_until(lambda: at_receipt.states() == {"delivered": 2})
+    assert len(sink.requests("/lost")) == 2 and len(sink.requests("/kept")) == 1

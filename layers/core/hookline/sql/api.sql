@@ -90,16 +90,14 @@ SELECT max(expires_at) AS previous_expire_at FROM endpoint_secrets
 WHERE endpoint_id = %(id)s AND expires_at IS NOT NULL AND expires_at > now()
 
 -- api_insert_test_event --
--- A test event goes to one endpoint only: the event enters the ledger with its outbox row
--- already fanned out, and its one delivery is due now, its id made from the pair (0087).
+-- A test event goes to one endpoint only: the event enters the ledger fanned out at receipt
+-- (no outbox row, decision 0096), and its one delivery is due now, its id made from the pair
+-- (0087).
 WITH new_event AS (
     INSERT INTO events (id, tenant_id, origin, type, dedupe_key, payload, content_type)
     VALUES (%(event_id)s, %(tenant_id)s, 'test', %(type)s, %(event_id)s, %(payload)s,
             'application/json')
     RETURNING id, tenant_id, received_at
-), new_outbox AS (
-    INSERT INTO outbox (event_id, tenant_id, created_at, fanned_out_at)
-    SELECT id, tenant_id, received_at, received_at FROM new_event
 )
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
 SELECT hookline_delivery_id(e.id, %(endpoint_id)s), e.id, %(endpoint_id)s, e.tenant_id,
@@ -109,7 +107,8 @@ RETURNING id, event_id
 
 -- api_get_event --
 SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.payload, e.content_type,
-       e.headers, e.received_at, o.fanned_out_at
+       e.headers, e.received_at,
+       hookline_fanned_out_at(o.event_id, o.fanned_out_at, e.received_at) AS fanned_out_at
 FROM events e LEFT JOIN outbox o ON o.event_id = e.id
 WHERE e.id = %(id)s AND (%(tenant)s::text IS NULL OR e.tenant_id = %(tenant)s)
 

@@ -39,7 +39,8 @@ WHERE tenant_id = %(tenant_id)s AND origin = %(origin)s AND dedupe_key = %(dedup
 
 -- get_event --
 SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.dedupe_key, e.payload,
-       e.content_type, e.headers, e.received_at, o.fanned_out_at
+       e.content_type, e.headers, e.received_at,
+       hookline_fanned_out_at(o.event_id, o.fanned_out_at, e.received_at) AS fanned_out_at
 FROM events e LEFT JOIN outbox o ON o.event_id = e.id
 WHERE e.id = %(id)s
 

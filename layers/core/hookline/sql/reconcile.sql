@@ -142,14 +142,16 @@ WITH scanned AS MATERIALIZED (
 ), bounds AS MATERIALIZED (
     SELECT min(s.id) AS lo, max(s.id) AS hi FROM scanned s
 ), fanned AS MATERIALIZED (
-    -- the scan's fanned-out outbox rows, read as the same range of their primary key
+    -- the scan's fanned-out events: all but those whose outbox row still waits for the
+    -- fan-out (one fanned out at receipt has none, decision 0096), read as the same range of
+    -- the outbox's primary key
     SELECT s.* FROM scanned s
     WHERE s.origin <> 'test'  -- a test event goes to its one endpoint only
-      AND s.id IN (SELECT o.event_id FROM outbox o
-                   WHERE o.event_id > %(floor)s::text
-                     AND o.event_id >= (SELECT b.lo FROM bounds b)
-                     AND o.event_id <= (SELECT b.hi FROM bounds b)
-                     AND o.fanned_out_at IS NOT NULL)
+      AND s.id NOT IN (SELECT o.event_id FROM outbox o
+                       WHERE o.event_id > %(floor)s::text
+                         AND o.event_id >= (SELECT b.lo FROM bounds b)
+                         AND o.event_id <= (SELECT b.hi FROM bounds b)
+                         AND o.fanned_out_at IS NULL)
 ), targets AS MATERIALIZED (
     -- each (tenant, type) of the scan matched against its tenant's endpoints once
     SELECT k.tenant_id, k.type, p.id AS endpoint_id, greatest(p.created_at, p.updated_at) AS since
@@ -218,11 +220,12 @@ ORDER BY g.event_id
 WITH missing AS (
     SELECT e.id AS event_id, p.id AS endpoint_id, e.tenant_id, t.tenant_group, e.received_at
     FROM events e
-    JOIN outbox o ON o.event_id = e.id AND o.fanned_out_at IS NOT NULL
     JOIN endpoints p ON p.tenant_id = e.tenant_id AND p.enabled
         AND e.received_at > greatest(p.created_at, p.updated_at)
     JOIN tenants t ON t.id = p.tenant_id
     WHERE e.id = ANY(%(event_ids)s::text[]) AND e.origin <> 'test'
+      -- fanned out: no outbox row still waiting (none at all: fanned out at receipt, 0096)
+      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.fanned_out_at IS NULL)
       AND hookline_type_matches(p.event_types, e.type)
       AND (p.content_filter IS NULL  -- filtered: only the pairs their patterns matched
            OR (e.id, p.id) IN (SELECT * FROM unnest(%(matched_events)s::text[],

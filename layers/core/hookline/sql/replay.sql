@@ -164,7 +164,8 @@ WHERE e.id = ANY(%(event_ids)s)
   AND hookline_type_matches(p.event_types, e.type)
   AND p.content_filter IS NOT NULL
   AND CASE WHEN %(endpoint_id)s::text IS NULL
-           THEN p.created_at <= coalesce(o.fanned_out_at, now())
+           THEN p.created_at <= coalesce(hookline_fanned_out_at(o.event_id, o.fanned_out_at,
+                                                                 e.received_at), now())
            ELSE p.id = %(endpoint_id)s END
 GROUP BY e.id, e.tenant_id, e.source_id, e.type, e.payload
 
@@ -182,7 +183,8 @@ WITH pairs AS (
            OR (e.id, p.id) IN (SELECT * FROM unnest(%(matched_events)s::text[],
                                                     %(matched_endpoints)s::text[])))
       AND CASE WHEN %(endpoint_id)s::text IS NULL
-               THEN p.created_at <= coalesce(o.fanned_out_at, now())
+               THEN p.created_at <= coalesce(hookline_fanned_out_at(o.event_id, o.fanned_out_at,
+                                                                     e.received_at), now())
                ELSE p.id = %(endpoint_id)s END
 )
 SELECT count(*) AS pairs,
@@ -209,7 +211,8 @@ WITH pairs AS (
            OR (e.id, p.id) IN (SELECT * FROM unnest(%(matched_events)s::text[],
                                                     %(matched_endpoints)s::text[])))
       AND CASE WHEN %(endpoint_id)s::text IS NULL
-               THEN p.created_at <= coalesce(o.fanned_out_at, now())
+               THEN p.created_at <= coalesce(hookline_fanned_out_at(o.event_id, o.fanned_out_at,
+                                                                     e.received_at), now())
                ELSE p.id = %(endpoint_id)s END
 ), created AS (
     INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at,

@@ -82,7 +82,8 @@ WITH day_deliveries AS MATERIALIZED (
     FROM day_deliveries d GROUP BY d.event_id
 )
 SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.dedupe_key, e.payload,
-       e.content_type, e.headers, e.received_at, o.fanned_out_at,
+       e.content_type, e.headers, e.received_at,
+       hookline_fanned_out_at(o.event_id, o.fanned_out_at, e.received_at) AS fanned_out_at,
        coalesce(x.deliveries, '[]'::jsonb) AS deliveries
 FROM events e
 LEFT JOIN outbox o ON o.event_id = e.id
