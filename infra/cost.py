@@ -107,9 +107,9 @@ class Workload:
     log_bytes_emf_per_invocation: int = 300  # Powertools EMF blob
     log_bytes_access_log: int = 600  # API Gateway JSON access log line (none for a URL)
     traces_per_event: float = 3  # receiver, fanout, deliver
-    # WAL in a deployment's steady state with wal_compression = on (decision 0094;
-    # bench/pipeline.py --steady: 5.5 KB per event with one delivery, 17.5 KB with ten)
-    wal_kb_per_event: float = 4.17
+    # WAL in a deployment's steady state with wal_compression = on (decisions 0094, 0096;
+    # bench/pipeline.py --steady: 5.2 KB per event with one delivery, 17.2 KB with ten)
+    wal_kb_per_event: float = 3.88
     wal_kb_per_delivery: float = 1.33
     custom_metrics: int = 34  # metric x dimension combinations the code emits
 
