@@ -144,14 +144,16 @@ WITH scanned AS MATERIALIZED (
 ), fanned AS MATERIALIZED (
     -- the scan's fanned-out events: all but those whose outbox row still waits for the
     -- fan-out (one fanned out at receipt has none, decision 0096), read as the same range of
-    -- the outbox's primary key
+    -- the outbox's primary key (an anti-join: a NOT IN would be a subplan, run again per
+    -- event once its estimate outgrew work_mem)
     SELECT s.* FROM scanned s
     WHERE s.origin <> 'test'  -- a test event goes to its one endpoint only
-      AND s.id NOT IN (SELECT o.event_id FROM outbox o
-                       WHERE o.event_id > %(floor)s::text
-                         AND o.event_id >= (SELECT b.lo FROM bounds b)
-                         AND o.event_id <= (SELECT b.hi FROM bounds b)
-                         AND o.fanned_out_at IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM outbox o
+                      WHERE o.event_id = s.id
+                        AND o.event_id > %(floor)s::text
+                        AND o.event_id >= (SELECT b.lo FROM bounds b)
+                        AND o.event_id <= (SELECT b.hi FROM bounds b)
+                        AND o.fanned_out_at IS NULL)
 ), targets AS MATERIALIZED (
     -- each (tenant, type) of the scan matched against its tenant's endpoints once
     SELECT k.tenant_id, k.type, p.id AS endpoint_id, greatest(p.created_at, p.updated_at) AS since
