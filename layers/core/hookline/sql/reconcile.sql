@@ -143,9 +143,9 @@ WITH scanned AS MATERIALIZED (
     SELECT min(s.id) AS lo, max(s.id) AS hi FROM scanned s
 ), fanned AS MATERIALIZED (
     -- the scan's fanned-out events: all but those whose outbox row still waits for the
-    -- fan-out (one fanned out at receipt has none, decision 0096), read as the same range of
-    -- the outbox's primary key (an anti-join: a NOT IN would be a subplan, run again per
-    -- event once its estimate outgrew work_mem)
+    -- fan-out (one fanned out at receipt has none, decision 0096), within the scan's range;
+    -- an anti-join, which reads the waiting rows' partial index (a NOT IN would be a
+    -- subplan, run again per event once its estimate outgrew work_mem)
     SELECT s.* FROM scanned s
     WHERE s.origin <> 'test'  -- a test event goes to its one endpoint only
       AND NOT EXISTS (SELECT 1 FROM outbox o
