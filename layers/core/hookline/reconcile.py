@@ -211,6 +211,10 @@ class Reconciler:
         repairs["crashed_deliveries_requeued"] = sum(1 for r in requeued if r.was == "delivering")
         if not complete:
             incomplete.append("expired_leases")
+        # after both sweeps: the leases below the floor are all settled (decision 0097)
+        floor = step("lease_floor", self._advance_lease_floor, None)
+        if floor is not None:
+            report.findings["lease_floor"] = floor.isoformat()
         # after the leases: the claims of crashed workers are requeued, and can go
         report.findings["expired_claims_pruned"] = step(
             "expired_claims", self._prune_expired_claims, 0
@@ -316,6 +320,10 @@ class Reconciler:
                 return late, created, True
             if not keep_going():
                 return late, created, False
+
+    def _advance_lease_floor(self) -> datetime:
+        with self.db.connection() as conn:
+            return repo.advance_lease_floor(conn)
 
     def _prune_expired_claims(self) -> int:
         with self.db.connection() as conn:

@@ -53,6 +53,15 @@ def requeue_expired_leases(conn: Connection, *, limit: int) -> list[Repaired]:
     return [Repaired(r["id"], r["was"]) for r in rows]
 
 
+def advance_lease_floor(conn: Connection) -> datetime:
+    """Move the lease floor up to the first lease that ran out on a still-queued delivery
+    (decision 0097); where it stands now."""
+    row = conn.execute(query("advance_lease_floor")).fetchone()
+    assert row is not None  # an upsert returns its row
+    floor: datetime = row["after_at"]
+    return floor
+
+
 def count_expired_leases(conn: Connection) -> int:
     """Deliveries whose lease, or whose claim's, has run out, with no live claim."""
     return _count(conn, "count_expired_leases", {})

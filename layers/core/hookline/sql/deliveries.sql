@@ -116,8 +116,8 @@ SELECT * FROM hookline_fan_out_round(%(limit)s::integer, %(deadline)s::interval,
 -- Pending deliveries whose time has come, marked queued with a lease and a new generation.
 WITH due AS (
     SELECT id FROM deliveries
-    WHERE state = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
+    WHERE due_at <= now()
+    ORDER BY due_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )

@@ -171,4 +171,4 @@ WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 UPDATE deliveries d
 SET state = 'pending', next_attempt_at = now(),
     deadline_at = now() + (d.deadline_at - d.created_at), updated_at = now()
-WHERE d.endpoint_id = %(id)s AND d.state = 'held' AND d.ordering_key IS NOT NULL
+WHERE d.endpoint_id = %(id)s AND d.ordering_open AND d.state = 'held'

@@ -98,7 +98,7 @@ ON CONFLICT (name) DO UPDATE SET position = greatest(operational_positions.posit
 
 -- dead_deliveries_since --
 -- Deliveries that died (retries exhausted or deadline passed) after `since`, oldest first,
--- through the partial index on (state, updated_at); with their event's type and the
+-- through the failed index (failed_at is updated_at while failed or dead, decision 0097); with their event's type and the
 -- endpoint, and whether the event was itself operational (never announced again).
 SELECT d.id AS delivery_id, d.event_id, d.endpoint_id, d.tenant_id, d.attempt_count,
        d.last_status, d.last_error, d.updated_at AS dead_at, e.type AS event_type,
@@ -107,8 +107,8 @@ SELECT d.id AS delivery_id, d.event_id, d.endpoint_id, d.tenant_id, d.attempt_co
 FROM deliveries d
 JOIN events e ON e.id = d.event_id
 JOIN endpoints p ON p.id = d.endpoint_id
-WHERE d.state = 'dead' AND d.updated_at > %(since)s
-ORDER BY d.updated_at, d.id
+WHERE d.failed_at > %(since)s AND d.state = 'dead'
+ORDER BY d.failed_at, d.id
 LIMIT %(limit)s
 
 -- tenant_notifications --

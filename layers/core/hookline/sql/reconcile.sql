@@ -19,15 +19,18 @@ WHERE fanned_out_at IS NULL AND created_at < now() - %(age)s::interval
 -- kill_past_deadline --
 -- Deliveries whose deadline passed while nobody holds them (pending, or queued with the lease
 -- run out and no live claim) are dead, with the reason; the claims they had end with them.
--- Each arm of the union reads one partial index, so the sweep never scans delivered rows.
+-- The pending arm reads the due index (decision 0097); the queued arm the leases that ran
+-- out since the lease floor (hookline_lease_floor: below it nothing is queued).
 -- Whether a claim holds a queued delivery is asked after its row and its endpoint's slot
 -- lock are taken (decision 0092; hookline_in_flight reads with a fresh snapshot): a claim
 -- being made holds that lock, so it commits first and is seen.
 WITH candidates AS (
-    SELECT id FROM deliveries WHERE state = 'pending' AND deadline_at <= now()
+    SELECT id FROM deliveries
+    WHERE due_at IS NOT NULL AND state = 'pending' AND deadline_at <= now()
     UNION ALL
     SELECT id FROM deliveries
-    WHERE state IN ('queued', 'delivering') AND lease_expires_at < now() AND deadline_at <= now()
+    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
+      AND state IN ('queued', 'delivering') AND deadline_at <= now()
 ), past AS MATERIALIZED (
     SELECT d.id, d.state AS was, d.endpoint_id FROM deliveries d
     JOIN candidates c ON c.id = d.id
@@ -60,10 +63,12 @@ RETURNING d.id, free.was
 -- those whose claim's lease ran out first (the worker died mid-attempt: `was` delivering), are
 -- due again now, unless a claim holds them (asked after the locks, as kill_past_deadline
 -- does). Only the state moves, and the dead claim is forgotten: the next enqueue bumps
--- enqueue_seq, so a stale copy of the old message is skipped.
+-- enqueue_seq, so a stale copy of the old message is skipped. The leases read are those that
+-- ran out since the lease floor (decision 0097), which advance_lease_floor moves after.
 WITH expired AS MATERIALIZED (
     SELECT id, endpoint_id FROM deliveries
-    WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
+    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
+      AND state IN ('queued', 'delivering')
     ORDER BY lease_expires_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -99,11 +104,30 @@ RETURNING d.id,
           CASE WHEN EXISTS (SELECT 1 FROM ended x WHERE x.id = d.id AND x.slot)
                THEN 'delivering' ELSE 'queued' END AS was
 
+-- advance_lease_floor --
+-- The lease floor (decision 0097) moved up to the first lease that ran out on a delivery still
+-- queued (a live claim holds it, or a sweep skipped it as locked: it is looked at again next
+-- run), or to a minute ago when there is none. Never down. A lease is written 15 minutes or
+-- more ahead, and by a transaction far shorter than that (a Lambda's 15 minutes at most), so
+-- no lease committed after this statement falls below the floor it sets.
+INSERT INTO reconcile_positions AS r (name, after_at)
+SELECT 'lease_floor', least(
+    now() - interval '1 minute',
+    coalesce((SELECT d.lease_expires_at FROM deliveries d
+              WHERE d.lease_expires_at >= hookline_lease_floor()
+                AND d.lease_expires_at < now() AND d.state IN ('queued', 'delivering')
+              ORDER BY d.lease_expires_at
+              LIMIT 1), 'infinity'))
+ON CONFLICT (name) DO UPDATE
+    SET after_at = greatest(r.after_at, excluded.after_at), updated_at = now()
+RETURNING r.after_at
+
 -- count_expired_leases --
 -- What requeue_expired_leases would requeue now.
 SELECT count(*) AS n FROM (
     SELECT id FROM deliveries
-    WHERE state IN ('queued', 'delivering') AND lease_expires_at < now()
+    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
+      AND state IN ('queued', 'delivering')
     UNION
     SELECT f.id FROM deliveries_in_flight f WHERE f.slot AND f.lease_expires_at < now()
 ) c
@@ -275,13 +299,17 @@ ON CONFLICT (name) DO UPDATE
 
 -- never_attempted_deliveries --
 -- Unfinished deliveries created long ago that have never been tried (the endpoint is
--- hopelessly behind, or the pipeline is stuck), minus those this run just repaired.
+-- hopelessly behind, or the pipeline is stuck), minus those this run just repaired. A queued
+-- one counts once its lease has run out (decision 0097): until then its message is on the
+-- queue, and the leases read are only those since the lease floor.
 WITH unfinished AS (
     SELECT id, created_at FROM deliveries
-    WHERE state = 'pending' AND attempt_count = 0 AND created_at < now() - %(age)s::interval
+    WHERE due_at IS NOT NULL AND state = 'pending' AND attempt_count = 0
+      AND created_at < now() - %(age)s::interval
     UNION ALL
     SELECT id, created_at FROM deliveries
-    WHERE state IN ('queued', 'delivering') AND attempt_count = 0
+    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
+      AND state IN ('queued', 'delivering') AND attempt_count = 0
       AND created_at < now() - %(age)s::interval
 )
 SELECT id FROM unfinished
@@ -290,34 +318,40 @@ ORDER BY created_at
 LIMIT %(limit)s
 
 -- count_never_attempted --
+-- (never_attempted_deliveries' rows, counted)
 WITH unfinished AS (
     SELECT id FROM deliveries
-    WHERE state = 'pending' AND attempt_count = 0 AND created_at < now() - %(age)s::interval
+    WHERE due_at IS NOT NULL AND state = 'pending' AND attempt_count = 0
+      AND created_at < now() - %(age)s::interval
     UNION ALL
     SELECT id FROM deliveries
-    WHERE state IN ('queued', 'delivering') AND attempt_count = 0
+    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
+      AND state IN ('queued', 'delivering') AND attempt_count = 0
       AND created_at < now() - %(age)s::interval
 )
 SELECT count(*) AS n FROM unfinished WHERE NOT (id = ANY(%(exclude)s::text[]))
 
 -- count_deliveries_by_state --
 -- Every state but `delivered` (the bulk of the table, counted by the deliver metrics): each
--- arm reads a partial index.
-SELECT 'pending' AS state, count(*) AS n FROM deliveries WHERE state = 'pending'
+-- arm reads a partial index on a marker (decision 0097), the queued one the leases from the
+-- lease floor on (one lease's deliveries, delivered ones included).
+SELECT 'pending' AS state, count(*) AS n FROM deliveries
+WHERE due_at IS NOT NULL AND state = 'pending'
 UNION ALL
 -- (a delivery being sent is queued with a live claim holding a slot, decision 0085)
-SELECT 'queued', (SELECT count(*) FROM deliveries WHERE state = 'queued')
+SELECT 'queued', (SELECT count(*) FROM deliveries
+                  WHERE lease_expires_at >= hookline_lease_floor() AND state = 'queued')
                  - (SELECT count(*) FROM deliveries_in_flight
                     WHERE slot AND lease_expires_at >= now())
 UNION ALL
 SELECT 'delivering', count(*) FROM deliveries_in_flight
 WHERE slot AND lease_expires_at >= now()
 UNION ALL
-SELECT 'failed', count(*) FROM deliveries WHERE state = 'failed'
+SELECT 'failed', count(*) FROM deliveries WHERE failed_at IS NOT NULL AND state = 'failed'
 UNION ALL
-SELECT 'dead', count(*) FROM deliveries WHERE state = 'dead'
+SELECT 'dead', count(*) FROM deliveries WHERE failed_at IS NOT NULL AND state = 'dead'
 UNION ALL  -- waiting behind their ordering key (decision 0069)
-SELECT 'held', count(*) FROM deliveries WHERE state = 'held' AND ordering_key IS NOT NULL
+SELECT 'held', count(*) FROM deliveries WHERE ordering_open AND state = 'held'
 
 -- insert_reconcile_run --
 INSERT INTO reconcile_runs (id, trigger, started_at, finished_at, repairs, findings, unreconciled)

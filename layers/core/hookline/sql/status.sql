@@ -29,7 +29,9 @@ FROM deliveries d
 -- (a delivery being sent: queued, with a live claim holding a slot, decision 0085)
 LEFT JOIN deliveries_in_flight f
        ON f.id = d.id AND d.state = 'queued' AND f.slot AND f.lease_expires_at >= now()
-WHERE d.state IN ('pending', 'queued', 'delivering')
+-- (pending through the due index, queued through the leases from the lease floor on)
+WHERE (d.due_at IS NOT NULL OR d.lease_expires_at >= hookline_lease_floor())
+  AND d.state IN ('pending', 'queued', 'delivering')
 GROUP BY d.tenant_group
 ORDER BY d.tenant_group
 

@@ -1,0 +1,140 @@
+"""The delivery's record is a HOT update (decision 0097): no index names a column the hot
+path's record changes, the slow states are found through marker columns, and queued
+deliveries through their lease above the floor reconcile moves. Real Postgres, moto SQS, the
+real receiver, fan-out, deliver and reconcile handlers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hookline.db import Database
+from hookline.repositories.deliveries import AttemptRecord, claim_to_send, record_delivered
+from tests.integration.test_reconcile import (
+    drain_queue,
+    endpoint,
+    publish,
+    reconcile,
+    sql,
+    tenant,
+)
+from tests.support.pipeline import Pipeline
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def pipeline(make_pipeline) -> Pipeline:
+    # A failed attempt waits an hour for its retry: a due row in Postgres.
+    return make_pipeline(retry_schedule_seconds=[0, 3600])
+
+
+def markers(db: Database, delivery_id: str) -> dict:
+    [row] = sql(
+        db,
+        "SELECT state, due_at, next_attempt_at, failed_at, updated_at, ordering_open"
+        " FROM deliveries WHERE id = %s",
+        (delivery_id,),
+    )
+    return row
+
+
+def test_recording_a_first_try_writes_no_index_entry(pipeline, db, sink):
+    # Given a queued delivery, claimed as the deliverer claims it
+    t = tenant(db)
+    ep = endpoint(db, t, sink.url("/hot"))
+    publish(db, t)
+    pipeline.fanout()
+    delivery = pipeline.delivery(endpoint_id=ep["id"])
+    with db.connection() as conn:
+        claim = claim_to_send(
+            conn, delivery["id"], delivery["enqueue_seq"], timedelta(minutes=1), datetime.now(UTC)
+        )
+        assert claim is not None
+        # When its successful attempt is recorded
+        with conn.transaction():
+            attempt = AttemptRecord(datetime.now(UTC), 12, 200, "ok", None)
+            assert record_delivered(conn, claim.job, attempt) == claim.job.seq
+            [counts] = conn.execute(
+                "SELECT pg_stat_get_xact_tuples_updated(d.tableoid) AS updated,"
+                " pg_stat_get_xact_tuples_hot_updated(d.tableoid) AS hot"
+                " FROM deliveries d WHERE d.id = %s",
+                (delivery["id"],),
+            ).fetchall()
+    # Then the delivery's new version went on its page without entering any index
+    assert counts == {"updated": 1, "hot": 1}
+    # And it shows as delivered, its one attempt listed
+    assert pipeline.delivery(endpoint_id=ep["id"])["state"] == "delivered"
+    assert sql(
+        db, "SELECT status_code FROM attempts WHERE delivery_id = %s", (delivery["id"],)
+    ) == [{"status_code": 200}]
+
+
+def test_a_retry_and_a_failure_carry_their_markers(pipeline, db, sink):
+    # Given an endpoint that answers 500
+    t = tenant(db)
+    ep = endpoint(db, t, sink.url("/down"))
+    sink.behave("/down", statuses=[500])
+    publish(db, t)
+    # When its delivery fails a first time: pending for its retry in an hour
+    pipeline.run_until(lambda: pipeline.states() == {"pending": 1})
+    delivery = pipeline.delivery(endpoint_id=ep["id"])
+    pending = markers(db, delivery["id"])
+    # Then the due index knows it by its retry time, and nothing else marks it
+    assert pending["due_at"] == pending["next_attempt_at"] > datetime.now(UTC)
+    assert pending["failed_at"] is None and pending["ordering_open"] is None
+    # And once its deadline passes, reconcile finds it through that index and it is dead,
+    # found again through the failed index by when it died
+    sql(
+        db,
+        "UPDATE deliveries SET deadline_at = now() - interval '1 second' WHERE id = %s",
+        (delivery["id"],),
+    )
+    assert reconcile()["repairs"]["deadline_dead"] == 1
+    dead = markers(db, delivery["id"])
+    assert dead["state"] == "dead" and dead["due_at"] is None
+    assert dead["failed_at"] == dead["updated_at"]
+
+
+def test_the_lease_floor_passes_delivered_leases_and_waits_for_a_claimed_delivery(
+    pipeline, db, sink
+):
+    # Given a delivery delivered long ago (its lease, kept by the record, ran out 20 minutes
+    # ago), and one whose message was lost and whose lease ran out 10 minutes ago while a
+    # claim (a deferral's, without a slot) still holds it
+    t = tenant(db)
+    ep = endpoint(db, t, sink.url("/floor"))
+    publish(db, t, n=1)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    sql(db, "UPDATE deliveries SET lease_expires_at = now() - interval '20 minutes'")
+    publish(db, t, n=2)
+    pipeline.fanout()
+    assert drain_queue(pipeline) == 1
+    [held] = sql(db, "SELECT id, enqueue_seq FROM deliveries WHERE state = 'queued'")
+    sql(
+        db,
+        "UPDATE deliveries SET lease_expires_at = now() - interval '10 minutes' WHERE id = %(id)s",
+        {"id": held["id"]},
+    )
+    sql(
+        db,
+        "INSERT INTO deliveries_in_flight (id, endpoint_id, enqueue_seq, lease_expires_at, slot)"
+        " VALUES (%(id)s, %(ep)s, %(seq)s, now() + interval '1 hour', false)",
+        {"id": held["id"], "ep": ep["id"], "seq": held["enqueue_seq"]},
+    )
+    # When reconcile runs, it leaves the claimed one queued, and the floor moves past the
+    # delivered lease to the claimed one's, no further
+    report = reconcile()
+    assert report["repairs"]["lost_messages_requeued"] == 0
+    [lease] = sql(db, "SELECT lease_expires_at AS at FROM deliveries WHERE id = %s", (held["id"],))
+    assert datetime.fromisoformat(report["findings"]["lease_floor"]) == lease["at"]
+    # And once the claim's lease has run out too, the next run requeues it and it arrives
+    sql(db, "UPDATE deliveries_in_flight SET lease_expires_at = now() - interval '1 second'")
+    report = reconcile()
+    assert report["repairs"]["lost_messages_requeued"] == 1
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 2})
+    assert len(sink.requests("/floor")) == 2
+    # Then the floor is a minute behind: no lease that ran out is read again
+    floor = datetime.fromisoformat(reconcile()["findings"]["lease_floor"])
+    assert floor > lease["at"] + timedelta(minutes=8)
