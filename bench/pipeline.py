@@ -42,7 +42,7 @@ stage (the workers' own).
     .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4] [--endpoints 1,10]
         [--prepared] [--no-receipt] [--statements] [--wal-mix] [--json] [--past-days 90]
         [--steady 2000000] [--server wal_compression=off]
-        [--shape bench/shapes/hot_record.sql[,...]]
+        [--shape bench/shapes/stage2.sql[,...]]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
 costliest statements per delivered event; `--wal-mix` reads each phase's WAL back with

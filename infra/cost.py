@@ -107,10 +107,10 @@ class Workload:
     log_bytes_emf_per_invocation: int = 300  # Powertools EMF blob
     log_bytes_access_log: int = 600  # API Gateway JSON access log line (none for a URL)
     traces_per_event: float = 3  # receiver, fanout, deliver
-    # WAL in a deployment's steady state with wal_compression = on (decisions 0094, 0096;
-    # bench/pipeline.py --steady: 5.2 KB per event with one delivery, 17.2 KB with ten)
-    wal_kb_per_event: float = 3.88
-    wal_kb_per_delivery: float = 1.33
+    # WAL in a deployment's steady state with wal_compression = on (decisions 0094, 0096,
+    # 0097; bench/pipeline.py --steady: 5.1 KB per event with one delivery, 15.5 KB with ten)
+    wal_kb_per_event: float = 3.90
+    wal_kb_per_delivery: float = 1.16
     custom_metrics: int = 34  # metric x dimension combinations the code emits
 
 

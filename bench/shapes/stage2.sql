@@ -1,8 +1,8 @@
--- A what-if for `bench/pipeline.py --shape bench/shapes/hot_record.sql,bench/shapes/stage2.sql`
--- (decision 0085, stage 2), never a migration: after hot_record.sql, a successful first
--- attempt written on the delivery's row rather than as a row of `attempts` (here simply not
--- written: the row's extra columns are left out, so this is a floor). The tenant and event
--- indexes are gone since migrations 0039 and 0038.
+-- A what-if for `bench/pipeline.py --shape bench/shapes/stage2.sql` (decision 0085, stage 2),
+-- never a migration: on top of the HOT record (migration 0043, decision 0097), a successful
+-- first attempt written on the delivery's row rather than as a row of `attempts` (here simply
+-- not written: the row's extra columns are left out, so this is a floor). The tenant and
+-- event indexes are gone since migrations 0039 and 0038.
 DO $$
 DECLARE
     maker text := pg_get_functiondef(
