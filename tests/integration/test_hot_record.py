@@ -5,6 +5,7 @@ real receiver, fan-out, deliver and reconcile handlers."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -40,7 +41,7 @@ def markers(db: Database, delivery_id: str) -> dict:
     return row
 
 
-def test_recording_a_first_try_writes_no_index_entry(pipeline, db, sink):
+def test_recording_a_first_try_writes_no_index_entry_and_no_row_lock(pipeline, db, sink):
     # Given a queued delivery, claimed as the deliverer claims it
     t = tenant(db)
     ep = endpoint(db, t, sink.url("/hot"))
@@ -48,27 +49,44 @@ def test_recording_a_first_try_writes_no_index_entry(pipeline, db, sink):
     pipeline.fanout()
     delivery = pipeline.delivery(endpoint_id=ep["id"])
     with db.connection() as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
         claim = claim_to_send(
             conn, delivery["id"], delivery["enqueue_seq"], timedelta(minutes=1), datetime.now(UTC)
         )
         assert claim is not None
-        # When its successful attempt is recorded
+        [before] = conn.execute("SELECT pg_current_wal_insert_lsn() AS lsn").fetchall()
+        # When its successful attempt is recorded (a durable commit)
         with conn.transaction():
             attempt = AttemptRecord(datetime.now(UTC), 12, 200, "ok", None)
             assert record_delivered(conn, claim.job, attempt) == claim.job.seq
             [counts] = conn.execute(
                 "SELECT pg_stat_get_xact_tuples_updated(d.tableoid) AS updated,"
-                " pg_stat_get_xact_tuples_hot_updated(d.tableoid) AS hot"
+                " pg_stat_get_xact_tuples_hot_updated(d.tableoid) AS hot,"
+                " pg_relation_filenode(d.tableoid) AS filenode"
                 " FROM deliveries d WHERE d.id = %s",
                 (delivery["id"],),
             ).fetchall()
-    # Then the delivery's new version went on its page without entering any index
-    assert counts == {"updated": 1, "hot": 1}
+        [after] = conn.execute("SELECT pg_current_wal_insert_lsn() AS lsn").fetchall()
+        # (the suite's server may commit without waiting for the disk: read once flushed)
+        for _ in range(100):
+            flushed = "SELECT pg_current_wal_flush_lsn() >= %s AS done"
+            if conn.execute(flushed, (after["lsn"],)).fetchone()["done"]:
+                break
+            time.sleep(0.05)
+        # Then the delivery's new version went on its page without entering any index
+        assert (counts["updated"], counts["hot"]) == (1, 1)
+        # And the WAL has one record for the delivery's table, that update: no row lock
+        # (a BEFORE UPDATE trigger would take and log one before its WHEN is looked at)
+        records = conn.execute(
+            "SELECT record_type FROM pg_get_wal_records_info(%s, %s)"
+            " WHERE block_ref LIKE '%%/' || %s || ' %%'",
+            (before["lsn"], after["lsn"], counts["filenode"]),
+        ).fetchall()
+    assert [r["record_type"] for r in records] == ["HOT_UPDATE"]
     # And it shows as delivered, its one attempt listed
     assert pipeline.delivery(endpoint_id=ep["id"])["state"] == "delivered"
-    assert sql(
-        db, "SELECT status_code FROM attempts WHERE delivery_id = %s", (delivery["id"],)
-    ) == [{"status_code": 200}]
+    attempts = sql(db, "SELECT status_code FROM attempts WHERE delivery_id = %s", (delivery["id"],))
+    assert attempts == [{"status_code": 200}]
 
 
 def test_a_retry_and_a_failure_carry_their_markers(pipeline, db, sink):

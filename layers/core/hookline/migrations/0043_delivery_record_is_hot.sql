@@ -5,11 +5,13 @@
 -- so every record wrote a new tuple version into all of the table's indexes. Now no index
 -- names a column the hot path's record changes:
 --
--- * The slow states' indexes are on marker columns that one rule keeps (a BEFORE trigger
---   whose WHEN is false for the hot path's queued -> delivered, so it is not even called):
---   `due_at` (a pending delivery's next_attempt_at), `failed_at` (when a delivery failed or
---   died) and `ordering_open` (an ordered delivery not finished yet). A queued, unordered
---   delivery has none.
+-- * The slow states' indexes are on marker columns that one rule keeps
+--   (`hookline_delivery_markers`): `due_at` (a pending delivery's next_attempt_at),
+--   `failed_at` (when a delivery failed or died) and `ordering_open` (an ordered delivery not
+--   finished yet). A queued, unordered delivery has none. Row triggers apply the rule, their
+--   WHEN false for the hot path, so they are not called there: before an insert, and after
+--   an update (a BEFORE UPDATE trigger would lock every row it might fire for, and log the
+--   lock, before looking at its WHEN: the hot path's record included).
 -- * Queued deliveries are found by their lease through a plain index, above a floor that
 --   reconcile moves (`hookline_lease_floor`): below it no delivery is queued. The record
 --   leaves the lease as it was.
@@ -19,33 +21,64 @@
 ALTER TABLE deliveries ADD COLUMN due_at timestamptz, ADD COLUMN failed_at timestamptz,
                        ADD COLUMN ordering_open boolean;
 
--- The one rule for the markers.
-CREATE FUNCTION hookline_delivery_markers() RETURNS trigger
+-- The one rule for the markers: what a delivery's row carries, from its other columns.
+CREATE FUNCTION hookline_delivery_markers(p_state text, p_next_attempt_at timestamptz,
+                                          p_updated_at timestamptz, p_ordering_key text,
+                                          OUT due_at timestamptz, OUT failed_at timestamptz,
+                                          OUT ordering_open boolean)
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN p_state = 'pending' THEN p_next_attempt_at END,
+           CASE WHEN p_state IN ('failed', 'dead') THEN p_updated_at END,
+           CASE WHEN p_ordering_key IS NOT NULL
+                     AND p_state IN ('held', 'pending', 'queued', 'delivering') THEN true END
+$$;
+
+-- A new delivery is written with its markers.
+CREATE FUNCTION hookline_mark_new_delivery() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    NEW.due_at := CASE WHEN NEW.state = 'pending' THEN NEW.next_attempt_at END;
-    NEW.failed_at := CASE WHEN NEW.state IN ('failed', 'dead') THEN NEW.updated_at END;
-    NEW.ordering_open := CASE WHEN NEW.ordering_key IS NOT NULL
-                               AND NEW.state IN ('held', 'pending', 'queued', 'delivering')
-                              THEN true END;
+    SELECT m.due_at, m.failed_at, m.ordering_open
+    INTO NEW.due_at, NEW.failed_at, NEW.ordering_open
+    FROM hookline_delivery_markers(NEW.state, NEW.next_attempt_at, NEW.updated_at,
+                                   NEW.ordering_key) m;
     RETURN NEW;
 END $$;
 
--- Called for every write that can move a marker; a queued, unordered delivery created,
--- taken or recorded moves none (all three stay NULL), so the hot path never calls it.
+-- A changed one gets them right after its statement, written again only if they moved.
+CREATE FUNCTION hookline_mark_changed_delivery() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    m record;
+BEGIN
+    SELECT * INTO m FROM hookline_delivery_markers(NEW.state, NEW.next_attempt_at,
+                                                   NEW.updated_at, NEW.ordering_key);
+    IF (NEW.due_at, NEW.failed_at, NEW.ordering_open)
+       IS DISTINCT FROM (m.due_at, m.failed_at, m.ordering_open) THEN
+        UPDATE deliveries
+        SET due_at = m.due_at, failed_at = m.failed_at, ordering_open = m.ordering_open
+        WHERE id = NEW.id;
+    END IF;
+    RETURN NULL;
+END $$;
+
+-- Not called for an unordered delivery queued, being sent or delivered that carries no
+-- marker (nothing to put right): the hot path's create, claim and record.
 CREATE TRIGGER deliveries_markers_on_insert BEFORE INSERT ON deliveries FOR EACH ROW
-    WHEN (NEW.state <> 'queued' OR NEW.ordering_key IS NOT NULL)
-    EXECUTE FUNCTION hookline_delivery_markers();
-CREATE TRIGGER deliveries_markers_on_update BEFORE UPDATE ON deliveries FOR EACH ROW
-    WHEN (NOT (OLD.state IN ('queued', 'delivering')
-               AND NEW.state IN ('queued', 'delivering', 'delivered')
-               AND OLD.ordering_key IS NULL AND NEW.ordering_key IS NULL))
-    EXECUTE FUNCTION hookline_delivery_markers();
+    WHEN (NEW.ordering_key IS NOT NULL OR NEW.state NOT IN ('queued', 'delivering', 'delivered')
+          OR NEW.due_at IS NOT NULL OR NEW.failed_at IS NOT NULL OR NEW.ordering_open IS NOT NULL)
+    EXECUTE FUNCTION hookline_mark_new_delivery();
+CREATE TRIGGER deliveries_markers_on_update AFTER UPDATE ON deliveries FOR EACH ROW
+    WHEN (NEW.ordering_key IS NOT NULL OR NEW.state NOT IN ('queued', 'delivering', 'delivered')
+          OR NEW.due_at IS NOT NULL OR NEW.failed_at IS NOT NULL OR NEW.ordering_open IS NOT NULL)
+    EXECUTE FUNCTION hookline_mark_changed_delivery();
 
 -- The rows that carry a marker now (read through the indexes that go below).
-UPDATE deliveries SET state = state WHERE state IN ('pending', 'failed', 'dead', 'held');
-UPDATE deliveries SET state = state
-WHERE ordering_key IS NOT NULL AND state IN ('queued', 'delivering');
+UPDATE deliveries d
+SET (due_at, failed_at, ordering_open) = (
+    SELECT m.due_at, m.failed_at, m.ordering_open
+    FROM hookline_delivery_markers(d.state, d.next_attempt_at, d.updated_at, d.ordering_key) m)
+WHERE d.state IN ('pending', 'failed', 'dead', 'held')
+   OR (d.ordering_key IS NOT NULL AND d.state IN ('queued', 'delivering'));
 
 -- The lease floor: no delivery whose lease ran out before it is queued. Reconcile's sweeps
 -- read leases from it on, and move it (advance_lease_floor) up to the first lease that ran
