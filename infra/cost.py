@@ -108,9 +108,9 @@ class Workload:
     log_bytes_access_log: int = 600  # API Gateway JSON access log line (none for a URL)
     traces_per_event: float = 3  # receiver, fanout, deliver
     # WAL in a deployment's steady state with wal_compression = on (decisions 0094, 0096,
-    # 0097; bench/pipeline.py --steady: 5.1 KB per event with one delivery, 15.5 KB with ten)
-    wal_kb_per_event: float = 3.90
-    wal_kb_per_delivery: float = 1.16
+    # 0097; bench/pipeline.py --steady: 5.1 KB per event with one delivery, 15.0 KB with ten)
+    wal_kb_per_event: float = 3.95
+    wal_kb_per_delivery: float = 1.11
     custom_metrics: int = 34  # metric x dimension combinations the code emits
 
 
