@@ -98,8 +98,9 @@ ON CONFLICT (name) DO UPDATE SET position = greatest(operational_positions.posit
 
 -- dead_deliveries_since --
 -- Deliveries that died (retries exhausted or deadline passed) after `since`, oldest first,
--- through the failed index (failed_at is updated_at while failed or dead, decision 0097); with their event's type and the
--- endpoint, and whether the event was itself operational (never announced again).
+-- through the failed index (failed_at is updated_at while failed or dead, decision 0097);
+-- with their event's type and the endpoint, and whether the event was itself operational
+-- (never announced again).
 SELECT d.id AS delivery_id, d.event_id, d.endpoint_id, d.tenant_id, d.attempt_count,
        d.last_status, d.last_error, d.updated_at AS dead_at, e.type AS event_type,
        (e.origin = 'publish' AND e.type = ANY(%(operational_types)s::text[])) AS operational,
