@@ -309,6 +309,7 @@ def claim_to_send(
             "now": now,
             "lease_seconds": lease.total_seconds(),
         },
+        binary=True,
     ).fetchone()
     return None if r is None else claim_from_row(r)
 

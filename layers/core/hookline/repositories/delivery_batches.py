@@ -37,6 +37,7 @@ def claim_batch_to_send(
             "now": now,
             "lease_seconds": lease.total_seconds(),
         },
+        binary=True,
     ).fetchall()
     return {(r["id"], r["enqueue_seq"]): claim_from_row(r) for r in rows}
 

@@ -22,16 +22,21 @@ from hookline.sqlfiles import query
 _CURSORS = "_hookline_cursors"
 
 
-def hot_execute(conn: Connection, sql: str, params: dict[str, Any]) -> Cursor[Any]:
+def hot_execute(
+    conn: Connection, sql: str, params: dict[str, Any], *, binary: bool = False
+) -> Cursor[Any]:
     """Run one of the deliverer's per-message statements on `conn`'s cursor for it (a
-    connection serves one thread at a time, so its cursors do too)."""
-    cursors: dict[str, Cursor[Any]] | None = getattr(conn, _CURSORS, None)
+    connection serves one thread at a time, so its cursors do too). With `binary` the answer
+    comes in Postgres's binary format: a claim's payloads, timestamps and numbers are then
+    neither written out as text by the server nor parsed back here (a payload as hex doubles
+    its bytes; decision 0098)."""
+    cursors: dict[tuple[str, bool], Cursor[Any]] | None = getattr(conn, _CURSORS, None)
     if cursors is None:
         cursors = {}
         setattr(conn, _CURSORS, cursors)
-    cursor = cursors.get(sql)
+    cursor = cursors.get((sql, binary))
     if cursor is None or cursor.closed:
-        cursor = cursors[sql] = conn.cursor()
+        cursor = cursors[(sql, binary)] = conn.cursor(binary=binary)
     return cursor.execute(sql, params)
 
 
@@ -53,19 +58,26 @@ def _day_text(statement: str, function: str, day: str) -> str:
 
 
 def day_execute(
-    conn: Connection, statement: str, function: str, ids: Sequence[str], params: dict[str, Any]
+    conn: Connection,
+    statement: str,
+    function: str,
+    ids: Sequence[str],
+    params: dict[str, Any],
+    *,
+    binary: bool = False,
 ) -> Cursor[Any]:
     """Run `statement` (which calls `function`) through `function`'s copy for the day partition
     every one of `ids` lies in, or as written when the ids span days or that day has no copy
     (its partition not made yet, or dropped by retention). A day's copy hands deliveries
     outside its partition to `function` itself, so the day read from the ids decides only the
     speed. Inside a caller's transaction the statement runs as written (a missing copy's error
-    would end that transaction)."""
+    would end that transaction). `binary` as `hot_execute`'s."""
     first = ulid_day(min(ids)) if ids else None
     idle = conn.info.transaction_status == TransactionStatus.IDLE
     if idle and first is not None and first == ulid_day(max(ids)):
         try:
-            return hot_execute(conn, _day_text(statement, function, f"{first:%Y%m%d}"), params)
+            text = _day_text(statement, function, f"{first:%Y%m%d}")
+            return hot_execute(conn, text, params, binary=binary)
         except (UndefinedFunction, UndefinedTable):  # no copy for the day, or no partition
             pass
-    return hot_execute(conn, query(statement), params)
+    return hot_execute(conn, query(statement), params, binary=binary)
