@@ -167,6 +167,12 @@ def backend_cpu_seconds(conn: Any) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def backend_us(conn: Any) -> float:
+    """Microseconds the connection's server process has run (its scheduler's clock, finer
+    than `backend_cpu_seconds`' ticks; the server on this machine)."""
+    return int(Path(f"/proc/{conn.info.backend_pid}/schedstat").read_text().split()[0]) / 1e3
+
+
 def run_statement(url: str, statement: str, params: Sequence[object] = ()) -> None:
     """Run one statement on its own connection, committed."""
     import psycopg

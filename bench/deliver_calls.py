@@ -51,7 +51,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import bench_database, machine_facts, print_table, quiet_environment
+from common import backend_us, bench_database, machine_facts, print_table, quiet_environment
 from pipeline import prepare
 from pipeline_workers import BARE_INSERT, BARE_MARK, PAYLOAD_BYTES, receiver_step
 
@@ -65,11 +65,6 @@ FLOOR_CLAIM = (
     "WHERE d.id = ANY(%s) AND d.state = 'pending' AND e.id = d.event_id "
     "RETURNING d.id, d.endpoint, e.payload"
 )
-
-
-def backend_us(conn: Any) -> float:
-    """Microseconds the connection's server process has run (its scheduler's clock)."""
-    return int(Path(f"/proc/{conn.info.backend_pid}/schedstat").read_text().split()[0]) / 1e3
 
 
 @dataclass
