@@ -123,14 +123,16 @@ class Pipeline:
 
     def states(self) -> dict[str, int]:
         """Deliveries per state, as the API shows them (`delivering` while a claim holds a
-        slot for a queued one; a schema from before migration 0037 shows what it stores)."""
+        slot for a queued one; a schema from before migration 0037 shows what it stores).
+        Never prepared: `run_until` polls it, and a test that reads the server's statement
+        log (test_proxy_pinning) must find only the functions' statements prepared or not."""
         with self.db.connection() as conn:
             shown = conn.execute(
-                "SELECT to_regproc('hookline_shown_state') IS NOT NULL AS known"
+                "SELECT to_regproc('hookline_shown_state') IS NOT NULL AS known", prepare=False
             ).fetchone()["known"]
             state = "hookline_shown_state(state, id)" if shown else "state"
             rows = conn.execute(
-                f"SELECT {state} AS state, count(*) AS n FROM deliveries GROUP BY 1"
+                f"SELECT {state} AS state, count(*) AS n FROM deliveries GROUP BY 1", prepare=False
             ).fetchall()
         return {r["state"]: r["n"] for r in rows}
 
