@@ -91,11 +91,19 @@ def test_an_events_deliveries_are_read_by_key_however_full_the_day(pipeline, db:
     # When the day fills with ten times as many deliveries
     publish_and_fan_out(db, tenant, 3000)
     # Then each reader still returns exactly the event's deliveries, reading about what it
-    # read (the plan may change with the statistics; a scan of the day would read ~250 more)
+    # read. The plan may change with the statistics: an index scan instead of a bitmap one
+    # visits a heap page for each delivery of the event's millisecond, which a fast publisher
+    # shares with its neighbours; a scan of the day would read ~250 more.
+    with db.connection() as conn:
+        same_millisecond = conn.execute(
+            "SELECT count(*) AS n FROM deliveries WHERE id >= hookline_event_deliveries_from(%s)"
+            " AND id < hookline_event_deliveries_to(%s)", (event, event),
+        ).fetchone()["n"]  # fmt: skip
     for name, params in by_event(event).items():
         ids, buffers = read(db, name, params)
         assert ids == wanted == before[name][0], name
-        assert buffers <= before[name][1] + 10, (name, before[name][1], buffers)
+        allowed = before[name][1] + same_millisecond + 10
+        assert buffers <= allowed, (name, before[name][1], same_millisecond, buffers)
 
 
 def test_a_test_events_delivery_is_keyed_by_its_event(mgmt) -> None:
