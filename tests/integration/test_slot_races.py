@@ -26,13 +26,21 @@ pytestmark = pytest.mark.integration
 CLAIMERS = 6
 
 
-def queued_deliveries(pipeline, db: Database, url: str, caps: list[int], events: int) -> list[dict]:
-    """`events` events fanned out to one endpoint per cap: their queued deliveries."""
+def queued_deliveries(
+    pipeline,
+    db: Database,
+    url: str,
+    caps: list[int],
+    events: int,
+    rates: list[str | None] | None = None,
+) -> list[dict]:
+    """`events` events fanned out to one endpoint per cap (with the rate limit at the same
+    place in `rates`): their queued deliveries."""
     tenant = operator.add_tenant(db, HooklineConfig(), name="race", group="standard")["id"]
-    for cap in caps:
+    for cap, rate in zip(caps, rates or [None] * len(caps), strict=True):
         operator.add_endpoint(
             db, get_settings(), tenant_id=tenant, url=url,
-            max_concurrency=cap,
+            max_concurrency=cap, rate_limit=rate,
         )  # fmt: skip
     with db.connection() as conn, conn.transaction():
         for n in range(events):
@@ -95,6 +103,29 @@ def test_racing_claimers_never_take_more_slots_than_the_cap(pipeline, db, sink):
     assert per_endpoint == caps
     assert delivering(db) == caps
     assert pipeline.states() == {"delivering": 5, "queued": 55}
+
+
+def test_racing_claimers_spend_a_rate_limited_endpoints_burst_and_no_more(pipeline, db, sink):
+    # Given 30 events fanned out to an endpoint limited to 1 request a second (a burst of 1)
+    # with room for 10 at once, and to one without a rate capped at 4
+    found = queued_deliveries(
+        pipeline, db, sink.url("/race"), caps=[10, 4], events=30, rates=["1/s", None]
+    )
+    paced = next(d["endpoint_id"] for d in found if d["max_concurrency"] == 10)
+    free = next(d["endpoint_id"] for d in found if d["max_concurrency"] == 4)
+    # And six claimers with a batch each, mixing both endpoints in a shuffled order (a batch
+    # without the paced endpoint's deliveries among them), and one claiming a single message
+    random.seed(7)
+    random.shuffle(found)
+    batches = [found[i * 10 : (i + 1) * 10] for i in range(CLAIMERS - 1)] + [found[-1:]]
+    batches.append([d for d in found if d["endpoint_id"] == free][:3])
+    # When they all claim at the same instant
+    granted = race(db, batches)
+    # Then the paced endpoint sent its one token's worth, though it had slots free, and the
+    # other its cap: the rate is kept whichever batch its deliveries came in
+    sent = {e: sum(1 for c in granted if c.job.endpoint_id == e) for e in (paced, free)}
+    assert sent == {paced: 1, free: 4}
+    assert delivering(db) == sent
 
 
 def test_slots_freed_by_a_record_go_to_the_next_claimers_and_no_further(pipeline, db, sink):
