@@ -51,6 +51,10 @@ def test_the_table_gives_each_trees_median_ratio_its_spread_and_the_move() -> No
     # writes none)
     assert table["WAL, 1 ep"][-1] == "+0.0 %"
     assert table["log bytes, 1 ep"][0] == "-"
+    # And the server and Python CPU together, which events/s follows: this tree's 1,540,
+    # 1,560 and 1,500 µs (Python 1,000 in each) against the bare relay's 800, 780 and 750
+    # (1.93x, 2.00x, 2.00x), its median 1,540 against REV's 1,660: -7.2 %
+    assert table["server + Python CPU, 1 ep"][2:] == ["2.00 (1.93-2.00)", "1,540", "-7.2 %"]
 
 
 def test_rev_is_exported_as_committed(tmp_path: Path) -> None:
