@@ -16,16 +16,13 @@ statements (each one autocommitted, as fan-out runs them):
   rows (event x endpoint of its tenant, ordered ids of the same length, the same deadline)
   over a range of event ids: no claim, no filter, no conflict check, no outbox update.
   It writes into the deliveries table itself, truncated before every pass, so both sides
-  pay the same indexes, defaults, CHECK and foreign keys: the ratio is then what our
-  statement's logic costs, not what the schema costs.
-* **bare -> copy** (information) — the same bare statement into `CREATE TABLE ... (LIKE
-  deliveries INCLUDING ALL)`: the same columns and indexes but no foreign keys, to show
-  what those checks cost.
+  pay the same indexes, defaults and CHECKs: the ratio is then what our statement's logic
+  costs, not what the schema costs.
 * **+ content filters** — fan_out_batch with every endpoint carrying an EventBridge
   pattern (CONTENT_FILTERS, each matching every event, so the same deliveries): the pairs
   come back to Python, are matched, and inserted in a second statement (decision 0044).
 
-Before every pass the deliveries (and the copy) are truncated, the outbox reset to pending,
+Before every pass the deliveries are truncated, the outbox reset to pending,
 both vacuumed and a checkpoint taken, so every pass starts from the same state; the paths
 take turns within each round. Each figure is over `--rounds` passes: the best rate (the
 pass the machine disturbed least; the ratio uses it), the median, and — when the server is
@@ -88,7 +85,6 @@ CONTENT_FILTERS: list[dict[str, Any]] = [
     {"payload": {"refunded": [{"exists": False}]}},
 ]
 
-COPY_DDL = "CREATE TABLE bench_deliveries (LIKE deliveries INCLUDING ALL)"
 BARE_INSERT = """
 INSERT INTO {table} (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
 SELECT 'dlv_' || lpad(nextval('bench_dlv_seq')::text, 28, '0'), e.id, p.id, e.tenant_id,
@@ -191,7 +187,7 @@ def bare_pass(table: str) -> Callable[[Conn, World, int], int]:
 
 def create_world(url: str, events: int) -> World:
     """A tenant, its 5 matching endpoints, `events` events with pending outbox rows, and
-    the copy table; through the management service where there is one."""
+    through the management service where there is one."""
     import psycopg
 
     from hookline.config import HooklineConfig
@@ -219,7 +215,6 @@ def create_world(url: str, events: int) -> World:
         setup.close()
     ids = insert_events(url, tenant["id"], events, EVENT_TYPES, PAYLOAD)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(COPY_DDL)
         conn.execute("CREATE SEQUENCE bench_dlv_seq")
         conn.execute("VACUUM ANALYZE")
     return World(url, tenant["id"], tenant["group"], ids, events * len(ENDPOINT_FILTERS))
@@ -236,9 +231,9 @@ def reset(conn: Conn, content_filters: bool) -> None:
             "UPDATE endpoints SET content_filter = %s WHERE id = %s",
             (Jsonb(pattern) if content_filters else None, endpoint_id),
         )
-    conn.execute("TRUNCATE deliveries, attempts, bench_deliveries")
+    conn.execute("TRUNCATE deliveries, attempts")
     conn.execute("UPDATE outbox SET fanned_out_at = NULL")
-    conn.execute("VACUUM ANALYZE outbox, deliveries, bench_deliveries")
+    conn.execute("VACUUM ANALYZE outbox, deliveries")
     conn.execute("CHECKPOINT")
 
 
@@ -304,7 +299,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path_("fan_out_batch", fan_out_pass),
         Path_("+ content filters", fan_out_pass, content_filters=True),
         Path_("+ claim_due", fan_out_and_claim_pass),
-        Path_("bare -> copy (no FKs)", bare_pass("bench_deliveries")),
     ]
     machine = machine_facts()
     with bench_database("fanout") as (url, where):
