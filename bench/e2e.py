@@ -12,9 +12,13 @@ then reads from the database:
   queue and the deliver function before its subscriber is called (server clocks, one machine);
 * **throughput**: accepted events per second while sending, and deliveries finished per second
   from the first accept to the last delivery;
-* **lost**: requests answered 200 whose event (found by its `webhook-id`, the dedupe key, not
-  by the id in the answer) has no delivered delivery after the drain. Must be 0. Requests
-  answered with another request's event id are counted too (cross-wired, must be 0).
+* **undelivered**: requests answered 200 whose event (found by its `webhook-id`, the dedupe
+  key, not by the id in the answer) has no delivered delivery when the drain ends (all
+  delivered, or `--drain` seconds passed), by where each stands: its delivery's state, or
+  `no event stored` (**lost**: an accepted event the ledger does not hold). A stack that
+  cannot keep up leaves deliveries queued; only a lost event is a broken promise. Both must
+  be 0 for a passing run. Requests answered with another request's event id are counted too
+  (cross-wired, must be 0).
 
 While it runs it samples the group queues' depth once a second (moto's SendMessage slows down
 as a queue grows: a stack that keeps up keeps them near empty).
@@ -23,7 +27,7 @@ as a queue grows: a stack that keeps up keeps them near empty).
     .venv/bin/python bench/e2e.py --rate 50 --seconds 10
 
 This is a benchmark, not a test: it prints a table and never fails on a figure (it exits 1
-only if an accepted event was lost).
+only if an accepted event was undelivered, lost or cross-wired).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -54,6 +59,7 @@ from bench.sink import running_sink  # noqa: E402
 
 SOURCE_SECRET = "whsec_" + base64.b64encode(b"hookline-bench-e2e-source-key-32b").decode()
 PAYLOAD_PAD = "x" * 600  # ~1 KB bodies
+LOST = "no event stored"  # an accepted webhook the ledger does not hold
 
 
 def standard_headers(secret: str, msg_id: str, body: bytes) -> dict[str, str]:
@@ -281,30 +287,45 @@ class DepthSampler:
                     self.max_depth[group] = max(self.max_depth[group], depth)
 
 
-def wait_for_drain(url: str, accepted: dict[str, str], timeout: float) -> tuple[set[str], int]:
-    """Wait until the event of every accepted webhook-id is delivered (or `timeout`); the
-    webhook-ids that are not, and how many answers named another request's event."""
+def wait_for_drain(url: str, accepted: dict[str, str], timeout: float) -> tuple[Counter[str], int]:
+    """Wait until the event of every accepted webhook-id is delivered (or `timeout`); where
+    those that are not stand (their delivery's state, `no delivery`, or `no event stored`),
+    and how many answers named another request's event."""
     import psycopg
 
     deadline = time.monotonic() + timeout
     missing = set(accepted)
     with psycopg.connect(url, autocommit=True) as conn:
-        while missing and time.monotonic() < deadline:
+        while missing:  # looked at once at least, however short the drain
             rows = conn.execute(
                 "SELECT e.dedupe_key FROM events e JOIN deliveries d ON d.event_id = e.id"
                 " WHERE d.state = 'delivered' AND e.dedupe_key = ANY(%s)",
                 (list(missing),),
             ).fetchall()
             missing -= {r[0] for r in rows}
-            if missing:
-                time.sleep(0.5)
-        stored = dict(
+            if not missing or time.monotonic() >= deadline:
+                break
+            time.sleep(0.5)
+        stored: dict[str, str] = dict(
             conn.execute(
                 "SELECT dedupe_key, id FROM events WHERE dedupe_key = ANY(%s)", (list(accepted),)
             ).fetchall()
         )
+        states: dict[str, str | None] = dict(
+            conn.execute(
+                "SELECT e.dedupe_key, min(d.state) FROM events e"
+                " LEFT JOIN deliveries d ON d.event_id = e.id"
+                " WHERE e.dedupe_key = ANY(%s) GROUP BY e.dedupe_key",
+                (list(missing),),
+            ).fetchall()
+        )
     crossed = sum(1 for msg_id, event_id in accepted.items() if stored.get(msg_id) != event_id)
-    return missing, crossed
+    where = Counter(
+        (states[key] or "no delivery") if key in states else LOST
+        for key in missing
+        if states.get(key) != "delivered"  # delivered since the last look
+    )
+    return where, crossed
 
 
 def latencies(url: str, accepted: set[str]) -> tuple[dict[str, list[float]], float, float]:
@@ -445,7 +466,7 @@ def main() -> int:
         rows,
     )
     offered = int(args.rate * args.seconds)
-    delivered = len(log.accepted) - len(missing)
+    delivered = len(log.accepted) - sum(missing.values())
     span = max(last - first, 1e-9)
     print()
     accepted_rate = len(accepted) / sent_for
@@ -460,7 +481,9 @@ def main() -> int:
     print(f"delivered       {delivered} ({delivered / span:.0f}/s, first accept to last delivery)")
     print(f"drained         {drained_after:.1f} s after sending stopped")
     print(f"subscriber saw  {subscriber_requests} requests")
-    print(f"lost            {len(missing)}")
+    where = ", ".join(f"{state} {n}" for state, n in sorted(missing.items()))
+    print(f"undelivered     {sum(missing.values())}{f' ({where})' if where else ''}")
+    print(f"lost            {missing[LOST]} (accepted, no event stored)")
     print(f"cross-wired     {crossed} (answered with another request's event id)")
     print()
     named = sum(v for k, v in cpu.used.items() if k != "whole machine")
@@ -476,7 +499,8 @@ def main() -> int:
     if args.json:
         print(json.dumps({
             "rate": args.rate, "seconds": args.seconds, "endpoints": args.endpoints,
-            "accepted": len(accepted), "delivered": delivered, "lost": len(missing),
+            "accepted": len(accepted), "delivered": delivered,
+            "undelivered": sum(missing.values()), "lost": missing[LOST],
             "cross_wired": crossed,
             "p50_ms": pct(everything, 50), "p95_ms": pct(everything, 95),
             "p99_ms": pct(everything, 99), "max_ms": max(everything, default=None),
