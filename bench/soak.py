@@ -10,11 +10,11 @@ Each simulated day is cut into `--slices`: publish a slice, fan it out and claim
 `fan_out_and_claim`), then each delivery as the deliverer does it — claimed to send (an
 endpoint slot taken), and delivered (slot freed), or for 10 % a 503 first: the attempt
 recorded, the slot freed, the delivery queued again and delivered in the next slice. So every
-delivery row is updated two or four times, outbox rows once, endpoint slots inserted and
-deleted — the churn autovacuum has to keep up with. `--autovacuum` picks the storage
-parameters of each day's deliveries and outbox partitions (`default`: none, as deployed;
-`tuned`: a 2 % vacuum scale factor, measured and not taken, decision 0052); on a server it
-started itself the soak sets
+delivery row is updated two or four times, outbox rows once, in-flight rows (the slots,
+decision 0085) inserted and deleted — the churn autovacuum has to keep up with.
+`--autovacuum` picks the storage parameters of each day's deliveries and outbox partitions
+(`default`: none, as deployed; `tuned`: a 2 % vacuum scale factor, measured and not taken,
+decision 0052); on a server it started itself the soak sets
 `autovacuum_naptime` to `--naptime` seconds so autovacuum passes as often per simulated day,
 relative to the updates, as it does per real day (see docs/performance.md).
 
@@ -26,6 +26,7 @@ days later. The figures are sizes, not speeds: they are the same on a busy machi
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -40,9 +41,9 @@ quiet_environment()
 
 import boto3  # noqa: E402
 from moto.server import ThreadedMotoServer  # noqa: E402
-from ulid import ULID  # noqa: E402
 
 import hookline  # noqa: E402
+from hookline import ids  # noqa: E402
 from hookline.archive import S3Archive  # noqa: E402
 from hookline.config import HooklineConfig  # noqa: E402
 from hookline.db import Database  # noqa: E402
@@ -65,13 +66,16 @@ AUTOVACUUM = {
         "outbox": "autovacuum_vacuum_scale_factor = 0.02",
     },
 }
-CHURNED = ("deliveries", "outbox")  # the day partitions watched, and endpoint_slots
+CHURNED = ("deliveries", "outbox")  # the day partitions watched, and the in-flight rows
+IN_FLIGHT = "deliveries_in_flight"
 LEASE = timedelta(seconds=60)
 
 
 def simulated_ids(clock: list[datetime]) -> None:
     """Ledger ids at the simulated time: the partition a row lands in follows the clock."""
-    ledger.new_id = lambda prefix: f"{prefix}_{ULID.from_timestamp(clock[0].timestamp())}"  # type: ignore[assignment]
+    ledger.new_id = lambda prefix: (  # type: ignore[assignment]
+        f"{prefix}_{ids.ulid(int(clock[0].timestamp() * 1000), os.urandom(10))}"
+    )
 
 
 def set_partition_options(conn: Any, day: datetime, arm: str) -> None:
@@ -121,8 +125,8 @@ def deliver_slice(db: Database, retry_share: float, again: list[Any]) -> list[An
 
 
 def churn(conn: Any, day: datetime) -> dict[str, dict[str, int]]:
-    """Size and tuple counts of the day's churned partitions and endpoint_slots."""
-    names = [f"{t}_d{day:%Y%m%d}" for t in CHURNED] + ["endpoint_slots"]
+    """Size and tuple counts of the day's churned partitions and the in-flight rows."""
+    names = [f"{t}_d{day:%Y%m%d}" for t in CHURNED] + [IN_FLIGHT]
     found = conn.execute(
         "SELECT relname, pg_total_relation_size(relid) AS bytes, n_live_tup AS live,"
         " n_dead_tup AS dead, autovacuum_count AS vacuums, n_tup_upd AS upd,"
@@ -131,6 +135,11 @@ def churn(conn: Any, day: datetime) -> dict[str, dict[str, int]]:
     ).fetchall()
     return {r["relname"].split("_d")[0] if "_d2" in r["relname"] else r["relname"]: dict(r)
             for r in found}  # fmt: skip
+
+
+def hot_share(stats: dict[str, int]) -> str:
+    """The share of a table's updates that were HOT (`-` without updates)."""
+    return f"{100 * stats['hot'] / stats['upd']:.0f}" if stats["upd"] else "-"
 
 
 def main() -> None:
@@ -199,7 +208,7 @@ def main() -> None:
                     repo_retention.create_day_partitions(conn, day_start.date())
                     set_partition_options(conn, day_start, args.autovacuum)
                 again: list[Any] = []
-                peak_dead = dict.fromkeys([*CHURNED, "endpoint_slots"], 0)
+                peak_dead = dict.fromkeys([*CHURNED, IN_FLIGHT], 0)
                 per_slice = max(1, args.events // args.slices)
                 for n in range(args.events):
                     clock[0] = day_start + timedelta(seconds=n * 86_000 / args.events)
@@ -220,9 +229,10 @@ def main() -> None:
                 with db.connection() as conn:
                     day_churn = churn(conn, day_start)
                 churn_rows.append([day + 1, *(
-                    cell for name in (*CHURNED, "endpoint_slots") for cell in (
+                    cell for name in (*CHURNED, IN_FLIGHT) for cell in (
                         f"{day_churn[name]['bytes'] / MB:.2f}", peak_dead[name],
                         day_churn[name]["dead"], day_churn[name]["vacuums"],
+                        hot_share(day_churn[name]),
                     ))])  # fmt: skip
                 as_of = start + timedelta(days=day + 1, hours=1)
                 report = apply_retention(db, archive, policy, as_of=as_of)
@@ -254,11 +264,11 @@ def main() -> None:
     print()
     print(
         "The day's churned tables at the end of the day (MB, peak and final dead tuples,"
-        " autovacuum runs):"
+        " autovacuum runs, the share of updates that were HOT):"
     )
     print_table(
-        ["day", *(f"{t} {c}" for t in ("deliveries", "outbox", "slots")
-                  for c in ("MB", "peak dead", "dead", "vacuums"))],
+        ["day", *(f"{t} {c}" for t in ("deliveries", "outbox", "in flight")
+                  for c in ("MB", "peak dead", "dead", "vacuums", "HOT %"))],
         churn_rows,
     )  # fmt: skip
 
