@@ -132,10 +132,11 @@ def test_a_small_tenants_page_reads_no_more_as_another_tenant_grows(mgmt, db: Da
     before = {name: buffers(db, name, params) for name, params in walks.items()}
     # When the large tenant sends ten times as many events after them
     publish(db, [large], 3000)
-    # Then the small tenant's first page is the same and reads about what it read (the plan
-    # may change with the statistics by a dozen pages or so; a scan of the large tenant's
-    # deliveries reads hundreds more: 312 against 55 with a tenant filter on the key)
+    # Then the small tenant's first page is the same and reads about what it read. The plan
+    # may change with the statistics by some dozens of pages (120 -> 162 in one CI run on
+    # two loaded cores); a scan of the large tenant's deliveries reads hundreds more (312
+    # against 55 with a tenant filter on the key), so the bound sits between the two.
     for name, params in walks.items():
         ids, read = buffers(db, name, params)
         assert ids == before[name][0] and len(ids) == 25, name
-        assert read <= before[name][1] + 40, (name, before[name][1], read)
+        assert read <= before[name][1] + 90, (name, before[name][1], read)
