@@ -102,7 +102,6 @@ def drain(url: str, sink: Any, name: str, events: int, workers: int) -> Phase:
     import functions.deliver.handler as deliver
     import functions.fanout.handler as fanout
     import hookline.runtime as runtime
-    from hookline.fanout import ReleasedHeads
     from hookline.queues import DeliveryQueues
     from hookline.settings import get_settings
     from hookline_dev.local.apigw import LocalContext
@@ -111,7 +110,10 @@ def drain(url: str, sink: Any, name: str, events: int, workers: int) -> Phase:
     stand_in = DeliveryQueues(QueueStandIn(q), get_settings().config, url_prefix="x/")
     fanout.delivery_queues = lambda _settings: stand_in  # type: ignore[attr-defined]
     runtime.delivery_queues = lambda _settings: stand_in  # type: ignore[assignment]
-    deliver._released = ReleasedHeads()  # whether an endpoint is ordered: asked afresh
+    # A phase's own queue: the deliverer (kept per process, decision 0075) is built again with
+    # it, and whether an endpoint is ordered is asked afresh (the answer is kept 30 s)
+    deliver._built.clear()
+    runtime.released_heads.cache_clear()
     stop = threading.Event()
     numbers = iter(range(10**9))
 
