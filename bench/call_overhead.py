@@ -1,0 +1,117 @@
+"""What a call of deliver's claim costs before it does anything: the built claim called with no
+ids and with one id it does not find, beside `SELECT 1`, a `SELECT` of the claim's six typed
+parameters, and probes that leave its statements out one after another
+(`bench/variants/overhead`: the shell alone, then its bounds, then its lock statement; the
+built claim adds the main statement). The differences say where a call's fixed cost goes;
+`bench/deliver_calls.py` measures the claim and record with rows.
+
+Each route has its own connection (autocommitted, no prepared statements, as behind RDS
+Proxy); the routes take turns call by call, in a new order each round, and the first `--warm`
+rounds are not counted. Time is the backend's own, from `/proc/<pid>/schedstat`.
+`--past-days N` first makes the day partitions of the N days before today (99 in all with
+the default retention's 90), which the claim's lookup of events through their parent plans.
+
+    .venv/bin/python bench/call_overhead.py [--calls 2000] [--warm 200] [--past-days 90]
+        [--variant bench/variants/overhead/FILE.sql ...]
+
+Postgres is a durable local server (default fsync), or `DATABASE_URL` (a fresh database; the
+CPU columns need the server on this machine). A benchmark: prints, never fails on a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from common import (
+    backend_us,
+    bench_database,
+    machine_facts,
+    make_past_partitions,
+    print_table,
+    quiet_environment,
+)
+from deliver_calls import load_variants
+
+BUILT = "built claim"
+PARAMETERS = (
+    "%s::text[], %s::integer[], %s::interval, %s::timestamptz, %s::double precision, %s::boolean"
+)
+VARIANTS = sorted(str(p) for p in (Path(__file__).parent / "variants" / "overhead").glob("*.sql"))
+
+
+def routes(conn: Any, files: list[str], day: str) -> dict[str, str | None]:
+    """Each route's statement (None: `SELECT 1`, without parameters)."""
+    statements: dict[str, str | None] = {
+        "SELECT 1": None,
+        "SELECT of the six parameters": f"SELECT {PARAMETERS}",
+        BUILT: f"SELECT * FROM hookline_claim_batch_d{day}({PARAMETERS})",
+    }
+    for n, route in enumerate(load_variants(conn, files, day), 1):
+        statements[route.name] = f"SELECT * FROM bench_claim_{n}({PARAMETERS})"
+    return statements
+
+
+def measure(url: str, statements: dict[str, str | None], calls: int, warm: int) -> list[list[str]]:
+    """Per route: backend µs per call with no ids and with one id not found, taking turns."""
+    import psycopg
+
+    from hookline.ids import new_id
+
+    unknown = new_id("dlv")  # today's: the day function's bounds hold it, no row has it
+    cases = [(name, ids) for name in statements for ids in ([], [unknown])]
+    conns = {case: psycopg.connect(url, autocommit=True, prepare_threshold=None)
+             for case in map(repr, cases)}  # fmt: skip
+    spent: dict[str, list[float]] = {repr(case): [] for case in cases}
+    for n in range(warm + calls):
+        for name, ids in random.Random(n).sample(cases, len(cases)):
+            key = repr((name, ids))
+            conn, statement = conns[key], statements[name]
+            params = (ids, [1] * len(ids), timedelta(seconds=45), datetime.now(UTC), 45.0, False)
+            before = backend_us(conn)
+            if statement is None:
+                conn.execute("SELECT 1").fetchall()
+            else:
+                conn.execute(statement, params).fetchall()
+            if n >= warm:
+                spent[key].append(backend_us(conn) - before)
+    for conn in conns.values():
+        conn.close()
+    built = statistics.mean(spent[repr((BUILT, []))])
+    rows = []
+    for name in statements:
+        none, one = (statistics.mean(spent[repr((name, ids))]) for ids in ([], [unknown]))
+        rows.append([name, f"{none:.0f}", f"{one:.0f}", f"{none - built:+.0f}"])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--warm", type=int, default=200)
+    parser.add_argument("--past-days", type=int, default=0)
+    parser.add_argument("--variant", action="append", help="default: bench/variants/overhead")
+    args = parser.parse_args(argv)
+    quiet_environment()
+    files = args.variant or VARIANTS
+    with bench_database("overhead") as (url, where):
+        import psycopg
+
+        if args.past_days:
+            make_past_partitions(url, args.past_days)
+        day = datetime.now(UTC).strftime("%Y%m%d")
+        with psycopg.connect(url, autocommit=True) as conn:
+            statements = routes(conn, files, day)
+        rows = measure(url, statements, args.calls, args.warm)
+    print(f"\npostgres: {where}; {machine_facts()}; {args.calls} calls a route "
+          f"after {args.warm}; --past-days {args.past_days}\n")  # fmt: skip
+    print_table(["route", "no ids µs", "one id not found µs", "no ids vs built claim"], rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,56 @@
+-- A probe (bench/call_overhead.py): the claim with no statement left, its shell: a PL/pgSQL
+-- table function of the claim's 32 columns, with its six parameters and SET clauses, that
+-- returns nothing.
+
+-- replace:
+    IF rated THEN
+        RETURN QUERY %4$s;
+    ELSE
+        RETURN QUERY %5$s;
+    END IF;
+-- with:
+    RETURN;
+-- end
+
+-- replace:
+    SELECT hookline_lock_endpoint_slots(array_agg(d.endpoint_id)),
+           coalesce(bool_or(p.rate_limit_per_second IS NOT NULL), false),
+           (SELECT f.lease_expires_at FROM deliveries_in_flight f WHERE f.id = '~reset')
+    INTO locked, rated, recovering_until
+    -- looked up id by id, each in its own day's partition
+    FROM unnest(p_ids::text[]) AS m(id)
+    CROSS JOIN LATERAL (SELECT x.endpoint_id FROM %2$I x
+                        WHERE x.id = m.id AND x.id BETWEEN lo AND hi OFFSET 0) d
+    CROSS JOIN LATERAL (SELECT y.rate_limit_per_second FROM endpoints y
+                        WHERE y.id = d.endpoint_id OFFSET 0) p;
+-- with:
+    rated := false; recovering_until := now() + interval '1 hour';
+-- end
+
+-- replace:
+    IF NOT p_durable THEN
+        -- commit without waiting for the disk (decision 0014); never behind RDS Proxy (0036)
+        PERFORM set_config('synchronous_commit', 'off', true);
+    END IF;
+-- with:
+-- end
+
+-- replace:
+    SELECT min(i), max(i) INTO lo, hi FROM unnest(p_ids::text[]) AS i;
+%3$s    event_lo := 'evt_' || hookline_ulid_time(hookline_ulid_at(substr(lo, 5, 10))
+                                             - interval '1 day');
+    event_hi := 'evt_' || substr(hi, 5, 10) || '~';
+-- with:
+-- end
+
+-- replace:
+    IF recovering_until IS NULL THEN
+        -- emptied: the slots of the claims made before are unknown until their leases end
+        INSERT INTO deliveries_in_flight (id, endpoint_id, enqueue_seq, lease_expires_at, slot)
+        VALUES ('~reset', '', 0, now() + p_lease, false)
+        ON CONFLICT (id) DO NOTHING;
+        SELECT f.lease_expires_at INTO recovering_until
+        FROM deliveries_in_flight f WHERE f.id = '~reset';
+    END IF;
+-- with:
+-- end
