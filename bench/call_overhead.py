@@ -1,9 +1,11 @@
 """What a call of deliver's claim costs before it does anything: the built claim called with no
 ids and with one id it does not find, beside `SELECT 1`, a `SELECT` of the claim's six typed
-parameters, and probes that leave its statements out one after another
-(`bench/variants/overhead`: the shell alone, then its bounds, then its lock statement; the
-built claim adds the main statement). The differences say where a call's fixed cost goes;
-`bench/deliver_calls.py` measures the claim and record with rows.
+parameters, and the steps of `bench/variants/overhead`, applied in turn, each on the ones
+before: the claim without its main statement, then without its lock statement, then without
+its bounds (its shell: a table function that returns nothing). The differences say where a
+call's fixed cost goes; `bench/deliver_calls.py` measures the claim and record with rows.
+`--variant FILE` adds a probe of the claim's template applied alone (as
+`bench/deliver_calls.py`'s).
 
 Each route has its own connection (autocommitted, no prepared statements, as behind RDS
 Proxy); the routes take turns call by call, in a new order each round, and the first `--warm`
@@ -12,7 +14,7 @@ rounds are not counted. Time is the backend's own, from `/proc/<pid>/schedstat`.
 the default retention's 90), which the claim's lookup of events through their parent plans.
 
     .venv/bin/python bench/call_overhead.py [--calls 2000] [--warm 200] [--past-days 90]
-        [--variant bench/variants/overhead/FILE.sql ...]
+        [--variant bench/variants/FILE.sql ...]
 
 Postgres is a durable local server (default fsync), or `DATABASE_URL` (a fresh database; the
 CPU columns need the server on this machine). A benchmark: prints, never fails on a figure.
@@ -35,24 +37,32 @@ from common import (
     print_table,
     quiet_environment,
 )
-from deliver_calls import load_variants
+from deliver_calls import edits, load_edited
 
 BUILT = "built claim"
 PARAMETERS = (
     "%s::text[], %s::integer[], %s::interval, %s::timestamptz, %s::double precision, %s::boolean"
 )
-VARIANTS = sorted(str(p) for p in (Path(__file__).parent / "variants" / "overhead").glob("*.sql"))
+STEPS = sorted(str(p) for p in (Path(__file__).parent / "variants" / "overhead").glob("*.sql"))
 
 
-def routes(conn: Any, files: list[str], day: str) -> dict[str, str | None]:
-    """Each route's statement (None: `SELECT 1`, without parameters)."""
+def routes(conn: Any, probes: list[str], day: str) -> dict[str, str | None]:
+    """Each route's statement (None: `SELECT 1`, without parameters): the steps from the last
+    (the shell) back to the built claim, then each probe alone."""
     statements: dict[str, str | None] = {
         "SELECT 1": None,
         "SELECT of the six parameters": f"SELECT {PARAMETERS}",
-        BUILT: f"SELECT * FROM hookline_claim_batch_d{day}({PARAMETERS})",
     }
-    for n, route in enumerate(load_variants(conn, files, day), 1):
+    taken: list[tuple[str, str]] = []
+    steps = []
+    for step in STEPS:
+        taken = taken + edits(step)
+        steps.append((Path(step).stem, taken))
+    variants = steps[::-1] + [(Path(probe).stem, edits(probe)) for probe in probes]
+    for n, route in enumerate(load_edited(conn, variants, day), 1):
         statements[route.name] = f"SELECT * FROM bench_claim_{n}({PARAMETERS})"
+        if n == len(steps):
+            statements[BUILT] = f"SELECT * FROM hookline_claim_batch_d{day}({PARAMETERS})"
     return statements
 
 
@@ -94,10 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--warm", type=int, default=200)
     parser.add_argument("--past-days", type=int, default=0)
-    parser.add_argument("--variant", action="append", help="default: bench/variants/overhead")
+    parser.add_argument("--variant", action="append", default=[], help="a probe, alone")
     args = parser.parse_args(argv)
     quiet_environment()
-    files = args.variant or VARIANTS
     with bench_database("overhead") as (url, where):
         import psycopg
 
@@ -105,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             make_past_partitions(url, args.past_days)
         day = datetime.now(UTC).strftime("%Y%m%d")
         with psycopg.connect(url, autocommit=True) as conn:
-            statements = routes(conn, files, day)
+            statements = routes(conn, args.variant, day)
         rows = measure(url, statements, args.calls, args.warm)
     print(f"\npostgres: {where}; {machine_facts()}; {args.calls} calls a route "
           f"after {args.warm}; --past-days {args.past_days}\n")  # fmt: skip

@@ -106,6 +106,13 @@ def edits(file: str) -> list[tuple[str, str]]:
 def load_variants(conn: Any, files: list[str], day: str) -> list[Route]:
     """Each variant: the built maker's source with the file's edits, under its own name; its
     claim and record made for `day`'s partition; the statements deliver runs, calling those."""
+    return load_edited(conn, [(Path(file).stem, edits(file)) for file in files], day)
+
+
+def load_edited(
+    conn: Any, variants: list[tuple[str, list[tuple[str, str]]]], day: str
+) -> list[Route]:
+    """`load_variants` for (name, edits) pairs: edits from one file or from several."""
     from hookline.repositories.hot_cursors import CLAIM, RECORD
     from hookline.sqlfiles import query
 
@@ -113,11 +120,11 @@ def load_variants(conn: Any, files: list[str], day: str) -> list[Route]:
         "SELECT pg_get_functiondef('hookline_make_hot_function'::regproc)"
     ).fetchone()[0]
     routes = []
-    for n, file in enumerate(files, 1):
+    for n, (name, changes) in enumerate(variants, 1):
         maker, source = f"bench_make_{n}", built
-        for old, new in edits(file):
+        for old, new in changes:
             if source.count(old) != 1:
-                raise SystemExit(f"{file}: {source.count(old)} matches for {old[:60]!r}")
+                raise SystemExit(f"{name}: {source.count(old)} matches for {old[:60]!r}")
             source = source.replace(old, new)
         conn.execute(source.replace("hookline_make_hot_function", maker, 1))
         for kind in ("claim", "record"):
@@ -126,7 +133,7 @@ def load_variants(conn: Any, files: list[str], day: str) -> list[Route]:
             )
         routes.append(
             Route(
-                Path(file).stem,
+                name,
                 query("claim_deliveries_to_send").replace(f"{CLAIM}(", f"bench_claim_{n}(", 1),
                 query("record_deliveries_delivered").replace(f"{RECORD}(", f"bench_record_{n}(", 1),
             )

@@ -40,12 +40,14 @@ application_name, plus the server's own processes: WAL writer, checkpointer...),
 stage (the workers' own).
 
     .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4] [--endpoints 1,10]
-        [--prepared] [--no-receipt] [--statements] [--wal-mix] [--json] [--past-days 90]
+        [--prepared] [--no-receipt] [--statements [all]] [--wal-mix] [--json] [--past-days 90]
         [--steady 2000000] [--server wal_compression=off]
         [--shape bench/shapes/stage2.sql[,...]]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
-costliest statements per delivered event; `--wal-mix` reads each phase's WAL back with
+costliest statements per delivered event (`--statements all`: the statements run inside
+functions too, whose times are also in their caller's; a statement's executor start-up and
+shut-down are in no one's but the top-level call's); `--wal-mix` reads each phase's WAL back with
 `pg_waldump` (bench/walmix.py) and prints its bytes per delivered event by table and index,
 and by record kind (local server only); `--shape` runs what-if SQL files after the migrations
 (bench/shapes: a row shape a migration might bring, measured before it is built); `--json`
@@ -121,7 +123,7 @@ def run_phase(
     processes: int,
     endpoints: int,
     seconds: float,
-    statements: bool,
+    statements: str | None,
     checkpoint: bool = False,
 ) -> Phase:
     """Start the workers, warm them, measure `seconds` of intake and the drain."""
@@ -186,7 +188,7 @@ def run_phase(
             phase.trips[stage] = phase.trips.get(stage, 0) + trips
             phase.log_bytes[stage] = phase.log_bytes.get(stage, 0) + log_bytes
         if statements:
-            phase.statements = top_statements(conn)
+            phase.statements = top_statements(conn, 12 if statements == "top" else 24)
         release.set()
         for p in procs:
             p.join(timeout=30)
@@ -270,7 +272,10 @@ def main(argv: list[str] | None = None) -> int:
         "--no-receipt", action="store_true",
         help="every event through a fan-out run (HOOKLINE_FANOUT_AT_RECEIPT off, decision 0076)",
     )  # fmt: skip
-    parser.add_argument("--statements", action="store_true", help="pg_stat_statements tables")
+    parser.add_argument(
+        "--statements", nargs="?", const="top", choices=["top", "all"],
+        help="pg_stat_statements tables; `all`: the statements inside functions too",
+    )  # fmt: skip
     parser.add_argument(
         "--wal-mix", action="store_true",
         help="each phase's WAL by table, index and record kind (pg_waldump; local server)",
@@ -302,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     widths = [int(n) for n in args.endpoints.split(",")]
     settings = (
         {"shared_preload_libraries": "pg_stat_statements",
-         "pg_stat_statements.track_planning": "on"} if args.statements else {}
+         "pg_stat_statements.track_planning": "on",
+         "pg_stat_statements.track": args.statements} if args.statements else {}
     )  # fmt: skip
     if args.wal_mix:
         settings.update(WAL_MIX_SETTINGS)

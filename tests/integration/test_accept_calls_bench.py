@@ -6,24 +6,19 @@ something else)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.common import REPO
+from tests.support import benches
 
 pytestmark = pytest.mark.integration
 
 
 def run_bench(admin_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": admin_url}
-    return subprocess.run(
-        [sys.executable, "bench/accept_calls.py", "--calls", "6", "--warm", "2", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    return benches.run_bench("accept_calls.py", admin_url, "--calls", "6", "--warm", "2", *args)
 
 
 def test_each_route_is_measured_and_the_claims_variant_claims_every_delivery(

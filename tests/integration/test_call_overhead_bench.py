@@ -1,33 +1,28 @@
-"""The call-overhead bench (`bench/call_overhead.py`) measures what it says: every probe kept
-in `bench/variants/overhead` still applies to the claim's template as built, and each route is
-called with no ids and with one id it does not find (a probe that matches nothing stops the
-run instead of printing figures of something else)."""
+"""The call-overhead bench (`bench/call_overhead.py`) measures what it says: every step kept in
+`bench/variants/overhead` still applies, on the steps before it, to the claim's template as
+built, and each route is called with no ids and with one id it does not find (a probe that
+matches nothing stops the run instead of printing figures of something else)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.common import REPO
+from tests.support import benches
 
 pytestmark = pytest.mark.integration
 
 
 def run_bench(admin_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": admin_url}
-    return subprocess.run(
-        [sys.executable, "bench/call_overhead.py", "--calls", "5", "--warm", "1", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    return benches.run_bench("call_overhead.py", admin_url, "--calls", "5", "--warm", "1", *args)
 
 
-def test_every_probe_applies_and_each_route_is_measured_both_ways(pg_admin_url: str) -> None:
-    probes = sorted((REPO / "bench/variants/overhead").glob("*.sql"))
-    assert probes
+def test_every_step_applies_and_each_route_is_measured_both_ways(pg_admin_url: str) -> None:
+    steps = sorted((REPO / "bench/variants/overhead").glob("*.sql"))
+    assert steps
     done = run_bench(pg_admin_url)
     assert done.returncode == 0, done.stderr[-2000:]
     measured = {}
@@ -35,7 +30,7 @@ def test_every_probe_applies_and_each_route_is_measured_both_ways(pg_admin_url: 
         if len(cells) >= 4 and cells[-3].isdigit() and cells[-2].isdigit():
             measured[" ".join(cells[:-3])] = (int(cells[-3]), int(cells[-2]), cells[-1])
     assert set(measured) == {
-        "SELECT 1", "SELECT of the six parameters", "built claim", *(p.stem for p in probes)
+        "SELECT 1", "SELECT of the six parameters", "built claim", *(p.stem for p in steps)
     }  # fmt: skip
     assert measured["built claim"][2] == "+0"
 

@@ -6,24 +6,19 @@ printing figures of something else)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.common import REPO
+from tests.support import benches
 
 pytestmark = pytest.mark.integration
 
 
 def run_bench(admin_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": admin_url}
-    return subprocess.run(
-        [sys.executable, "bench/deliver_calls.py", "--events", "12", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    return benches.run_bench("deliver_calls.py", admin_url, "--events", "12", *args)
 
 
 def test_each_route_is_measured_per_call_and_per_delivery(pg_admin_url: str) -> None:

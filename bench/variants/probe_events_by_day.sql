@@ -1,7 +1,8 @@
--- A probe (bench/call_overhead.py): the claim reads each delivery's event from the day's
--- partition of events, named as the delivery's is, instead of through the parent with
--- bounds (a test event's delivery a moment after midnight would not find its event: not a
--- design).
+-- A probe, not a design (bench/deliver_calls.py and bench/call_overhead.py --variant): the
+-- claim reads each delivery's event from the day's partition of events, named as the
+-- delivery's is, instead of through the parent with bounds. A test event's delivery made
+-- before decision 0087 carries a moment after its event, maybe the next day: it would not
+-- find its event.
 
 -- replace:
 CROSS JOIN LATERAL (SELECT x.type, x.payload, x.content_type, x.source_id FROM events x

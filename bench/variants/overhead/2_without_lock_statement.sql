@@ -1,16 +1,5 @@
--- A probe (bench/call_overhead.py): the claim's shell with the batch's bounds (the min and
--- max ids, the events' bounds from them) and the crash marker's check; no lock statement, no
--- main statement, no commit mode.
-
--- replace:
-    IF rated THEN
-        RETURN QUERY %4$s;
-    ELSE
-        RETURN QUERY %5$s;
-    END IF;
--- with:
-    RETURN;
--- end
+-- A step of bench/call_overhead.py, on step 1: without the endpoint locks' statement (which
+-- also reads the rates and the crash marker) and the commit mode. A probe, not a design.
 
 -- replace:
     SELECT hookline_lock_endpoint_slots(array_agg(d.endpoint_id)),
