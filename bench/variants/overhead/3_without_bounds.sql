@@ -1,12 +1,9 @@
--- A step of bench/call_overhead.py, on steps 1 and 2: without the batch's bounds and the
--- crash marker's check, which leaves the claim's shell (a PL/pgSQL table function of its 32
+-- A step of bench/call_overhead.py, on steps 1 and 2: without the batch's bounds statement
+-- and the crash marker's check, which leaves the claim's shell (a PL/pgSQL table function of its 32
 -- columns, with its parameters and SET clauses, that returns nothing). A probe.
 
 -- replace:
     SELECT min(i), max(i) INTO lo, hi FROM unnest(p_ids::text[]) AS i;
-%3$s    event_lo := 'evt_' || hookline_ulid_time(hookline_ulid_at(substr(lo, 5, 10))
-                                             - interval '1 day');
-    event_hi := 'evt_' || substr(hi, 5, 10) || '~';
 -- with:
 -- end
 

@@ -284,6 +284,28 @@ def claim_from_row(r: dict[str, Any]) -> Claim:
     )
 
 
+def with_events(conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A claim's rows with their events: a day's claim function reads each event from the day's
+    partition of events, and a delivery whose event is not there comes back without it
+    (decision 0100); those are read here through the parent. A row whose event is nowhere is
+    left out, as the claim's join over the parent leaves it out."""
+    missing = [r["event_id"] for r in rows if r["event_type"] is None]
+    if not missing:
+        return rows
+    found = {e["id"]: e for e in conn.execute(query("events_of_claims"), {"ids": missing})}
+    kept = []
+    for r in rows:
+        if r["event_type"] is None:
+            event = found.get(r["event_id"])
+            if event is None:
+                continue
+            r = {**r, "event_type": event["type"], "payload": event["payload"],
+                 "content_type": event["content_type"],
+                 "source_id": event["source_id"]}  # fmt: skip
+        kept.append(r)
+    return kept
+
+
 def claim_to_send(
     conn: Connection,
     delivery_id: str,
@@ -297,7 +319,7 @@ def claim_to_send(
     take a slot (the claim's in-flight row holds one, decision 0085; without one the claim is
     held without it) and read the endpoint's active secrets. The batch claim's body for one
     message. Run it outside a transaction (it is its own). None if stale, finished or taken."""
-    r = day_execute(
+    rows = day_execute(
         conn,
         "claim_delivery_to_send",
         CLAIM,
@@ -310,8 +332,8 @@ def claim_to_send(
             "lease_seconds": lease.total_seconds(),
         },
         binary=True,
-    ).fetchone()
-    return None if r is None else claim_from_row(r)
+    ).fetchall()
+    return next((claim_from_row(r) for r in with_events(conn, rows)), None)
 
 
 def defer(conn: Connection, job: Job, lease: timedelta) -> None:

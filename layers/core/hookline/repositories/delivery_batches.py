@@ -10,7 +10,13 @@ from datetime import datetime, timedelta
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
-from hookline.repositories.deliveries import AttemptRecord, Claim, Job, claim_from_row
+from hookline.repositories.deliveries import (
+    AttemptRecord,
+    Claim,
+    Job,
+    claim_from_row,
+    with_events,
+)
 from hookline.repositories.hot_cursors import CLAIM, RECORD, day_execute
 
 
@@ -39,7 +45,7 @@ def claim_batch_to_send(
         },
         binary=True,
     ).fetchall()
-    return {(r["id"], r["enqueue_seq"]): claim_from_row(r) for r in rows}
+    return {(r["id"], r["enqueue_seq"]): claim_from_row(r) for r in with_events(conn, rows)}
 
 
 def record_batch_delivered(

@@ -163,6 +163,12 @@ SELECT * FROM hookline_claim_batch(ARRAY[%(id)s]::text[], ARRAY[%(seq)s]::intege
                                    %(lease)s::interval, %(now)s::timestamptz,
                                    %(lease_seconds)s::double precision, false)
 
+-- events_of_claims --
+-- The events a day's claim function did not find in the day's partition of events (a test
+-- event's delivery made before decision 0087 can carry the next day), read through the
+-- parent (decision 0100).
+SELECT id, type, payload, content_type, source_id FROM events WHERE id = ANY(%(ids)s::text[])
+
 -- defer_delivery --
 -- No slot, or the claim given back: the claim kept without a slot, for a lease covering the
 -- delay; the delivery stays queued and no attempt is counted. Only this claim's
