@@ -21,7 +21,7 @@ measured time, as deliver's record would delete it (a variant that claims at rec
 otherwise count its own claims against the endpoint's cap).
 
     .venv/bin/python bench/accept_calls.py [--calls 3000] [--warm 300] [--widths 1,10]
-        [--variant bench/variants/accept/FILE.sql ...]
+        [--variant bench/variants/accept/FILE.sql ...] [--past-days 90]
 
 Postgres is a durable local server (default fsync), or `DATABASE_URL` (a fresh database; the
 CPU columns need the server on this machine). A benchmark: prints, never fails on a figure.
@@ -38,7 +38,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from common import backend_us, bench_database, machine_facts, print_table, quiet_environment
+from common import (
+    backend_us,
+    bench_database,
+    machine_facts,
+    make_past_partitions,
+    print_table,
+    quiet_environment,
+)
 from deliver_calls import edits
 from pipeline import prepare
 from pipeline_workers import BARE_INSERT, PAYLOAD_BYTES
@@ -134,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm", type=int, default=300, help="uncounted calls first")
     parser.add_argument("--widths", default="1,10", help="endpoints per event")
     parser.add_argument("--variant", action="append", default=[], help="an edit file")
+    parser.add_argument(
+        "--past-days", type=int, default=0,
+        help="make this many earlier days' partitions first, as retention keeps them",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     widths = [int(w) for w in args.widths.split(",")]
     quiet_environment()
@@ -143,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         from hookline.sqlfiles import query
 
         sources = prepare(url, "http://127.0.0.1:9", widths)
+        if args.past_days:
+            make_past_partitions(url, args.past_days)
         with psycopg.connect(url, autocommit=True) as conn:
             statements = {
                 BARE: BARE_INSERT,
@@ -159,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
                 claims = made.claims / len(made.us)
                 rows.append((width, name, f"{median:.0f}", f"{mean:.0f}", f"{median / base:.2f}",
                              f"{claims:.1f}"))  # fmt: skip
-        print(f"postgres: {where}; {machine_facts()}; {args.calls} calls per route and width")
+        print(f"postgres: {where}; {machine_facts()}; {args.calls} calls per route and width; "
+              f"--past-days {args.past_days}")  # fmt: skip
         print_table(("endpoints", "route", "median us/call", "mean us/call", "x bare",
                      "claims/call"), rows)  # fmt: skip
     return 0
