@@ -2,16 +2,21 @@
 -- new run that keeps their id (= webhook-id), re-create missing ones from the ledger, and
 -- write the audit entry. Windows are on when the event was received.
 --
--- Selections are walked in a stable order (deliveries by created_at, id; events by
+-- Selections are walked in a stable order (deliveries by created_at, event_id, id; events by
 -- received_at, id); the `after` parameter (NULL: from the start) resumes a replay that
--- goes on in a new run after the last id the previous run dealt with.
+-- goes on in a new run after the last id the previous run dealt with. Deliveries go in
+-- ledger order: those a fan-out made together share created_at and were made in event id
+-- order, while their own ids sort by a hash after the event's millisecond (decision 0040),
+-- so by id alone a burst's deliveries would reach an ordered endpoint's keys out of order
+-- (decision 0069: a replay holds them in the order it walks them).
 
 -- replay_deliveries_by_ids --
 SELECT d.id FROM deliveries d
 WHERE d.id = ANY(%(ids)s)
   AND (%(after)s::text IS NULL
-       OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
-ORDER BY d.created_at, d.id
+       OR (d.created_at, d.event_id, d.id)
+           > (SELECT a.created_at, a.event_id, a.id FROM deliveries a WHERE a.id = %(after)s))
+ORDER BY d.created_at, d.event_id, d.id
 LIMIT %(limit)s
 
 -- replay_deliveries_by_events --
@@ -22,8 +27,9 @@ JOIN deliveries d ON d.event_id = x.event_id
     AND d.id < hookline_event_deliveries_to(x.event_id)
 WHERE d.state = ANY(%(states)s)
   AND (%(after)s::text IS NULL
-       OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
-ORDER BY d.created_at, d.id
+       OR (d.created_at, d.event_id, d.id)
+           > (SELECT a.created_at, a.event_id, a.id FROM deliveries a WHERE a.id = %(after)s))
+ORDER BY d.created_at, d.event_id, d.id
 LIMIT %(limit)s
 
 -- replay_deliveries_by_endpoint --
@@ -36,8 +42,9 @@ WHERE d.endpoint_id = %(endpoint_id)s
   AND e.received_at >= %(since)s AND e.received_at < %(until)s
   AND d.state = ANY(%(states)s)
   AND (%(after)s::text IS NULL
-       OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
-ORDER BY d.created_at, d.id
+       OR (d.created_at, d.event_id, d.id)
+           > (SELECT a.created_at, a.event_id, a.id FROM deliveries a WHERE a.id = %(after)s))
+ORDER BY d.created_at, d.event_id, d.id
 LIMIT %(limit)s
 
 -- replay_deliveries_by_window --
@@ -50,8 +57,9 @@ WHERE (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
   AND hookline_type_matches(%(types)s::text[], e.type)
   AND d.state = ANY(%(states)s)
   AND (%(after)s::text IS NULL
-       OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM deliveries a WHERE a.id = %(after)s))
-ORDER BY d.created_at, d.id
+       OR (d.created_at, d.event_id, d.id)
+           > (SELECT a.created_at, a.event_id, a.id FROM deliveries a WHERE a.id = %(after)s))
+ORDER BY d.created_at, d.event_id, d.id
 LIMIT %(limit)s
 
 -- replay_judge_deliveries --
