@@ -4,7 +4,8 @@ parameters, and the steps of `bench/variants/overhead`, applied in turn, each on
 before: the claim without its main statement, then without its lock statement, then without
 its bounds (its shell: a table function that returns nothing). The differences say where a
 call's fixed cost goes; `bench/deliver_calls.py` measures the claim and record with rows.
-Beside them, the fan-out round with nothing to do, whose scans read every day partition.
+Beside them, a fan-out run's statements with nothing to do, as a scheduled run makes them
+(their scans read every day partition) and as a nudged one (the last day's).
 `--variant FILE` adds a probe of the claim's template applied alone (as
 `bench/deliver_calls.py`'s).
 
@@ -41,13 +42,33 @@ from common import (
 from deliver_calls import edits, load_edited
 
 BUILT = "built claim"
-# The fan-out round with nothing to do (the scheduled run's floor, and a nudged run's for
-# tenants with content filters or orderings): its outbox and due scans read every day's
-# partial index (decision 0072), so it shows what the days kept cost it.
-FANOUT = "empty fan-out round"
-FANOUT_ROUND = (
-    "SELECT * FROM hookline_fan_out_round(500, interval '3 days', interval '15 minutes', 500)"
-)
+# A fan-out run's statements with nothing to do, as a scheduled run makes them (the outbox and
+# due scans read every day's partial index, decision 0072: they show what the days kept cost)
+# and as a run nudged after an accept (the last day's, decision 0101): the round, and for a
+# tenant with content filters or orderings fan_out_batch and claim_due_deliveries too. Each
+# has its parameters (None: none), a nudged one the bound the fan-out passes.
+FANOUT = {
+    "empty fan-out round": "fan_out_and_claim",
+    "fan_out_batch, nothing to do": "fan_out_batch",
+    "claim_due, nothing due": "claim_due_deliveries",
+}
+
+
+def fanout_routes() -> dict[str, tuple[str, dict[str, Any] | None]]:
+    from hookline.fanout import NUDGED_RUN_LOOKS_BACK
+    from hookline.ids import ulid_time
+    from hookline.sqlfiles import query
+
+    since = ulid_time(datetime.now(UTC) - NUDGED_RUN_LOOKS_BACK)
+    shared = {"limit": 500, "deadline": timedelta(days=3), "lease": timedelta(minutes=15)}
+    routes: dict[str, tuple[str, dict[str, Any] | None]] = {}
+    for run, bound in (("scheduled", None), ("nudged", since)):
+        params = {**shared, "due_limit": 500, "since": bound}
+        for name, sql in FANOUT.items():
+            routes[f"{name}, {run}"] = (query(sql), params)
+    return routes
+
+
 PARAMETERS = (
     "%s::text[], %s::integer[], %s::interval, %s::timestamptz, %s::double precision, %s::boolean"
 )
@@ -55,8 +76,8 @@ STEPS = sorted(str(p) for p in (Path(__file__).parent / "variants" / "overhead")
 
 
 def routes(conn: Any, probes: list[str], day: str) -> dict[str, str | None]:
-    """Each route's statement (None: `SELECT 1`, without parameters): the steps from the last
-    (the shell) back to the built claim, then each probe alone."""
+    """Each claim route's statement (None: `SELECT 1`, without parameters): the steps from the
+    last (the shell) back to the built claim, then each probe alone."""
     statements: dict[str, str | None] = {
         "SELECT 1": None,
         "SELECT of the six parameters": f"SELECT {PARAMETERS}",
@@ -71,30 +92,39 @@ def routes(conn: Any, probes: list[str], day: str) -> dict[str, str | None]:
         statements[route.name] = f"SELECT * FROM bench_claim_{n}({PARAMETERS})"
         if n == len(steps):
             statements[BUILT] = f"SELECT * FROM hookline_claim_batch_d{day}({PARAMETERS})"
-    statements[FANOUT] = FANOUT_ROUND
     return statements
 
 
-def measure(url: str, statements: dict[str, str | None], calls: int, warm: int) -> list[list[str]]:
-    """Per route: backend µs per call with no ids and with one id not found, taking turns."""
+def measure(
+    url: str,
+    statements: dict[str, str | None],
+    fixed: dict[str, tuple[str, dict[str, Any] | None]],
+    calls: int,
+    warm: int,
+) -> list[list[str]]:
+    """Per route: backend µs per call with no ids and with one id not found (the claim routes)
+    or with its own parameters (`fixed`), taking turns."""
     import psycopg
 
     from hookline.ids import new_id
 
     unknown = new_id("dlv")  # today's: the day function's bounds hold it, no row has it
-    cases = [(name, ids) for name in statements for ids in ([], [unknown])
-             if not (name == FANOUT and ids)]  # fmt: skip
+    cases = [(name, ids) for name in statements for ids in ([], [unknown])]
+    cases += [(name, []) for name in fixed]
     conns = {case: psycopg.connect(url, autocommit=True, prepare_threshold=None)
              for case in map(repr, cases)}  # fmt: skip
     spent: dict[str, list[float]] = {repr(case): [] for case in cases}
     for n in range(warm + calls):
         for name, ids in random.Random(n).sample(cases, len(cases)):
             key = repr((name, ids))
-            conn, statement = conns[key], statements[name]
-            params = (ids, [1] * len(ids), timedelta(seconds=45), datetime.now(UTC), 45.0, False)
+            conn = conns[key]
+            statement, params = fixed.get(name) or (
+                statements[name],
+                (ids, [1] * len(ids), timedelta(seconds=45), datetime.now(UTC), 45.0, False),
+            )
             before = backend_us(conn)
-            if statement is None or name == FANOUT:
-                conn.execute(statement or "SELECT 1").fetchall()
+            if statement is None:
+                conn.execute("SELECT 1").fetchall()
             else:
                 conn.execute(statement, params).fetchall()
             if n >= warm:
@@ -103,9 +133,10 @@ def measure(url: str, statements: dict[str, str | None], calls: int, warm: int) 
         conn.close()
     built = statistics.mean(spent[repr((BUILT, []))])
     rows = []
-    for name in statements:
+    for name in [*statements, *fixed]:
         none = statistics.mean(spent[repr((name, []))])
-        one = "-" if name == FANOUT else f"{statistics.mean(spent[repr((name, [unknown]))]):.0f}"
+        with_one = spent.get(repr((name, [unknown])))
+        one = f"{statistics.mean(with_one):.0f}" if with_one else "-"
         rows.append([name, f"{none:.0f}", one, f"{none - built:+.0f}"])
     return rows
 
@@ -126,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         day = datetime.now(UTC).strftime("%Y%m%d")
         with psycopg.connect(url, autocommit=True) as conn:
             statements = routes(conn, args.variant, day)
-        rows = measure(url, statements, args.calls, args.warm)
+        rows = measure(url, statements, fanout_routes(), args.calls, args.warm)
     print(f"\npostgres: {where}; {machine_facts()}; {args.calls} calls a route "
           f"after {args.warm}; --past-days {args.past_days}\n")  # fmt: skip
     print_table(["route", "no ids µs", "one id not found µs", "no ids vs built claim"], rows)

@@ -9,6 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hookline.db import get_database
 from hookline.fanout import FanoutReport, run_fanout
+from hookline.nudge import NUDGE_SOURCE
 from hookline.observability import flush_traces, log_success, logger, metrics
 from hookline.runtime import delivery_queues, fanout_options
 from hookline.settings import get_settings
@@ -21,7 +22,8 @@ RESERVE_MS = 10_000
 @flush_traces
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Fan out every pending outbox row and enqueue every due delivery."""
+    """Fan out every pending outbox row and enqueue every due delivery; a run nudged after an
+    accept (`{"source": "hookline.nudge"}`) looks at the last day's only (decision 0101)."""
     try:
         settings = get_settings()
         report = run_fanout(
@@ -29,6 +31,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
             delivery_queues(settings),
             fanout_options(settings),
             keep_going=lambda: context.get_remaining_time_in_millis() > RESERVE_MS,
+            nudged=event.get("source") == NUDGE_SOURCE,
         )
     finally:
         # The heartbeat counts every run, failed or not (the Errors alarm tells those): its

@@ -16,6 +16,11 @@ from tests.support import benches
 pytestmark = pytest.mark.integration
 
 
+# a fan-out run's statements, each as a scheduled and as a nudged run makes it
+FANOUT = ("empty fan-out round", "fan_out_batch, nothing to do", "claim_due, nothing due")
+RUNS = ("scheduled", "nudged")
+
+
 def run_bench(admin_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return benches.run_bench("call_overhead.py", admin_url, "--calls", "5", "--warm", "1", *args)
 
@@ -31,12 +36,12 @@ def test_every_step_applies_and_each_route_is_measured_both_ways(pg_admin_url: s
             measured[" ".join(cells[:-3])] = (cells[-3], cells[-2], cells[-1])
     assert set(measured) == {
         "SELECT 1", "SELECT of the six parameters", "built claim", *(p.stem for p in steps),
-        "empty fan-out round",
+        *(f"{statement}, {run}" for statement in FANOUT for run in RUNS),
     }  # fmt: skip
     assert measured["built claim"][2] == "+0"
-    # the fan-out round takes no ids: one figure
-    assert measured["empty fan-out round"][1] == "-"
-    assert all(one.isdigit() for name, (_, one, _) in measured.items() if "fan-out" not in name)
+    # a fan-out run's statements take no ids: one figure
+    assert all(measured[name][1] == "-" for name in measured if name.endswith(RUNS))
+    assert all(one.isdigit() for name, (_, one, _) in measured.items() if not name.endswith(RUNS))
 
 
 def test_a_probe_that_matches_nothing_stops_the_run(pg_admin_url: str, tmp_path: Path) -> None:

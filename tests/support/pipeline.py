@@ -57,9 +57,10 @@ class Pipeline:
             for g in config.tenant_groups
         }
 
-    def fanout(self) -> dict[str, Any]:
-        """One fan-out invocation."""
-        return self._fanout({"source": "test"}, LocalContext(function_name="fanout"))
+    def fanout(self, nudged: bool = False) -> dict[str, Any]:
+        """One fan-out invocation: as the schedule's, or as an accept's nudge's."""
+        event = {"source": "hookline.nudge" if nudged else "test"}
+        return self._fanout(event, LocalContext(function_name="fanout"))
 
     def deliver_once(self, group: str = "standard") -> int:
         """Receive and deliver one batch of a group's queue; the number of messages."""

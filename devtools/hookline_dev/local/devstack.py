@@ -282,16 +282,14 @@ class DevStack:
         region: str,
         database_url: str,
     ) -> None:
-        from hookline.nudge import set_local_nudger
+        from hookline.nudge import NUDGE_SOURCE, set_local_nudger
 
         infra = config.infrastructure
         fanout = handlers["fanout"]
 
         def run_fanout(nudged: bool) -> None:
             event = (
-                {"source": "hookline.nudge"}
-                if nudged
-                else scheduled_event("hookline-fanout", region)
+                {"source": NUDGE_SOURCE} if nudged else scheduled_event("hookline-fanout", region)
             )
             fanout(
                 event, LocalContext("hookline-fanout", timeout_seconds=infra.fanout_timeout_seconds)

@@ -50,6 +50,7 @@ class ScheduledRunner:
         self._lock = threading.Lock()
         self._stats = RunnerStats()
         self._thread = threading.Thread(target=self._loop, name=f"schedule-{name}", daemon=True)
+        self._first_tick = 0.0  # set by start()
 
     @property
     def stats(self) -> RunnerStats:
@@ -58,9 +59,8 @@ class ScheduledRunner:
             return self._stats
 
     def start(self, run_now: bool = False) -> None:
-        """Start the timer; with `run_now`, the first run happens at once."""
-        if run_now:
-            self._wake.set()
+        """Start the timer; with `run_now`, the first tick (a scheduled run) happens at once."""
+        self._first_tick = time.monotonic() + (0.0 if run_now else self.every)
         self._thread.start()
 
     def nudge(self) -> None:
@@ -76,18 +76,19 @@ class ScheduledRunner:
         return not self._thread.is_alive()
 
     def _loop(self) -> None:
-        next_tick = time.monotonic() + self.every
+        next_tick = self._first_tick
         while not self._stopping.is_set():
-            nudged = self._wake.wait(max(0.0, next_tick - time.monotonic()))
+            if self._wake.wait(max(0.0, next_tick - time.monotonic())):
+                self._wake.clear()  # nudges from now on queue the next run
             if self._stopping.is_set():
                 break
-            if nudged:
-                self._wake.clear()  # nudges from now on queue the next run
-            else:
-                # A rate rule fires on its own clock; a run that overran skips missed ticks.
-                while next_tick <= time.monotonic():
-                    next_tick += self.every
-            self._invoke(nudged)
+            # A rate rule fires on its own clock, nudges or not: a run that starts on or after
+            # a tick is the tick's (a nudged fan-out run looks at the recent days only, so
+            # nudges must not starve the scheduled run); one that overran skips missed ticks.
+            ticked = next_tick <= time.monotonic()
+            while next_tick <= time.monotonic():
+                next_tick += self.every
+            self._invoke(not ticked)
 
     def _invoke(self, nudged: bool) -> None:
         with self._lock:

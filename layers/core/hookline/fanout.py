@@ -6,9 +6,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from hookline.db import Database
+from hookline.ids import ulid_time
 from hookline.observability import logger
 from hookline.queues import DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
@@ -36,16 +37,27 @@ class FanoutOptions:
     queued_lease: timedelta = timedelta(minutes=15)  # after it, reconcile re-enqueues
 
 
+# A nudged run looks for what the accept that nudged it made, in today's partitions: its scans
+# read the day partitions of the ids made this long ago and later (decision 0101). What it
+# leaves (an event restored into its own day, a retry of an older event's delivery) is the
+# next scheduled run's, which reads every day.
+NUDGED_RUN_LOOKS_BACK = timedelta(days=1)
+
+
 def run_fanout(
     db: Database,
     queues: DeliveryQueues,
     options: FanoutOptions,
     *,
     keep_going: Callable[[], bool] = lambda: True,
+    nudged: bool = False,
 ) -> FanoutReport:
-    """Fan out and enqueue until nothing is left or `keep_going` says stop (time runs low)."""
+    """Fan out and enqueue until nothing is left or `keep_going` says stop (time runs low);
+    `nudged`: only what was made in the last day (NUDGED_RUN_LOOKS_BACK)."""
     report = FanoutReport()
     drained = False
+    # the bound as a ULID time, so a statement planned with it never plans the older days
+    since = ulid_time(datetime.now(UTC) - NUDGED_RUN_LOOKS_BACK) if nudged else None
     while True:
         # One statement: fan out (deliveries created queued) and claim what came due
         # otherwise (retries, deliveries put back after a failed send); bench/pipeline.py.
@@ -56,6 +68,7 @@ def run_fanout(
                 deadline=options.deadline,
                 lease=options.queued_lease,
                 due_limit=options.enqueue_batch,
+                since=since,
             )
         report.events += fanned.events
         report.deliveries_created += fanned.created
@@ -68,12 +81,12 @@ def run_fanout(
             # created pending, then claimed and sent like any due delivery.
             with db.connection() as conn:
                 filtered_events, filtered_created = repo.fan_out_batch(
-                    conn, limit=options.batch_size, deadline=options.deadline
+                    conn, limit=options.batch_size, deadline=options.deadline, since=since
                 )
             report.events += filtered_events
             report.deliveries_created += filtered_created
             sent, failed = enqueue_due(
-                db, queues, limit=options.enqueue_batch, lease=options.queued_lease
+                db, queues, limit=options.enqueue_batch, lease=options.queued_lease, since=since
             )
             report.enqueued += sent
             report.send_failures += failed
@@ -92,12 +105,18 @@ def run_fanout(
 
 
 def enqueue_due(
-    db: Database, queues: DeliveryQueues, *, limit: int, lease: timedelta
+    db: Database,
+    queues: DeliveryQueues,
+    *,
+    limit: int,
+    lease: timedelta,
+    since: str | None = None,
 ) -> tuple[int, int]:
-    """Send due deliveries to their queues; returns (sent, failed). Failed ones go back to
-    pending at once (a crash before that leaves them to the reconciler's lease check)."""
+    """Send due deliveries (made from `since` on, a ULID time: None, any) to their queues;
+    returns (sent, failed). Failed ones go back to pending at once (a crash before that leaves
+    them to the reconciler's lease check)."""
     with db.connection() as conn:
-        due = repo.claim_due(conn, limit=limit, lease=lease)
+        due = repo.claim_due(conn, limit=limit, lease=lease, since=since)
     return send_claimed(db, queues, due)
 
 

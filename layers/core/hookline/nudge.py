@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from hookline.repositories.deliveries import Enqueued
 
 LOCAL_NUDGE_CHANNEL = "hookline_fanout"
+# What a nudge's invoke carries as its event's `source`, against a schedule's `aws.events`: a
+# nudged run looks at the recent days only (decision 0101).
+NUDGE_SOURCE = "hookline.nudge"
 
 _local_nudger: Callable[[], None] | None = None
 
@@ -55,7 +58,7 @@ def nudge_fanout(settings: Settings) -> None:
             best_effort_client("lambda", settings).invoke(
                 FunctionName=settings.fanout_function_name,
                 InvocationType="Event",
-                Payload=b'{"source":"hookline.nudge"}',
+                Payload=f'{{"source":"{NUDGE_SOURCE}"}}'.encode(),
             )
         elif settings.local_mode:
             _notify_local_fanout()

@@ -80,11 +80,14 @@ class Finish:
     new_generation: bool = False
 
 
-def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple[int, int]:
-    """Fan out up to `limit` outbox rows in one transaction; returns (events, deliveries
-    created). An endpoint with a content filter gets a delivery only for the events its
-    pattern matches: the statement returns those events, `hookline.patterns` decides, and
-    the matches are inserted before the commit. A pair whose matching raises is quarantined
+def fan_out_batch(
+    conn: Connection, *, limit: int, deadline: timedelta, since: str | None = None
+) -> tuple[int, int]:
+    """Fan out up to `limit` outbox rows (of the events made from `since` on, a ULID time:
+    None, every day's) in one transaction; returns (events, deliveries created). An endpoint with a
+    content filter gets a delivery only for the events its pattern matches: the statement
+    returns those events, `hookline.patterns` decides, and the matches are inserted before
+    the commit. A pair whose matching raises is quarantined
     in the same transaction (decision 0059): the other events' fan-out commits regardless.
     An ordered endpoint's pairs (decision 0069) are keyed here and inserted in ledger order
     (event ids are time-ordered), held behind their key's unfinished deliveries."""
@@ -93,7 +96,7 @@ def fan_out_batch(conn: Connection, *, limit: int, deadline: timedelta) -> tuple
 
     with conn.transaction():
         rows = conn.execute(
-            query("fan_out_batch"), {"limit": limit, "deadline": deadline}
+            query("fan_out_batch"), {"limit": limit, "deadline": deadline, "since": since}
         ).fetchall()
         events, created = int(rows[0]["events"]), int(rows[0]["deliveries"])
         if rows[0]["event_id"] is None:
@@ -193,12 +196,23 @@ class FanoutRound:
 
 
 def fan_out_and_claim(
-    conn: Connection, *, limit: int, deadline: timedelta, lease: timedelta, due_limit: int
+    conn: Connection,
+    *,
+    limit: int,
+    deadline: timedelta,
+    lease: timedelta,
+    due_limit: int,
+    since: str | None = None,
 ) -> FanoutRound:
     """Fan out up to `limit` outbox rows, the new deliveries created queued with a lease, and
     claim up to `due_limit` due deliveries, in one statement; everything claimed must be sent
-    now. Events of tenants with a content-filtered endpoint are left to `fan_out_batch`."""
-    params = {"limit": limit, "deadline": deadline, "lease": lease, "due_limit": due_limit}
+    now. Events of tenants with a content-filtered endpoint are left to `fan_out_batch`. With
+    `since` (a ULID time), only the rows of events and deliveries made from then on are looked
+    at (decision 0101); None looks at every day."""
+    params = {
+        "limit": limit, "deadline": deadline, "lease": lease, "due_limit": due_limit,
+        "since": since,
+    }  # fmt: skip
     rows = conn.execute(query("fan_out_and_claim"), params).fetchall()
     head = rows[0]
     to_send = [
@@ -212,9 +226,13 @@ def fan_out_and_claim(
     )
 
 
-def claim_due(conn: Connection, *, limit: int, lease: timedelta) -> list[Enqueued]:
-    """Mark up to `limit` due pending deliveries queued; they must be sent now."""
-    rows = conn.execute(query("claim_due_deliveries"), {"limit": limit, "lease": lease}).fetchall()
+def claim_due(
+    conn: Connection, *, limit: int, lease: timedelta, since: str | None = None
+) -> list[Enqueued]:
+    """Mark up to `limit` due pending deliveries (made from `since` on, a ULID time: None,
+    any) queued; they must be sent now."""
+    params = {"limit": limit, "lease": lease, "since": since}
+    rows = conn.execute(query("claim_due_deliveries"), params).fetchall()
     return [Enqueued(r["id"], r["endpoint_id"], r["tenant_group"], r["enqueue_seq"]) for r in rows]
 
 

@@ -8,9 +8,14 @@
 -- their type-matching pairs come back, one row per event with its payload, for the caller to
 -- match and key in Python and insert with insert_matched_deliveries (or, ordered,
 -- insert_ordered_deliveries) in the same transaction. Without such pairs, one row of counts.
+-- %(since)s (a ULID time, NULL: every day) keeps a nudged run to the recent days (decision
+-- 0101): every reference to a day-partitioned table carries the bound, a constant when the
+-- statement is planned, so the older days' partitions are not even planned (planning them
+-- all is most of what the statement costs: bench/call_overhead.py).
 WITH claimed AS (
     SELECT event_id, tenant_id FROM outbox
     WHERE fanned_out_at IS NULL
+      AND event_id >= coalesce('evt_' || %(since)s::text, '')
     ORDER BY created_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -24,7 +29,7 @@ WITH claimed AS (
     SELECT e.id AS event_id, e.tenant_id, e.source_id, e.type, p.id AS endpoint_id,
            p.tenant_group, p.content_filter IS NOT NULL OR p.ordering IS NOT NULL AS filtered
     FROM claimed c
-    JOIN events e ON e.id = c.event_id
+    JOIN events e ON e.id = c.event_id AND e.id >= coalesce('evt_' || %(since)s::text, '')
     JOIN targets p ON p.tenant_id = e.tenant_id
     WHERE e.type LIKE ANY (p.patterns)
 ), created AS (
@@ -38,7 +43,7 @@ WITH claimed AS (
     RETURNING 1
 ), marked AS (
     UPDATE outbox o SET fanned_out_at = now()
-    FROM claimed c WHERE o.event_id = c.event_id
+    FROM claimed c WHERE o.event_id = c.event_id AND o.event_id >= coalesce('evt_' || %(since)s::text, '')
     RETURNING 1
 ), counts AS (
     SELECT (SELECT count(*) FROM marked) AS events, (SELECT count(*) FROM created) AS deliveries
@@ -50,7 +55,8 @@ WITH claimed AS (
     GROUP BY event_id, tenant_id, source_id, type
 )
 SELECT k.events, k.deliveries, f.event_id, f.tenant_id, f.source_id, f.type, f.endpoint_ids,
-       f.tenant_groups, (SELECT e.payload FROM events e WHERE e.id = f.event_id) AS payload,
+       f.tenant_groups, (SELECT e.payload FROM events e
+                         WHERE e.id = f.event_id AND e.id >= coalesce('evt_' || %(since)s::text, '')) AS payload,
        -- the patterns and orderings once, on the first row: {endpoint id: pattern}
        CASE WHEN row_number() OVER () = 1 THEN (
            SELECT jsonb_object_agg(t.id, t.content_filter) FROM targets t
@@ -108,15 +114,20 @@ SELECT hookline_release_heads(%(endpoint_ids)s::text[], %(keys)s::text[]) AS rel
 -- `filtered_waiting` (`id` NULL), then one row per delivery to send. The work is
 -- hookline_fan_out_round (migrations 0022, 0031), whose plans the backend caches: behind RDS
 -- Proxy nothing is prepared, and planning it cost more than running it. Its steps after the
--- outbox and due scans are bounded to the days they touch (decision 0072).
+-- outbox and due scans are bounded to the days they touch (decision 0072); a nudged run's
+-- scans to the days from %(since)s, a ULID time (decision 0101, migration 0046; NULL: every
+-- day).
 SELECT * FROM hookline_fan_out_round(%(limit)s::integer, %(deadline)s::interval,
-                                     %(lease)s::interval, %(due_limit)s::integer)
+                                     %(lease)s::interval, %(due_limit)s::integer,
+                                     %(since)s::text)
 
 -- claim_due_deliveries --
--- Pending deliveries whose time has come, marked queued with a lease and a new generation.
+-- Pending deliveries whose time has come, marked queued with a lease and a new generation;
+-- those made from %(since)s on, a ULID time (decision 0101; NULL: every day), in both
+-- references: planned with it, the older days' partitions are not planned.
 WITH due AS (
     SELECT id FROM deliveries
-    WHERE due_at <= now()
+    WHERE due_at <= now() AND id >= coalesce('dlv_' || %(since)s::text, '')
     ORDER BY due_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -124,7 +135,7 @@ WITH due AS (
 UPDATE deliveries d
 SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
     lease_expires_at = now() + %(lease)s, updated_at = now()
-FROM due WHERE d.id = due.id
+FROM due WHERE d.id = due.id AND d.id >= coalesce('dlv_' || %(since)s::text, '')
 RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
 
 -- ordering_in_use --
