@@ -94,10 +94,10 @@ def bench_database(
 
 def deployed_settings() -> dict[str, str]:
     """The settings the stack's RDS parameter group changes (infra/components/database.py),
-    so a local server writes the WAL as the deployed one does."""
+    so a local server writes the WAL and compiles (not) as the deployed one does."""
     from hookline.config import HooklineConfig
 
-    return {"wal_compression": HooklineConfig().infrastructure.db_wal_compression}
+    return HooklineConfig().infrastructure.db_parameters()
 
 
 def _apply_settings(server: Any, admin_url: str, settings: dict[str, str]) -> None:
@@ -150,6 +150,7 @@ def server_facts(url: str) -> str:
             "shared_buffers",
             "full_page_writes",
             "wal_compression",
+            "jit",
         ):
             row = conn.execute(f"SHOW {setting}").fetchone()
             facts.append(f"{setting}={row[0] if row else '?'}")

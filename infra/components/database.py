@@ -59,14 +59,14 @@ class Database(Construct):
         engine = rds.DatabaseInstanceEngine.postgres(
             version=rds.PostgresEngineVersion.of(infra.db_engine_version, infra.db_engine_version)
         )
-        # What differs from RDS's default group (decision 0094); dynamic, so no reboot
+        # What differs from RDS's default group (decisions 0094, 0102); dynamic, so no reboot
         # beyond the one RDS asks for when an existing instance changes group.
         parameters = rds.ParameterGroup(
             self,
             "Parameters",
             engine=engine,
-            description="Hookline: full-page images compressed in the WAL",
-            parameters={"wal_compression": infra.db_wal_compression},
+            description="Hookline: full-page images compressed in the WAL, no JIT",
+            parameters=infra.db_parameters(),
         )
         self.instance = rds.DatabaseInstance(
             self,

@@ -43,15 +43,16 @@ def test_full_page_images_are_compressed_in_the_wal(aws: StackView) -> None:
     (group_id, group) = next(iter(aws.of_type("AWS::RDS::DBParameterGroup").items()))
     (instance,) = aws.of_type("AWS::RDS::DBInstance").values()
     assert instance["Properties"]["DBParameterGroupName"] == {"Ref": group_id}
-    # Then it compresses full-page images, for the instance's own major version (decision 0094)
+    # Then it compresses full-page images (decision 0094) and compiles no statement
+    # (decision 0102), for the instance's own major version
     assert group["Properties"]["Family"] == "postgres16"
-    assert group["Properties"]["Parameters"] == {"wal_compression": "on"}
+    assert group["Properties"]["Parameters"] == {"wal_compression": "on", "jit": "0"}
 
 
 def test_the_wal_compression_follows_the_configuration() -> None:
     config = HooklineConfig.from_dict({"infrastructure": {"db_wal_compression": "lz4"}})
     (group,) = synthesize({}, config).of_type("AWS::RDS::DBParameterGroup").values()
-    assert group["Properties"]["Parameters"] == {"wal_compression": "lz4"}
+    assert group["Properties"]["Parameters"] == {"wal_compression": "lz4", "jit": "0"}
     with pytest.raises(ValueError, match="db_wal_compression must be one of off, on, pglz"):
         HooklineConfig.from_dict({"infrastructure": {"db_wal_compression": "gzip"}})
 

@@ -189,6 +189,14 @@ class Infrastructure:
     operator_emails: str = ""
     operator_chat_url: str | None = None
 
+    def db_parameters(self) -> dict[str, str]:
+        """What the stack's RDS parameter group changes from RDS's defaults (and what the
+        benches' local server is given, `bench/common.py`): full-page images compressed
+        (decision 0094), and no JIT compilation (decision 0102): a statement planned over
+        hundreds of day partitions crosses `jit_above_cost` and compiled thousands of
+        functions at every call, 1.8 s for one with nothing to do."""
+        return {"wal_compression": self.db_wal_compression, "jit": "0"}
+
 
 MFA_CHOICES = ("required", "optional")
 
