@@ -9,63 +9,10 @@
 -- match and key in Python and insert with insert_matched_deliveries (or, ordered,
 -- insert_ordered_deliveries) in the same transaction. Without such pairs, one row of counts.
 -- %(since)s (a ULID time, NULL: every day) keeps a nudged run to the recent days (decision
--- 0101): every reference to a day-partitioned table carries the bound, a constant when the
--- statement is planned, so the older days' partitions are not even planned (planning them
--- all is most of what the statement costs: bench/call_overhead.py).
-WITH claimed AS (
-    SELECT event_id, tenant_id FROM outbox
-    WHERE fanned_out_at IS NULL
-      AND event_id >= coalesce('evt_' || %(since)s::text, '')
-    ORDER BY created_at
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), targets AS MATERIALIZED (
-    SELECT p.id, p.tenant_id, t.tenant_group, hookline_like_patterns(p.event_types) AS patterns,
-           p.content_filter, p.ordering
-    FROM endpoints p
-    JOIN tenants t ON t.id = p.tenant_id
-    WHERE p.enabled AND p.tenant_id IN (SELECT tenant_id FROM claimed)
-), pairs AS MATERIALIZED (
-    SELECT e.id AS event_id, e.tenant_id, e.source_id, e.type, p.id AS endpoint_id,
-           p.tenant_group, p.content_filter IS NOT NULL OR p.ordering IS NOT NULL AS filtered
-    FROM claimed c
-    JOIN events e ON e.id = c.event_id AND e.id >= coalesce('evt_' || %(since)s::text, '')
-    JOIN targets p ON p.tenant_id = e.tenant_id
-    WHERE e.type LIKE ANY (p.patterns)
-), created AS (
-    INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, deadline_at)
-    SELECT hookline_delivery_id(event_id, endpoint_id), event_id, endpoint_id, tenant_id,
-           tenant_group,
-           now() + %(deadline)s
-    FROM pairs
-    WHERE NOT filtered
-    ON CONFLICT (id) DO NOTHING
-    RETURNING 1
-), marked AS (
-    UPDATE outbox o SET fanned_out_at = now()
-    FROM claimed c WHERE o.event_id = c.event_id AND o.event_id >= coalesce('evt_' || %(since)s::text, '')
-    RETURNING 1
-), counts AS (
-    SELECT (SELECT count(*) FROM marked) AS events, (SELECT count(*) FROM created) AS deliveries
-), filtered AS (
-    SELECT event_id, tenant_id, source_id, type,
-           array_agg(endpoint_id ORDER BY endpoint_id) AS endpoint_ids,
-           array_agg(tenant_group ORDER BY endpoint_id) AS tenant_groups
-    FROM pairs WHERE filtered
-    GROUP BY event_id, tenant_id, source_id, type
-)
-SELECT k.events, k.deliveries, f.event_id, f.tenant_id, f.source_id, f.type, f.endpoint_ids,
-       f.tenant_groups, (SELECT e.payload FROM events e
-                         WHERE e.id = f.event_id AND e.id >= coalesce('evt_' || %(since)s::text, '')) AS payload,
-       -- the patterns and orderings once, on the first row: {endpoint id: pattern}
-       CASE WHEN row_number() OVER () = 1 THEN (
-           SELECT jsonb_object_agg(t.id, t.content_filter) FROM targets t
-           WHERE t.content_filter IS NOT NULL) END AS content_filters,
-       CASE WHEN row_number() OVER () = 1 THEN (
-           SELECT jsonb_object_agg(t.id, t.ordering) FROM targets t
-           WHERE t.ordering IS NOT NULL) END AS orderings
-FROM counts k
-LEFT JOIN filtered f ON true
+-- 0101). The statement is hookline_fan_out_batch (migration 0047), whose plan the backend
+-- caches: planned at every call it planned every day partition it references.
+SELECT * FROM hookline_fan_out_batch(%(limit)s::integer, %(deadline)s::interval,
+                                     %(since)s::text)
 
 -- insert_matched_deliveries --
 -- The content-filtered pairs that matched (see fan_out_batch), in its transaction.
@@ -123,20 +70,10 @@ SELECT * FROM hookline_fan_out_round(%(limit)s::integer, %(deadline)s::interval,
 
 -- claim_due_deliveries --
 -- Pending deliveries whose time has come, marked queued with a lease and a new generation;
--- those made from %(since)s on, a ULID time (decision 0101; NULL: every day), in both
--- references: planned with it, the older days' partitions are not planned.
-WITH due AS (
-    SELECT id FROM deliveries
-    WHERE due_at <= now() AND id >= coalesce('dlv_' || %(since)s::text, '')
-    ORDER BY due_at
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE deliveries d
-SET state = 'queued', enqueue_seq = d.enqueue_seq + 1,
-    lease_expires_at = now() + %(lease)s, updated_at = now()
-FROM due WHERE d.id = due.id AND d.id >= coalesce('dlv_' || %(since)s::text, '')
-RETURNING d.id, d.endpoint_id, d.tenant_group, d.enqueue_seq
+-- those made from %(since)s on, a ULID time (decision 0101; NULL: every day). The fan-out
+-- round claims its due deliveries the same way: hookline_claim_due (migration 0047), whose
+-- plan the backend caches.
+SELECT * FROM hookline_claim_due(%(limit)s::integer, %(lease)s::interval, %(since)s::text)
 
 -- ordering_in_use --
 -- Whether any enabled endpoint is ordered (decision 0069): the deliverer asks now and then.
