@@ -23,9 +23,13 @@ $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml clients/typescr
 # tests marked `alone` in this process (schemathesis reports its operations as subtests, and
 # xdist drops a subtest's failure). pytest exits 5 when it collected nothing: that is a broken
 # run for the first command; the second may find nothing once no test needs to run alone.
+# A worker that dies (a crash in a C extension) ends the run at once, naming the test it was
+# running: pytest-xdist 3.8 replaces it, and under `--dist loadfile` the replacement can wait
+# forever (pytest-xdist#1323), which turned one crash into a 90-minute CI timeout.
 TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadfile --max-worker-restart=0
 test: install
-	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadfile -m "not alone" tests; rc=$$?; \
+	$(PYTEST) -q $(XDIST) -m "not alone" tests; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing the run"; exit 1; fi; \
 	$(PYTEST) -q -m alone tests; rc2=$$?; [ $$rc2 -eq 5 ] && rc2=0; \
 	[ $$rc -ne 0 ] && exit $$rc; exit $$rc2
@@ -33,7 +37,7 @@ test: install
 # One tier at a time, the same way: on the workers, then its `alone` tests in this process.
 # A tier (or its `alone` part) that has no tests exits 5: that is not a failure.
 test-unit test-integration test-infra test-e2e test-browser: install
-	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadfile -m "$(subst test-,,$@) and not alone" tests; \
+	$(PYTEST) -q $(XDIST) -m "$(subst test-,,$@) and not alone" tests; \
 	rc=$$?; [ $$rc -eq 5 ] && rc=0; \
 	$(PYTEST) -q -m "$(subst test-,,$@) and alone" tests; rc2=$$?; [ $$rc2 -eq 5 ] && rc2=0; \
 	[ $$rc -ne 0 ] && exit $$rc; exit $$rc2
