@@ -233,7 +233,10 @@ class Database:
             # A connection broken by a database restart is replaced before it is handed out.
             check=check_idle_connection,
             timeout=timeout,
-            reconnect_timeout=0,  # keep trying in the background; callers see 503 meanwhile
+            # A connection that fails is tried once more, then left to the next caller, who
+            # gets a 503 meanwhile: no retry loop in the background against a database
+            # that is down (each caller waiting for a connection starts a new attempt).
+            reconnect_timeout=0,
             open=False,
             name="hookline",
         )
