@@ -4,12 +4,14 @@ and function instead of only the Python line that called into it."""
 
 from __future__ import annotations
 
+import os
 import re
 import resource
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,8 +60,12 @@ def test_a_crash_during_the_run_is_reported_with_its_c_stack(tmp_path: Path) -> 
 
 
 def test_a_run_without_a_crash_prints_nothing(tmp_path: Path) -> None:
-    # Given a run that started, and a core file older than it (another run's)
-    (tmp_path / "core").write_bytes(b"not ours")
+    # Given a run that started, and a core file older than it (another run's; a day old, so
+    # that the CI run around this test does not take it for one of its own either)
+    older = tmp_path / "core"
+    older.write_bytes(b"not ours")
+    a_day_ago = time.time() - 86400
+    os.utime(older, (a_day_ago, a_day_ago))
     marker = tmp_path / "started"
     marker.touch()
     # When the run ends, nothing is printed and the older file is left alone
