@@ -60,6 +60,12 @@ class Sink:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
+                if len(body) < length:
+                    # The sender went away mid-request (a deliverer killed between its
+                    # headers and its body): a server never sees that request whole, so it
+                    # is neither answered nor counted as received.
+                    self.close_connection = True
+                    return
                 with sink._lock:
                     behaviour = sink.behaviours.setdefault(self.path, Behaviour())
                     behaviour.in_flight += 1
