@@ -87,6 +87,16 @@ class Watched:
     def pwned(self) -> bool:
         return bool(self.page.evaluate("() => window.__pwned === true"))
 
+    def whereabouts(self) -> str:
+        """Where the page is and what it shows (its URL, title and first text), for a failed
+        test's report: a browser test that times out waiting for an element otherwise says
+        only which element it waited for."""
+        try:
+            text = self.page.locator("body").inner_text(timeout=2_000)
+            return f"url: {self.page.url}\ntitle: {self.page.title()}\n{text[:1500]}"
+        except Exception as err:  # a closed or crashed page: say so, never mask the failure
+            return f"url: {self.page.url} (its text unreadable: {err!r})"
+
 
 @pytest.fixture
 def context(browser: Any, stack: Stack) -> Iterator[Any]:  # noqa: F811
@@ -100,6 +110,16 @@ def context(browser: Any, stack: Stack) -> Iterator[Any]:  # noqa: F811
         yield made
     finally:
         made.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed browser test's report says where its page was (`Watched.whereabouts`)."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    watched = getattr(item, "funcargs", {}).get("page")
+    if report.when == "call" and report.failed and isinstance(watched, Watched):
+        report.sections.append(("where the page was", watched.whereabouts()))
 
 
 @pytest.fixture

@@ -39,6 +39,9 @@ def test_a_customer_sees_what_was_sent_and_what_the_endpoint_answered(
     p.goto("/portal/deliveries")
     p.get_by_label("Event type").fill("order.paid")
     p.get_by_role("button", name="Show").click()
+    # (the unfiltered list shows the same link: wait for the filtered one, or the click can
+    # land while the filter's page is still loading and be lost with the page)
+    p.wait_for_url(lambda url: "event_type=order.paid" in url)
     p.get_by_role("link", name=row["id"]).click()
     # Then the page names the event type and shows the payload as sent, as text
     assert p.locator("#event-type").inner_text() == "order.paid"
