@@ -53,18 +53,11 @@ from typing import Any
 
 from common import backend_us, bench_database, machine_facts, print_table, quiet_environment
 from pipeline import prepare
-from pipeline_workers import BARE_INSERT, BARE_MARK, PAYLOAD_BYTES, receiver_step
+from pipeline_workers import BARE_INSERT, BARE_MARK, FLOOR_CLAIM, PAYLOAD_BYTES, receiver_step
 
 LEASE = timedelta(seconds=60)
 WARM_ROUNDS = 2
 BUILT, BARE, FLOOR = "built", "bare", "floor"
-# The floor's claim: one statement marking the batch's rows as being sent and returning what
-# to send; its connection commits without waiting for the disk.
-FLOOR_CLAIM = (
-    "UPDATE bare_deliveries d SET state = 'sending', updated_at = now() FROM bare_events e "
-    "WHERE d.id = ANY(%s) AND d.state = 'pending' AND e.id = d.event_id "
-    "RETURNING d.id, d.endpoint, e.payload"
-)
 
 
 @dataclass

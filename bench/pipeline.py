@@ -20,7 +20,14 @@ an at-least-once relay can: a receiver process inserts the event and its N deliv
 durable statement and hands the delivery ids to the queue, each with the payload (the
 cheapest way for a deliverer to have it: the database pays nothing for it); a deliver
 process POSTs each payload of a batch with httpx and marks the batch delivered in one
-durable statement. Raw psycopg, no signatures, no claims, no logs.
+durable statement. Raw psycopg, no signatures, no claims, no logs. With `--floor`, a third
+pipeline, the **floor**: the bare relay that checks each request's Stripe signature before it
+stores it, and whose deliverer claims each batch before it sends (one statement marking the
+rows as being sent and reading their payloads, committed without waiting for the disk, as
+Hookline's claims are; decision 0086's floor, `bench/deliver_calls.py`'s floor route). It is
+the least a relay pays that stores only what it verified and claims in Postgres before it
+sends, with nothing checked in the claim (no cap, rate, lease or attempt log): the report
+gives Hookline's ratios to it as well.
 
 Each event is fanned out to N endpoints (`--endpoints 1,10`: one tenant with N endpoints per
 value). Both pipelines run as deployed behind RDS Proxy by default: no server-side prepared
@@ -40,7 +47,8 @@ application_name, plus the server's own processes: WAL writer, checkpointer...),
 stage (the workers' own).
 
     .venv/bin/python bench/pipeline.py [--seconds 5] [--processes 1,2,4] [--endpoints 1,10]
-        [--prepared] [--no-receipt] [--statements [all]] [--wal-mix] [--json] [--past-days 90]
+        [--floor] [--prepared] [--no-receipt] [--statements [all]] [--wal-mix] [--json]
+        [--past-days 90]
         [--steady 2000000] [--server wal_compression=off]
         [--shape bench/shapes/stage2.sql[,...]]
 
@@ -106,14 +114,14 @@ CREATE TABLE bare_deliveries (id bigserial PRIMARY KEY,
 
 def delivered_count(conn: Any, pipeline: str) -> int:
     """Deliveries delivered so far."""
-    table = "bare_deliveries" if pipeline == "bare" else "deliveries"
+    table = "deliveries" if pipeline == "hookline" else "bare_deliveries"
     row = conn.execute(f"SELECT count(*) FROM {table} WHERE state = 'delivered'").fetchone()
     return int(row[0])
 
 
 def accepted_count(conn: Any, pipeline: str) -> int:
     """Events accepted so far."""
-    table = "bare_events" if pipeline == "bare" else "events"
+    table = "events" if pipeline == "hookline" else "bare_events"
     return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
 
@@ -130,7 +138,7 @@ def run_phase(
     import psycopg
 
     kinds = ("receiver", "fanout", "deliver") if pipeline == "hookline" else (
-        "bare_receiver", "bare_deliver")  # fmt: skip
+        f"{pipeline}_receiver", f"{pipeline}_deliver")  # fmt: skip
     ctx = mp.get_context("spawn")
     q, nudges = ctx.Queue(), ctx.Queue()
     go, stop_intake, stop_rest = ctx.Event(), ctx.Event(), ctx.Event()
@@ -178,7 +186,7 @@ def run_phase(
         stop_rest.set()
         for _ in procs:
             kind, cpu, trips, done, calls, log_bytes = out.get(timeout=60)
-            stage = kind.removeprefix("bare_")
+            stage = stage_of(kind)
             if stage == "deliver":
                 phase.deliver_batches = (
                     phase.deliver_batches[0] + done,
@@ -198,11 +206,16 @@ def run_phase(
     phase.wal_bytes, phase.commits = wal1 - wal0, commits1 - commits0
     if cpu0 is not None and cpu1 is not None:
         for role in cpu1:
-            stage = role.removeprefix("bare_")
+            stage = stage_of(role)
             phase.server_cpu[stage] = (
                 phase.server_cpu.get(stage, 0.0) + cpu1[role] - cpu0.get(role, 0.0)
             )
     return phase
+
+
+def stage_of(kind: str) -> str:
+    """The stage a worker kind (or a backend's application_name) belongs to."""
+    return kind.removeprefix("bare_").removeprefix("floor_")
 
 
 def top_statements(conn: Any, limit: int = 12) -> list[dict[str, Any]]:
@@ -282,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="one line of JSON rows")
     parser.add_argument(
+        "--floor", action="store_true",
+        help="a third pipeline: the bare relay with a claim statement before it sends",
+    )  # fmt: skip
+    parser.add_argument(
         "--shape", default="", help="what-if SQL files run after the migrations, comma-separated"
     )  # fmt: skip
     parser.add_argument(
@@ -347,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
             for width in widths:
                 os.environ["BENCH_SOURCE_ID"] = sources[width]
                 os.environ["BENCH_ENDPOINTS"] = str(width)
-                for pipeline in ("hookline", "bare"):
+                for pipeline in ("hookline", "bare", "floor")[: 3 if args.floor else 2]:
                     print(f"  {pipeline} x{n}, {width} endpoints ...", file=sys.stderr, flush=True)
                     phases.append(
                         run_phase(

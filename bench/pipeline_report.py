@@ -1,6 +1,7 @@
 """What one phase of the pipeline bench (bench/pipeline.py) measured, and its tables: per
-delivered event, beside the bare relay's phase of the same width, with issue 24's targets
-read off the ratios; and, with --wal-mix, the phase's WAL by relation and record kind."""
+delivered event, beside the bare relay's phase of the same width (and the floor's, with
+--floor), with issue 24's targets read off the ratios; and, with --wal-mix, the phase's WAL
+by relation and record kind."""
 
 from __future__ import annotations
 
@@ -105,23 +106,14 @@ def report(phases: list[Phase]) -> None:
     print_table(["pipeline", "procs/stage", "endpoints", "messages/batch", "stages"], stage_rows)
     print()
     for ours in (ph for ph in phases if ph.pipeline == "hookline"):
-        bare = [ph for ph in phases if ph.pipeline == "bare" and
-                (ph.processes, ph.endpoints) == (ours.processes, ours.endpoints)]  # fmt: skip
-        if not bare:
-            continue
-        a, b = ours.row(), bare[0].row()
-        cells = []
-        for key, target, lower in RATIO_TARGETS:
-            if a[key] is None or not b[key]:
-                continue
-            ratio = a[key] / b[key]
-            met = ratio >= target if lower else ratio <= target
-            cells.append(f"{key} {ratio:.2f}x ({'>=' if lower else '<='} {target:g}x: "
-                         f"{'met' if met else 'MISSED'})")  # fmt: skip
-        met = a["log_bytes"] <= LOG_BYTES_TARGET
-        cells.append(f"log_bytes {a['log_bytes']} (<= {LOG_BYTES_TARGET}: "
-                     f"{'met' if met else 'MISSED'})")  # fmt: skip
-        print(f"{ours.processes} procs/stage, {ours.endpoints} endpoints: " + "; ".join(cells))
+        for against in ("bare", "floor"):
+            theirs = [ph for ph in phases if ph.pipeline == against and
+                      (ph.processes, ph.endpoints) == (ours.processes, ours.endpoints)]  # fmt: skip
+            if theirs:
+                print(
+                    f"{ours.processes} procs/stage, {ours.endpoints} endpoints, "
+                    f"x {against}: " + "; ".join(target_cells(ours.row(), theirs[0].row()))
+                )
     for ph in phases:
         if not ph.statements:
             continue
@@ -138,6 +130,22 @@ def report(phases: list[Phase]) -> None:
               f"{ph.per_event(st['hit']):.0f}", f"{ph.per_event(int(st['wal'])):.0f}"]
              for st in ph.statements if st["calls"]],
         )  # fmt: skip
+
+
+def target_cells(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    """Issue 24's meters of `ours` against `theirs` (a --json row each), read off its targets."""
+    cells = []
+    for key, target, lower in RATIO_TARGETS:
+        if ours[key] is None or not theirs[key]:
+            continue
+        ratio = ours[key] / theirs[key]
+        met = ratio >= target if lower else ratio <= target
+        cells.append(f"{key} {ratio:.2f}x ({'>=' if lower else '<='} {target:g}x: "
+                     f"{'met' if met else 'MISSED'})")  # fmt: skip
+    met = ours["log_bytes"] <= LOG_BYTES_TARGET
+    cells.append(f"log_bytes {ours['log_bytes']} (<= {LOG_BYTES_TARGET}: "
+                 f"{'met' if met else 'MISSED'})")  # fmt: skip
+    return cells
 
 
 def report_wal_mix(url: str, phases: list[Phase]) -> None:

@@ -1,6 +1,7 @@
 """The pipeline bench's worker processes (bench/pipeline.py): each is one Lambda-shaped
-container of a stage, Hookline's handler or the bare relay's least, run in its own spawned
-interpreter, working one request or one batch at a time until told to stop.
+container of a stage, Hookline's handler, the bare relay's least or the floor's (the bare
+relay with a claim before it sends), run in its own spawned interpreter, working one request
+or one batch at a time until told to stop.
 
 What each does and what it counts is in bench/pipeline.py's docstring; the parent there
 starts them, measures the database around them and reports.
@@ -30,6 +31,14 @@ BARE_INSERT = (
     "SELECT e.id, n FROM e, generate_series(1, %s) AS n RETURNING id"
 )
 BARE_MARK = "UPDATE bare_deliveries SET state = 'delivered', updated_at = now() WHERE id = ANY(%s)"
+# The floor's claim (decision 0086): one statement marking the batch's rows as being sent and
+# returning what to send; its connection commits without waiting for the disk, as Hookline's
+# claims do (decision 0081).
+FLOOR_CLAIM = (
+    "UPDATE bare_deliveries d SET state = 'sending', updated_at = now() FROM bare_events e "
+    "WHERE d.id = ANY(%s) AND d.state = 'pending' AND e.id = d.event_id "
+    "RETURNING d.id, d.endpoint, e.payload"
+)
 
 
 class CountingSink:
@@ -129,7 +138,7 @@ def worker(
 
 def build_step(kind: str, q: Any, nudges: Any, stop: Any) -> Callable[[], int]:
     """What one invocation of this kind of worker does; returns the items it handled."""
-    if kind in ("receiver", "bare_receiver"):
+    if kind.endswith("receiver"):
         return receiver_step(kind, q, nudges, int(os.environ["BENCH_AHEAD"]))
     if kind == "fanout":
         return fanout_step(q, nudges)
@@ -152,20 +161,24 @@ def receiver_step(kind: str, q: Any, nudges: Any, ahead: int = 0) -> Callable[[]
     numbers = itertools.count()
     steady = os.environ.get("BENCH_STEADY") == "1"
     url = os.environ["DATABASE_URL"]
-    if kind == "bare_receiver":
+    if kind in ("bare_receiver", "floor_receiver"):
         import psycopg
 
         conn = psycopg.connect(url, autocommit=True, prepare_threshold=bare_prepare_threshold())
         endpoints = int(os.environ["BENCH_ENDPOINTS"])
+        verified = kind == "floor_receiver"
 
-        def made() -> tuple[str, bytes]:
+        def made() -> tuple[str, bytes, str]:
             event_id = random_event_id() if steady else f"evt_{prefix}{next(numbers)}"
-            return event_id, stripe_event(event_id, size=PAYLOAD_BYTES)
+            body = stripe_event(event_id, size=PAYLOAD_BYTES)
+            return event_id, body, stripe_headers(STRIPE_SECRET, body)["Stripe-Signature"]
 
         sent = prepared(made, ahead)
 
         def bare() -> int:
-            event_id, body = sent()
+            event_id, body, signature = sent()
+            if verified and not stripe_signed(signature, body):
+                return 0
             rows = conn.execute(BARE_INSERT, (event_id, body, endpoints)).fetchall()
             # the payload rides on the message: the least a relay needs to deliver it
             q.put([(row[0], body) for row in rows])
@@ -201,6 +214,20 @@ def receiver_step(kind: str, q: Any, nudges: Any, ahead: int = 0) -> Callable[[]
         return 1 if answer["statusCode"] == 200 else 0
 
     return receive
+
+
+def stripe_signed(header: str, body: bytes, tolerance: int = 300) -> bool:
+    """The floor receiver's check, the least a relay does before it stores a webhook: the
+    Stripe header's timestamp within the tolerance and its v1 HMAC-SHA256 over "{t}.{body}"."""
+    import hashlib
+    import hmac
+
+    fields = dict(part.partition("=")[::2] for part in header.split(","))
+    t = fields.get("t", "")
+    if not t.isdigit() or abs(time.time() - int(t)) > tolerance:
+        return False
+    expected = hmac.new(STRIPE_SECRET.encode(), f"{t}.".encode() + body, hashlib.sha256)
+    return hmac.compare_digest(expected.hexdigest(), fields.get("v1", ""))
 
 
 def fanout_step(q: Any, nudges: Any) -> Callable[[], int]:
@@ -253,6 +280,8 @@ def deliver_step(kind: str, q: Any, stop: Any) -> Callable[[], int]:
             return len(batch)
 
         return bare
+    if kind == "floor_deliver":
+        return floor_deliver_step(q, stop, sink_url)
     import hookline.runtime as runtime
     from functions.deliver.handler import lambda_handler
     from hookline.db import get_database
@@ -276,6 +305,34 @@ def deliver_step(kind: str, q: Any, stop: Any) -> Callable[[], int]:
         return len(records)
 
     return invoke
+
+
+def floor_deliver_step(q: Any, stop: Any, sink_url: str) -> Callable[[], int]:
+    """The floor's batch: claim it (the rows marked as being sent, their payloads read back),
+    POST each payload, mark the batch delivered. What a relay pays that claims in Postgres
+    before it sends, and checks nothing in the claim: no cap, no lease, no attempt log."""
+    import httpx
+    import psycopg
+
+    url, threshold = os.environ["DATABASE_URL"], bare_prepare_threshold()
+    claimer = psycopg.connect(url, autocommit=True, prepare_threshold=threshold)
+    claimer.execute("SET synchronous_commit = off")
+    marker = psycopg.connect(url, autocommit=True, prepare_threshold=threshold)
+    marker.execute("SELECT 1")
+    http = httpx.Client(timeout=10)
+
+    def floor() -> int:
+        batch = take_batch(q, stop)
+        if not batch:
+            return 0
+        claimed = claimer.execute(FLOOR_CLAIM, ([delivery_id for delivery_id, _ in batch],))
+        sent = [delivery_id for delivery_id, _endpoint, payload in claimed.fetchall()
+                if http.post(sink_url, content=payload,
+                             headers={"content-type": "application/json"}).is_success]  # fmt: skip
+        marker.execute(BARE_MARK, (sent,))
+        return len(batch)
+
+    return floor
 
 
 def bare_prepare_threshold() -> int | None:

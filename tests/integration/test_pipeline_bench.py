@@ -1,0 +1,57 @@
+"""The pipeline bench's floor relay (`bench/pipeline.py --floor`) is what it says it is: the
+bare relay that stores only what it verified and claims each batch before it sends. Its
+figures are the ones a restated issue 24 target would be read against (decision 0086), so a
+floor that skipped its claim, or took any signature, would flatter Hookline."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from bench.common import REPO
+from tests.support import benches
+from tests.support.signers import stripe_event, stripe_headers
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture()
+def workers(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """bench/pipeline_workers, imported as the bench imports it (its siblings on the path)."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import pipeline_workers
+
+    return pipeline_workers
+
+
+def test_the_floor_receiver_stores_only_what_the_stripe_secret_signed(workers: Any) -> None:
+    body = stripe_event("evt_floor", size=300)
+
+    def header(secret: str = workers.STRIPE_SECRET, **kwargs: Any) -> str:
+        return stripe_headers(secret, body, **kwargs)["Stripe-Signature"]
+
+    assert workers.stripe_signed(header(), body)
+    assert not workers.stripe_signed(header(), body + b" ")  # a body changed on the way
+    assert not workers.stripe_signed(header("whsec_someone_else"), body)
+    assert not workers.stripe_signed(header(timestamp=int(time.time()) - 301), body)  # replayed
+    assert not workers.stripe_signed("v1=" + header().split("v1=")[1], body)  # no timestamp
+    assert not workers.stripe_signed("garbage", body)
+
+
+def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_url: str) -> None:
+    done = benches.run_bench(
+        "pipeline.py", pg_admin_url,
+        "--processes", "1", "--endpoints", "2", "--seconds", "0.5", "--floor", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {row["pipeline"]: row for row in json.loads(done.stdout.splitlines()[-1])}
+    assert set(rows) == {"hookline", "bare", "floor"}
+    assert all(row["events_per_s"] > 0 for row in rows.values())
+    assert "drain gave up" not in done.stderr  # each delivered every event it accepted
+    # Both relays commit the event with its deliveries once and mark each batch once; the
+    # floor also commits a claim per batch before it sends: at most 10 messages a batch, so
+    # 0.2 commits more per event with two endpoints (0.15: the parent's polls count too).
+    assert rows["floor"]["commits"] >= rows["bare"]["commits"] + 0.15
