@@ -296,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one line of JSON rows")
     parser.add_argument(
         "--floor", action="store_true",
-        help="a third pipeline: the bare relay with a claim statement before it sends",
+        help="a third pipeline: the bare relay that verifies before it stores and claims "
+        "each batch before it sends",
     )  # fmt: skip
     parser.add_argument(
         "--shape", default="", help="what-if SQL files run after the migrations, comma-separated"

@@ -1,7 +1,7 @@
 """The pipeline bench's worker processes (bench/pipeline.py): each is one Lambda-shaped
 container of a stage, Hookline's handler, the bare relay's least or the floor's (the bare
-relay with a claim before it sends), run in its own spawned interpreter, working one request
-or one batch at a time until told to stop.
+relay that verifies before it stores and claims before it sends), run in its own spawned
+interpreter, working one request or one batch at a time until told to stop.
 
 What each does and what it counts is in bench/pipeline.py's docstring; the parent there
 starts them, measures the database around them and reports.
