@@ -218,7 +218,9 @@ def receiver_step(kind: str, q: Any, nudges: Any, ahead: int = 0) -> Callable[[]
 
 def stripe_signed(header: str, body: bytes, tolerance: int = 300) -> bool:
     """The floor receiver's check, the least a relay does before it stores a webhook: the
-    Stripe header's timestamp within the tolerance and its v1 HMAC-SHA256 over "{t}.{body}"."""
+    Stripe header's timestamp within the tolerance and its v1 HMAC-SHA256 over "{t}.{body}".
+    Not Hookline's `StripeVerifier`: the floor must pay only the check itself, not the
+    scheme layer Hookline's receiver is measured with."""
     import hashlib
     import hmac
 
