@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common import bench_database, machine_facts, print_table, quiet_environment, server_facts
-from pgcost import server_cpu_by_role, wal_and_commits
+from pgcost import cpu_by_role, server_cpu_by_pid, wal_and_commits
 from sink import running_sink
 
 
@@ -132,7 +132,7 @@ def drain(url: str, sink: Any, name: str, events: int, workers: int) -> Phase:
 
     before = sink.requests()
     with psycopg.connect(url, autocommit=True) as admin:
-        cpu0 = sum((server_cpu_by_role(url, admin.info.backend_pid) or {}).values())
+        cpu0 = server_cpu_by_pid(url, admin.info.backend_pid) or {}
         wal0, commits0 = wal_and_commits(admin)
         started = time.perf_counter()
         threads = [threading.Thread(target=fan_out)]
@@ -142,12 +142,13 @@ def drain(url: str, sink: Any, name: str, events: int, workers: int) -> Phase:
         while sink.requests() - before < events:
             time.sleep(0.05)
         seconds = time.perf_counter() - started
-        cpu1 = sum((server_cpu_by_role(url, admin.info.backend_pid) or {}).values())
+        cpu1 = server_cpu_by_pid(url, admin.info.backend_pid) or {}
         wal1, commits1 = wal_and_commits(admin)
         stop.set()
         for thread in threads:
             thread.join()
-    return Phase(name, events, seconds, cpu1 - cpu0, wal1 - wal0, commits1 - commits0)
+    cpu = sum(cpu_by_role(cpu0, cpu1).values())
+    return Phase(name, events, seconds, cpu, wal1 - wal0, commits1 - commits0)
 
 
 def main(argv: list[str] | None = None) -> int:

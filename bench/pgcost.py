@@ -51,16 +51,19 @@ def count_round_trips() -> list[int]:
     return counter
 
 
-def server_cpu_by_role(url: str, admin_pid: int) -> dict[str, float] | None:
-    """CPU seconds of every process of the local server, by stage (application_name) for
-    backends, "server" for its own processes; None when the server is not on this machine."""
+def server_cpu_by_pid(url: str, admin_pid: int) -> dict[int, tuple[str, float]] | None:
+    """Each process of the local server: its stage (application_name) for a backend, "server"
+    for the server's own processes, and its CPU seconds so far; None when the server is not
+    on this machine. Neither `admin_pid` (the caller's connection) nor the connection this
+    reading opens is in it."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT pid, application_name, backend_type FROM pg_stat_activity"
+            "SELECT pid, application_name, backend_type FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid()"
         ).fetchall()
-    totals: dict[str, float] = {}
+    seconds: dict[int, tuple[str, float]] = {}
     for pid, app, backend_type in rows:
         if pid == admin_pid:
             continue
@@ -71,10 +74,22 @@ def server_cpu_by_role(url: str, admin_pid: int) -> dict[str, float] | None:
                 continue
             return None
         role = app if backend_type == "client backend" and app else "server"
-        totals[role] = totals.get(role, 0.0) + (int(stat[11]) + int(stat[12])) / os.sysconf(
-            "SC_CLK_TCK"
-        )
-    return totals
+        seconds[pid] = (role, (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"))
+    return seconds
+
+
+def cpu_by_role(
+    before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
+) -> dict[str, float]:
+    """The CPU seconds spent between two readings, by stage: each process of `after` less
+    what it had in `before` (nothing, if it started since). A process that exited between the
+    two is left out, its figure gone from /proc: subtracting what it had before would count
+    against the others (an autovacuum worker ending mid-phase read as negative CPU)."""
+    spent: dict[str, float] = {}
+    for pid, (role, cpu) in after.items():
+        earlier = before.get(pid)
+        spent[role] = spent.get(role, 0.0) + cpu - (earlier[1] if earlier else 0.0)
+    return spent
 
 
 def wal_and_commits(conn: Any) -> tuple[int, int]:

@@ -93,7 +93,7 @@ from common import (
     quiet_environment,
     server_facts,
 )
-from pgcost import server_cpu_by_role, wal_and_commits
+from pgcost import cpu_by_role, server_cpu_by_pid, wal_and_commits
 from pipeline_report import Phase, report, report_wal_mix
 from pipeline_workers import STRIPE_SECRET, worker
 from sink import running_sink
@@ -166,7 +166,7 @@ def run_phase(
             conn.execute("SELECT pg_stat_statements_reset()")
         if checkpoint:
             conn.execute("CHECKPOINT")  # the phase begins as the minutes after one do
-        cpu0 = server_cpu_by_role(url, conn.info.backend_pid)
+        cpu0 = server_cpu_by_pid(url, conn.info.backend_pid)
         wal0, commits0 = wal_and_commits(conn)
         lsn0 = wal_position(conn)
         started = time.monotonic()
@@ -182,7 +182,7 @@ def run_phase(
             time.sleep(0.1)
         phase.seconds = time.monotonic() - started
         phase.events = (delivered_count(conn, pipeline) - start_delivered) // endpoints
-        cpu1 = server_cpu_by_role(url, conn.info.backend_pid)
+        cpu1 = server_cpu_by_pid(url, conn.info.backend_pid)
         stop_rest.set()
         for _ in procs:
             kind, cpu, trips, done, calls, log_bytes = out.get(timeout=60)
@@ -205,11 +205,9 @@ def run_phase(
         phase.wal_range = (lsn0, wal_position(conn))
     phase.wal_bytes, phase.commits = wal1 - wal0, commits1 - commits0
     if cpu0 is not None and cpu1 is not None:
-        for role in cpu1:
+        for role, seconds in cpu_by_role(cpu0, cpu1).items():
             stage = stage_of(role)
-            phase.server_cpu[stage] = (
-                phase.server_cpu.get(stage, 0.0) + cpu1[role] - cpu0.get(role, 0.0)
-            )
+            phase.server_cpu[stage] = phase.server_cpu.get(stage, 0.0) + seconds
     return phase
 
 

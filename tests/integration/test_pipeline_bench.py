@@ -9,7 +9,9 @@ import json
 import time
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 
 from bench.common import REPO
 from tests.support import benches
@@ -55,3 +57,47 @@ def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_u
     # floor also commits a claim per batch before it sends: at most 10 messages a batch, so
     # 0.2 commits more per event with two endpoints (0.15: the parent's polls count too).
     assert rows["floor"]["commits"] >= rows["bare"]["commits"] + 0.15
+
+
+def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a backend that works before the first reading and exits before the second (as an
+    # autovacuum worker may mid-phase), one that works throughout, and one that starts after
+    # the first reading
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import pgcost
+
+    def backend(name: str) -> psycopg.Connection[Any]:
+        return psycopg.connect(
+            make_conninfo(database_url, application_name=f"{name}_{id(monkeypatch)}"),
+            autocommit=True,
+        )
+
+    def burn(conn: psycopg.Connection[Any]) -> None:
+        conn.execute("SELECT count(*) FROM generate_series(1, 3000000)").fetchone()
+
+    with backend("admin") as admin, backend("gone") as gone, backend("stays") as stays:
+        burn(gone)
+        burn(stays)
+        before = pgcost.server_cpu_by_pid(database_url, admin.info.backend_pid)
+        gone_pid = gone.info.backend_pid
+        gone.close()
+        while admin.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (gone_pid,)
+        ).fetchone():
+            time.sleep(0.01)
+        with backend("new") as new:
+            burn(stays)
+            burn(new)
+            after = pgcost.server_cpu_by_pid(database_url, admin.info.backend_pid)
+    assert before is not None and after is not None  # the test's server is on this machine
+    spent = {
+        role.rsplit("_", 1)[0]: seconds
+        for role, seconds in pgcost.cpu_by_role(before, after).items()
+        if role.endswith(f"_{id(monkeypatch)}")
+    }
+    # Then the one that exited counts nothing (not its CPU before the first reading, taken
+    # away from the others), and the other two count the work they did in between
+    assert set(spent) == {"stays", "new"}
+    assert spent["stays"] > 0.02 and spent["new"] > 0.02
