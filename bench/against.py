@@ -7,7 +7,9 @@ tree (`git archive`) beside this one and runs `bench/pipeline.py ... --json` in 
 order turned round every round (REV first, then this tree first, ...), each tree with its own
 `PYTHONPATH` and this virtualenv. It prints, per meter and width, each tree's median ratio to
 the bare relay of the same run with the spread, and the median absolute figure; and where
-both trees ran, how this tree's median moved against REV's.
+both trees ran, how this tree's median moved against REV's. With `--floor` among the
+pipeline's arguments the same table follows against the floor relay of the same run (a REV
+whose bench has no floor shows none).
 
     .venv/bin/python bench/against.py REV [--rounds 3] [-- PIPELINE ARGS]
 
@@ -79,14 +81,21 @@ def turns(rounds: int) -> list[list[str]]:
     return [["rev", "here"] if n % 2 == 0 else ["here", "rev"] for n in range(rounds)]
 
 
-def summary(runs: dict[str, list[Run]]) -> list[list[str]]:
-    """Table rows: per width and meter, each tree's median ratio to the bare relay of the same
-    run (spread) and median absolute figure, and this tree's median against REV's."""
+def summary(runs: dict[str, list[Run]], baseline: str = "bare") -> list[list[str]]:
+    """Table rows: per width and meter, each tree's median ratio to the `baseline` relay of
+    the same run ("bare" or "floor"; spread) and median absolute figure, and this tree's
+    median against REV's."""
     return [
-        _compare(runs, f"{label}, {width} ep", partial(_meter, width=width, meter=meter))
+        _compare(runs, f"{label}, {width} ep", partial(_meter, width=width, meter=meter),
+                 baseline)
         for width in _widths(runs)
         for meter, label in METERS
     ]  # fmt: skip
+
+
+def has_floor(runs: dict[str, list[Run]]) -> bool:
+    """Whether any run has the floor relay's rows (`bench/pipeline.py --floor`)."""
+    return any(r["pipeline"] == "floor" for rs in runs.values() for run in rs for r in run)
 
 
 def stage_summary(runs: dict[str, list[Run]]) -> list[list[str]]:
@@ -110,6 +119,8 @@ def stage_summary(runs: dict[str, list[Run]]) -> list[list[str]]:
 
 def _meter(run: Run, pipeline: str, *, width: int, meter: str) -> float | None:
     row = _row(run, pipeline, width)
+    if not row:
+        return None
     if meter == TOTAL_CPU:
         return float(row["server_cpu_us"] + row["python_cpu_us"])
     return float(row[meter])
@@ -124,20 +135,21 @@ def _compare(
     runs: dict[str, list[Run]],
     label: str,
     value: Callable[[Run, str], float | None],
+    baseline: str = "bare",
 ) -> list[str]:
-    """One row: per tree the median ratio to the bare relay (spread; none where the bare
-    relay's figure is 0, as its log bytes are) and the median figure of the runs that have
-    it, then this tree's median against REV's."""
+    """One row: per tree the median ratio to the `baseline` relay (spread; none where its
+    figure is 0, as the relays' log bytes are, or missing) and the median figure of the runs
+    that have it, then this tree's median against REV's."""
     cells, medians = [label], {}
     for tree in ("rev", "here"):
         ratios, figures = [], []
         for run in runs.get(tree, []):
-            ours, bare = value(run, "hookline"), value(run, "bare")
+            ours, base = value(run, "hookline"), value(run, baseline)
             if ours is None:
                 continue
             figures.append(ours)
-            if bare:
-                ratios.append(ours / bare)
+            if base:
+                ratios.append(ours / base)
         medians[tree] = statistics.median(figures) if figures else None
         cells.append(_spread(ratios) if ratios else "-")
         cells.append(f"{medians[tree]:,.0f}" if figures else "-")
@@ -146,10 +158,10 @@ def _compare(
     return cells
 
 
-def headers(names: dict[str, str]) -> list[str]:
-    """The summary's column headers, naming the two trees."""
+def headers(names: dict[str, str], baseline: str = "bare") -> list[str]:
+    """The summary's column headers, naming the two trees and the relay of the ratios."""
     rev, here = names["rev"], names["here"]
-    return ["meter", f"{rev} x bare", rev, f"{here} x bare", here, f"{here} vs {rev}"]
+    return ["meter", f"{rev} x {baseline}", rev, f"{here} x {baseline}", here, f"{here} vs {rev}"]
 
 
 def _widths(runs: dict[str, list[Run]]) -> list[int]:
@@ -157,7 +169,8 @@ def _widths(runs: dict[str, list[Run]]) -> list[int]:
 
 
 def _row(run: Run, pipeline: str, width: int) -> dict[str, Any]:
-    return next(r for r in run if r["pipeline"] == pipeline and r["endpoints"] == width)
+    """The run's row of one pipeline and width; empty when the run has none."""
+    return next((r for r in run if r["pipeline"] == pipeline and r["endpoints"] == width), {})
 
 
 def _spread(values: list[float]) -> str:
@@ -185,6 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"bench/pipeline.py {' '.join(pipeline_args)}: {args.rounds} runs of each tree")
     print("ratios to the bare relay of the same run: median (spread); figures per delivered event")
     print_table(headers(names), summary(runs))
+    if has_floor(runs):
+        print("\nratios to the floor relay of the same run (`--floor`)")
+        print_table(headers(names, "floor"), summary(runs, "floor"))
     print("\nper stage (Hookline's against the bare relay's same stage):")
     print_table(headers(names), stage_summary(runs))
     return 0

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.against import export, stage_summary, summary, turns
+from bench.against import export, has_floor, stage_summary, summary, turns
 
 pytestmark = pytest.mark.unit
 
@@ -96,3 +96,23 @@ def test_stages_are_compared_where_a_tree_gives_them() -> None:
     # spread, and REV, which has no figure, shows none and no move
     assert table["deliver server CPU, 1 ep"] == ["-", "-", "3.50 (3.00-4.00)", "350", "-"]
     assert table["deliver Python CPU, 1 ep"][2:4] == ["1.40 (1.40-1.40)", "700"]
+
+
+def test_the_floor_relay_gets_its_own_table_where_the_runs_have_it() -> None:
+    # Given REV's runs from a pipeline bench without the floor relay, and this tree's with
+    # it: Hookline's server CPU 600 and 660 µs against the floor's 300 and 400 (2.00x, 1.65x)
+    def floored(server: float, floor_server: float) -> list[dict[str, Any]]:
+        rows = run(server, 250)
+        rows.append({**rows[1], "pipeline": "floor", "server_cpu_us": floor_server})
+        return rows
+
+    runs = {"rev": [run(600, 300)], "here": [floored(600, 300), floored(660, 400)]}
+    # When they are summed up against the floor
+    table = {row[0]: row[1:] for row in summary(runs, "floor")}
+    # Then this tree shows its median ratio to the floor of the same run with the spread,
+    # REV none, and the move of the figures as in the bare relay's table
+    assert has_floor(runs)
+    assert table["server CPU, 1 ep"] == ["-", "600", "1.82 (1.65-2.00)", "630", "+5.0 %"]
+    # And the bare relay's table still reads each run's bare relay (600/250 and 660/250)
+    assert summary(runs)[0][3] == "2.52 (2.40-2.64)"
+    assert not has_floor({"rev": [run(600, 300)], "here": [run(600, 300)]})
