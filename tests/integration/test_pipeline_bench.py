@@ -83,9 +83,11 @@ def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
         before = pgcost.server_cpu_by_pid(database_url, admin.info.backend_pid)
         gone_pid = gone.info.backend_pid
         gone.close()
+        deadline = time.monotonic() + 10
         while admin.execute(
             "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (gone_pid,)
         ).fetchone():
+            assert time.monotonic() < deadline, "the closed backend did not exit"
             time.sleep(0.01)
         with backend("new") as new:
             burn(stays)
