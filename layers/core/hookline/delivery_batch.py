@@ -1,6 +1,8 @@
 """A deliver batch: one claim statement and one record statement per SQS batch, the attempts
 in between made concurrently (decision 0066), or in turn when the endpoints answer fast
-(decision 0093, `hookline.batch_pace`).
+(decision 0093, `hookline.batch_pace`). A batch whose deliveries lie in two to four days
+(retries of earlier days' deliveries among today's) runs the two statements per day, each
+through its day's copies (decision 0103).
 
 Per message, the rules are `Deliverer.handle`'s; only the two statements every delivery paid
 (its claim, and the record of a delivered attempt) are taken for the whole batch. Whatever
@@ -21,6 +23,7 @@ from hookline.queues import DeliveryMessage
 from hookline.repositories import deliveries as repo
 from hookline.repositories.deliveries import AttemptRecord, Claim, Job
 from hookline.repositories.delivery_batches import claim_batch_to_send, record_batch_delivered
+from hookline.repositories.hot_cursors import day_parts
 
 # What one message came to: how it was handled, or what made it fail (SQS retries it).
 Outcome = Handled | Exception
@@ -83,9 +86,10 @@ def sending_endpoint(claim: Claim | Unclaimed | None) -> str | None:
 
 
 def claim_all(deliverer: Deliverer, bodies: Sequence[str]) -> list[Claim | Unclaimed | None]:
-    """Each message's claim from one statement (None: stale, finished, taken, or a copy of a
-    message earlier in the batch); NOT_CLAIMED for a message that does not parse (handle
-    raises for it) or for every message when the statement fails (each claims itself)."""
+    """Each message's claim from one statement, or one per day (`day_parts`; None: stale,
+    finished, taken, or a copy of a message earlier in the batch); NOT_CLAIMED for a message
+    that does not parse (handle raises for it) or for every message of a statement that
+    fails (each claims itself)."""
     parsed: list[tuple[str, int] | None] = []
     for body in bodies:
         try:
@@ -95,42 +99,44 @@ def claim_all(deliverer: Deliverer, bodies: Sequence[str]) -> list[Claim | Uncla
     wanted = list(dict.fromkeys(m for m in parsed if m is not None))
     if not wanted:
         return [NOT_CLAIMED] * len(bodies)
-    try:
-        with deliverer.db.connection() as conn:
-            claims = claim_batch_to_send(
-                conn,
-                wanted,
-                deliverer.options.claim_lease,
-                deliverer.clock(),
-            )
-    except Exception:
-        logger.warning("batch claim failed; each message claims itself", exc_info=True)
-        return [NOT_CLAIMED] * len(bodies)
+    claims: dict[tuple[str, int], Claim] = {}
+    unclaimed: set[tuple[str, int]] = set()
+    now = deliverer.clock()
+    for part in day_parts(wanted, lambda message: message[0]):
+        try:
+            with deliverer.db.connection() as conn:
+                claims.update(claim_batch_to_send(conn, part, deliverer.options.claim_lease, now))
+        except Exception:
+            logger.warning("batch claim failed; each message claims itself", exc_info=True)
+            unclaimed.update(part)
     answer: list[Claim | Unclaimed | None] = []
     for message in parsed:
-        # pop: a second copy of a message in the same batch finds its claim taken (SKIPPED)
-        answer.append(NOT_CLAIMED if message is None else claims.pop(message, None))
+        if message is None or message in unclaimed:
+            answer.append(NOT_CLAIMED)
+        else:
+            # pop: a second copy of a message in the same batch finds its claim taken (SKIPPED)
+            answer.append(claims.pop(message, None))
     return answer
 
 
 def record_all(
     deliverer: Deliverer, delivered: Sequence[tuple[int, Job, AttemptRecord]]
 ) -> dict[int, Exception]:
-    """Record the batch's delivered attempts in one statement; if it fails, one by one. The
-    messages whose record could not be written, with why (SQS retries them)."""
-    if not delivered:
-        return {}
-    try:
-        with deliverer.db.connection() as conn:
-            record_batch_delivered(conn, [(job, attempt) for _, job, attempt in delivered])
-        return {}
-    except Exception:
-        logger.warning("batch record failed; recording one by one", exc_info=True)
+    """Record the batch's delivered attempts in one statement, or one per day (`day_parts`);
+    those of a statement that fails, one by one. The messages whose record could not be
+    written, with why (SQS retries them)."""
     failed: dict[int, Exception] = {}
-    for index, job, attempt in delivered:
+    for part in day_parts(delivered, lambda item: item[1].id):
         try:
             with deliverer.db.connection() as conn:
-                repo.record_delivered(conn, job, attempt)
-        except Exception as err:
-            failed[index] = err
+                record_batch_delivered(conn, [(job, attempt) for _, job, attempt in part])
+            continue
+        except Exception:
+            logger.warning("batch record failed; recording one by one", exc_info=True)
+        for index, job, attempt in part:
+            try:
+                with deliverer.db.connection() as conn:
+                    repo.record_delivered(conn, job, attempt)
+            except Exception as err:
+                failed[index] = err
     return failed
