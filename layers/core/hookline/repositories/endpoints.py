@@ -135,7 +135,8 @@ def active_secrets(conn: Connection, endpoint_id: str) -> list[str]:
 
 
 def record_failure(conn: Connection, endpoint_id: str) -> dict[str, Any] | None:
-    """An attempt failed: start (or continue) the failure streak; returns it."""
+    """An attempt failed: start the failure streak, or read the one going on; returns it
+    (None in the moment another worker starts it: the next failure reads it)."""
     row = conn.execute(query("endpoint_failed"), {"id": endpoint_id}).fetchone()
     return dict(row) if row else None
 
