@@ -49,9 +49,9 @@ RECORD = "hookline_record_batch_delivered"
 # A batch whose deliveries lie in two to four days runs a statement per day, each through its
 # day's copies; one spanning more runs one statement through the functions over the parent,
 # which open every day's partition. `bench/batch_days.py` (99 day partitions): a batch's claim
-# and record cost 1.7 ms of backend CPU per day against 3.4 through the parent over two days,
-# 3.0-3.5 against 4.6-5.3 over four; over more days the runs disagree (each day's statements
-# add ~0.7 ms, the parent's cost depends on the plan it keeps; decision 0103).
+# and record cost 1.7 ms of backend CPU split by day against 3.4 in one statement over two
+# days, 3.0-3.5 against 4.6-5.3 over four; over more days the runs disagree (each day's
+# statements add ~0.7 ms, the parent's cost depends on the plan it keeps; decision 0103).
 MOST_DAYS_SPLIT = 4
 # (statement, day) -> the statement's text calling the day's copy of its function
 _DAY_TEXTS: dict[tuple[str, str], str] = {}
