@@ -11,15 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-import hookline
-from hookline.config import HooklineConfig
-from hookline.queues import DeliveryMessage
-from hookline.settings import get_settings
 from hookline_dev.local.apigw import LocalContext
-from tests.integration.test_claims_in_flight import old_event
-from tests.integration.test_delivery_batch import sqs_event
+from tests.integration.test_delivery_batch import queued_messages, sqs_event
 from tests.integration.test_proxy_pinning import statement_log  # noqa: F401 - a fixture
-from tests.support import operator
 
 pytestmark = pytest.mark.integration
 
@@ -28,31 +22,6 @@ CLAIM, RECORD = "hookline_claim_batch", "hookline_record_batch_delivered"
 
 def day(days_ago: int) -> str:
     return f"{datetime.now(UTC) - timedelta(days=days_ago):%Y%m%d}"
-
-
-def messages(pipeline, db, sink, *, today: int, days_ago: list[int]) -> list[str]:
-    """A new tenant's endpoint on the sink, `today` events of today and one event from each
-    of `days_ago` days ago, all fanned out: their deliveries' queue messages, by id (the
-    earlier days' first, as a retry of one would come)."""
-    tenant = operator.add_tenant(db, HooklineConfig(), name="days", group="standard")["id"]
-    operator.add_endpoint(
-        db, get_settings(), tenant_id=tenant, url=sink.url("/days"), max_concurrency=100
-    )
-    for ago in days_ago:
-        old_event(db, tenant, ago, f"daysago{ago:03d}".ljust(16, "0"))
-    with db.connection() as conn, conn.transaction():
-        for n in range(today):
-            hookline.publish(conn, tenant_id=tenant, type="order.paid", payload={"n": n})
-    pipeline.fanout()
-    with db.connection() as conn:
-        rows = conn.execute(
-            "SELECT id, enqueue_seq, endpoint_id, tenant_group FROM deliveries ORDER BY id"
-        ).fetchall()
-    assert len(rows) == today + len(days_ago)
-    return [
-        DeliveryMessage(r["id"], r["enqueue_seq"], r["endpoint_id"], r["tenant_group"]).body()
-        for r in rows
-    ]
 
 
 def functions_called(statements: list[str], function: str) -> list[str]:
@@ -69,7 +38,7 @@ def test_a_batch_spanning_two_days_goes_through_each_days_copies(
     statement_log,  # noqa: F811
 ):
     # Given a delivery of yesterday's event (a retry) and three of today's, in one SQS batch
-    bodies = messages(pipeline, db, sink, today=3, days_ago=[1])
+    bodies = queued_messages(pipeline, db, sink, 3, days_ago=[1])
     from functions.deliver.handler import lambda_handler
 
     before = len(statement_log())
@@ -79,7 +48,7 @@ def test_a_batch_spanning_two_days_goes_through_each_days_copies(
     # Then all four are delivered, each once
     assert answer == {"batchItemFailures": []}
     assert pipeline.states() == {"delivered": 4}
-    sent = [r.body for r in sink.requests("/days")]
+    sent = [r.body for r in sink.requests("/batch")]
     assert len(sent) == len(set(sent)) == 4
     # And each day's deliveries were claimed and recorded through that day's copies, the
     # functions over the parent (which open every day's partition) never called
@@ -94,7 +63,7 @@ def test_a_batch_spanning_five_days_goes_through_the_parents_functions_once(
     statement_log,  # noqa: F811
 ):
     # Given deliveries of four earlier days' events and two of today's, in one SQS batch
-    bodies = messages(pipeline, db, sink, today=2, days_ago=[4, 3, 2, 1])
+    bodies = queued_messages(pipeline, db, sink, 2, days_ago=[4, 3, 2, 1])
     from functions.deliver.handler import lambda_handler
 
     before = len(statement_log())
@@ -112,7 +81,7 @@ def test_a_batch_spanning_five_days_goes_through_the_parents_functions_once(
 def test_a_days_claim_that_fails_fails_only_that_days_messages(pipeline, db, sink):
     # Given a delivery of yesterday's event and two of today's in one SQS batch, and
     # yesterday's claim failing (its copy made to raise, as a timed-out statement would)
-    bodies = messages(pipeline, db, sink, today=2, days_ago=[1])
+    bodies = queued_messages(pipeline, db, sink, 2, days_ago=[1])
     with db.connection() as conn:
         function = conn.execute(
             "SELECT pg_get_function_identity_arguments(p.oid) AS args,"
@@ -132,4 +101,4 @@ def test_a_days_claim_that_fails_fails_only_that_days_messages(pipeline, db, sin
     # SQS to hand out again: nothing is lost, and one day's failure is not the batch's
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
     assert pipeline.states() == {"delivered": 2, "queued": 1}
-    assert len(sink.requests("/days")) == 2
+    assert len(sink.requests("/batch")) == 2

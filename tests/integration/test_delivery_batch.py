@@ -5,6 +5,7 @@ sink, every statement read from the server's log."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from hookline.config import HooklineConfig
 from hookline.queues import DeliveryMessage
 from hookline.settings import get_settings
 from hookline_dev.local.apigw import LocalContext
+from tests.integration.test_claims_in_flight import old_event
 from tests.integration.test_proxy_pinning import statement_log  # noqa: F401 - a fixture
 from tests.support import operator
 
@@ -33,13 +35,19 @@ def sqs_event(bodies: list[str]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def queued_messages(pipeline: Any, db: Any, sink: Any, count: int) -> list[str]:
+def queued_messages(
+    pipeline: Any, db: Any, sink: Any, count: int, days_ago: Sequence[int] = ()
+) -> list[str]:
     """`count` events of a new tenant fanned out to one endpoint whose cap is far above
-    `count` (this file is about statements and copies, not caps): their queue messages."""
+    `count` (this file is about statements and copies, not caps), and one event from each of
+    `days_ago` days ago: their queue messages, by id (an earlier day's first, as a retry of
+    it comes among today's)."""
     tenant = operator.add_tenant(db, HooklineConfig(), name="batch", group="standard")["id"]
     operator.add_endpoint(
         db, get_settings(), tenant_id=tenant, url=sink.url("/batch"), max_concurrency=100
     )
+    for ago in days_ago:
+        old_event(db, tenant, ago, f"daysago{ago:03d}".ljust(16, "0"))
     with db.connection() as conn, conn.transaction():
         for n in range(count):
             hookline.publish(conn, tenant_id=tenant, type="order.paid", payload={"n": n})
