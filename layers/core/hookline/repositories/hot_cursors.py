@@ -73,10 +73,14 @@ def day_parts(items: Sequence[T], delivery_id: Callable[[T], str]) -> list[list[
     `day_execute` runs through one day's copies, or the parent's functions)."""
     if not items:
         return []
+    ids = [delivery_id(item) for item in items]
+    first = ulid_day(min(ids))
+    if first is None or first == ulid_day(max(ids)):  # ids sort by time: one day, all of them
+        return [list(items)]
     parts: dict[date | None, list[T]] = {}
-    for item in items:
-        parts.setdefault(ulid_day(delivery_id(item)), []).append(item)
-    if 1 < len(parts) <= MOST_DAYS_SPLIT and None not in parts:
+    for item, item_id in zip(items, ids, strict=True):
+        parts.setdefault(ulid_day(item_id), []).append(item)
+    if len(parts) <= MOST_DAYS_SPLIT and None not in parts:
         return list(parts.values())
     return [list(items)]
 
