@@ -25,6 +25,7 @@ import random
 import statistics
 import sys
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from sink import running_sink
 
 ENDPOINTS = 10
 WARM = 5
+DEADLINE, LEASE = timedelta(hours=72), timedelta(minutes=5)  # fan-out's, as the tests use
 REFUSED = "http://127.0.0.1:9"  # the discard port: nothing listens, the connection is refused
 
 
@@ -80,7 +82,7 @@ def messages(url: str, sink_url: str, events: int) -> dict[str, list[list[str]]]
                 hookline.publish(conn, tenant_id=tenant["id"], type="order.paid", payload={"n": n})
         with db.connection() as conn:
             while repo.fan_out_and_claim(
-                conn, limit=500, deadline=repo_deadline(), lease=repo_lease(), due_limit=0
+                conn, limit=500, deadline=DEADLINE, lease=LEASE, due_limit=0
             ).to_send:
                 pass
             rows = conn.execute(
@@ -95,18 +97,6 @@ def messages(url: str, sink_url: str, events: int) -> dict[str, list[list[str]]]
         batches[route] = [bodies[i : i + ENDPOINTS] for i in range(0, len(bodies), ENDPOINTS)]
     db.close()
     return batches
-
-
-def repo_deadline() -> Any:
-    from datetime import timedelta
-
-    return timedelta(hours=72)
-
-
-def repo_lease() -> Any:
-    from datetime import timedelta
-
-    return timedelta(minutes=5)
 
 
 def main(argv: list[str] | None = None) -> int:
