@@ -7,12 +7,14 @@ as root, so under root the cluster belongs to a system user created for it.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import pwd
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,13 +137,18 @@ class LocalPostgres:
 
 
 def _ensure_system_user(name: str) -> tuple[int, int]:
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-            check=True,
-            capture_output=True,
-        )
-        entry = pwd.getpwnam(name)
+    # One process at a time: on a fresh machine the test workers start their clusters at once
+    # and each found the user missing; a first run there failed in initdb ("could not look up
+    # effective user ID") with the user's entry changed under it.
+    with open(Path(tempfile.gettempdir()) / f"{name}.user.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(
+                ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                check=True,
+                capture_output=True,
+            )
+            entry = pwd.getpwnam(name)
     return entry.pw_uid, entry.pw_gid
