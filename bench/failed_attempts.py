@@ -4,12 +4,15 @@
 delivery to an endpoint that is down fails, is recorded, and is tried again later, and until
 the endpoint comes back every one of its retries fails too. Here the deliver handler, as
 deployed (no server-side prepared statements; its retries' SQS sends to a stand-in that costs
-nothing), takes batches of ten messages of one event's ten deliveries: to ten endpoints on a
-loopback sink answering 200 (**delivered**: the batch's claim and record statements), or to
-ten endpoints whose port refuses connections (**failed**: the batch's claim, then each
-attempt recorded in its own transaction, `Deliverer.conclude`, and a retry scheduled). The
-routes take turns batch by batch, after warm-up batches. Per attempt: the server CPU of every
-backend of the database (`/proc/<pid>/schedstat`) and the WAL written.
+nothing), takes batches of ten messages of one event's ten deliveries, to ten endpoints:
+
+* **delivered**: all on a loopback sink answering 200 (the batch's claim and record);
+* **failed**: all on a port that refuses connections (the batch's claim, then its failures
+  recorded with their next state, `hookline.delivery_failures`, and a retry sent for each);
+* **one failed**: nine answering 200, one refusing (an endpoint of ten down).
+
+The routes take turns batch by batch, after warm-up batches. Per attempt: the server CPU of
+every backend of the database (`/proc/<pid>/schedstat`) and the WAL written.
 
     .venv/bin/python bench/failed_attempts.py [--batches 100]
 
@@ -69,10 +72,15 @@ def messages(url: str, sink_url: str, events: int) -> dict[str, list[list[str]]]
 
     db = Database(url, max_size=1)
     operator, batches = Caller("bench", "*"), {}
-    for route, base in (("delivered", sink_url), ("failed", REFUSED)):
+    routes = {
+        "delivered": [sink_url] * ENDPOINTS,
+        "failed": [REFUSED] * ENDPOINTS,
+        "one failed": [sink_url] * (ENDPOINTS - 1) + [REFUSED],
+    }
+    for route, bases in routes.items():
         tenant = tenant_service.create_tenant(db, HooklineConfig(), operator, name=route,
                                               group=None)  # fmt: skip
-        for n in range(ENDPOINTS):
+        for n, base in enumerate(bases):
             endpoint_service.create_endpoint(
                 db, get_settings(), operator,
                 {"tenant_id": tenant["id"], "url": f"{base}/{n}", "max_concurrency": 1000},
@@ -126,20 +134,20 @@ def main(argv: list[str] | None = None) -> int:
 
         print("making deliveries ...", file=sys.stderr, flush=True)
         batches = messages(url, sink.url(""), args.batches + WARM)
-        retries: list[list[str]] = []
+        retries: list[str] = []
 
         class Retries:
             def put(self, bodies: list[str]) -> None:
-                retries.append(bodies)
+                retries.extend(bodies)
 
         stand_in = DeliveryQueues(QueueStandIn(Retries()), get_settings().config, url_prefix="x/")
         runtime.delivery_queues = lambda _settings: stand_in  # type: ignore[assignment]
         reader = psycopg.connect(url, autocommit=True)
-        cpu: dict[str, list[float]] = {"delivered": [], "failed": []}
-        wal_bytes: dict[str, list[float]] = {"delivered": [], "failed": []}
+        cpu: dict[str, list[float]] = {route: [] for route in batches}
+        wal_bytes: dict[str, list[float]] = {route: [] for route in batches}
         outcomes: dict[str, int] = {}
         for n in range(args.batches + WARM):
-            for route in random.Random(n).sample(list(cpu), 2):
+            for route in random.Random(n).sample(list(cpu), len(cpu)):
                 bodies = batches[route][n]
                 records = [sqs_record(body, i) for i, body in enumerate(bodies)]
                 ns, lsn = backends_ns(reader), wal(reader)
@@ -149,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                     wal_bytes[route].append((wal(reader) - lsn) / len(bodies))
         for row in reader.execute(
             "SELECT t.name, d.state, count(*) FROM deliveries d JOIN tenants t"
-            " ON t.id = d.tenant_id GROUP BY 1, 2"
+            " ON t.id = d.tenant_id GROUP BY 1, 2 ORDER BY 1, 2"
         ).fetchall():
             outcomes[f"{row[0]}: {row[1]}"] = row[2]
         reader.close()

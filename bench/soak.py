@@ -52,6 +52,7 @@ from hookline.management.access import Caller  # noqa: E402
 from hookline.repositories import deliveries as delivery_repo  # noqa: E402
 from hookline.repositories import ledger  # noqa: E402
 from hookline.repositories import retention as repo_retention  # noqa: E402
+from hookline.repositories.delivery_batches import FailedRecord, record_batch_failed  # noqa: E402
 from hookline.repositories.retention import table_sizes  # noqa: E402
 from hookline.retention import RetentionPolicy, apply_retention  # noqa: E402
 from hookline.settings import Settings  # noqa: E402
@@ -114,11 +115,11 @@ def deliver_slice(db: Database, retry_share: float, again: list[Any]) -> list[An
                 delivery_repo.record_delivered(conn, claim.job, attempt)
                 continue
             failed = delivery_repo.AttemptRecord(datetime.now(UTC), 20, 503, None, "http_503")
-            with conn.transaction():
-                delivery_repo.record_attempt(conn, claim.job, failed)
-                seq2 = delivery_repo.finish(conn, claim.job, delivery_repo.Finish(
-                    "queued", True, 503, "http_503", datetime.now(UTC), datetime.now(UTC) + LEASE,
-                    True))  # fmt: skip
+            retry = delivery_repo.Finish(
+                "queued", True, 503, "http_503", datetime.now(UTC), datetime.now(UTC) + LEASE, True
+            )
+            recorded = record_batch_failed(conn, [FailedRecord(claim.job, failed, retry)])
+            seq2 = recorded.stood.get(delivery_id)
             if seq2 is not None:
                 retries.append((delivery_id, seq2))
     return retries

@@ -4,25 +4,26 @@ and followed by the delivery's next state (delivered, failed, retry, dead)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
 from hookline import USER_AGENT
-from hookline.db import Connection, Database
+from hookline.db import Database
+from hookline.delivery_failures import Failure, decide
+from hookline.delivery_failures import record as record_failures
 from hookline.destination_kinds import HTTPS
 from hookline.draws import draws
 from hookline.endpoint_auth import NONE, EndpointAuth, EndpointCredentials, endpoint_auth_for
 from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
 from hookline.observability import logger
 from hookline.postgres_text import storable_text
-from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
+from hookline.queues import DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
-from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories.deliveries import AttemptRecord, Claim, Finish, Job
 from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
@@ -47,8 +48,6 @@ class Unclaimed:
 
 
 NOT_CLAIMED = Unclaimed()
-# Where a batch collects the delivered attempts it records in one statement.
-DeliveredSink = Callable[[Job, AttemptRecord], None]
 
 
 class Result(StrEnum):
@@ -111,6 +110,15 @@ class Handled:
     kind: str | None = None  # the endpoint's destination kind; None: never read (skipped)
 
 
+class BatchRecords(Protocol):
+    """Where a batch collects the attempts it records in one statement each (decisions 0066
+    and 0105)."""
+
+    def delivered(self, job: Job, attempt: AttemptRecord) -> None: ...
+
+    def failed(self, failure: Failure) -> None: ...
+
+
 def utcnow() -> datetime:
     """Now, timezone-aware."""
     return datetime.now(UTC)
@@ -153,14 +161,14 @@ class Deliverer:
         self,
         body: str,
         claimed: Claim | Unclaimed | None = NOT_CLAIMED,
-        delivered: DeliveredSink | None = None,
+        batch: BatchRecords | None = None,
     ) -> Handled:
         """Handle one queue message. Raises (so SQS retries it) only when the message could
         not be handled at all: unparseable, database down, or a deferral not re-sent.
 
         A batch (`hookline.delivery_batch`, decision 0066) passes the message's claim, taken
-        with the batch's (None: stale, finished or taken), and a `delivered` sink that keeps a
-        delivered attempt for the batch's one record statement instead of writing it here."""
+        with the batch's (None: stale, finished or taken), and `batch`, which keeps the attempt
+        for the batch's record statements instead of writing it here."""
         delivery_id, seq = DeliveryMessage.parse(body)
         now = self.clock()
         with self.db.connection() as conn:
@@ -207,7 +215,7 @@ class Deliverer:
                 repo.defer(conn, job, self.options.queued_lease)
                 raise
         attempt = self.send(job, secrets, credentials)
-        return Handled(self.conclude(job, attempt, delivered), attempt, job.kind)
+        return Handled(self.conclude(job, attempt, batch), attempt, job.kind)
 
     def _requeue_deferred(self, job: Job, delay: float, deferrals: int) -> Handled:
         message = DeliveryMessage(job.id, job.seq, job.endpoint_id, job.tenant_group, deferrals)
@@ -368,93 +376,46 @@ class Deliverer:
         return storable_text(text, chars)
 
     def conclude(
-        self, job: Job, attempt: AttemptResult, delivered: DeliveredSink | None = None
+        self, job: Job, attempt: AttemptResult, batch: BatchRecords | None = None
     ) -> Result:
-        """Record the attempt and move the delivery on, in one transaction; a delivered one
-        goes to `delivered` instead, when given (the batch records it)."""
+        """Record the attempt and move the delivery on: a delivered one in one statement, a
+        failed one with its next state in one statement, then what follows it
+        (`record_failures`). A batch passes `batch`, which keeps either for the batch's one
+        statement of each instead."""
         outcome = (
             Outcome.FAILED
             if attempt.final
             else self.policy.classify(attempt.status, attempt.error, retry_4xx=job.retry_on_4xx)
         )
-        now = self.clock()
-        error = attempt.error or (
-            None if outcome == Outcome.DELIVERED else f"HTTP {attempt.status}"
-        )
-        requeue_at: datetime | None = None
-        seq: int | None = None
         recorded = AttemptRecord(
             attempt.started_at, attempt.duration_ms, attempt.status, attempt.excerpt,
             attempt.error, attempt.headers,
         )  # fmt: skip
         if outcome == Outcome.DELIVERED:
-            if delivered is not None:
-                delivered(job, recorded)
+            if batch is not None:
+                batch.delivered(job, recorded)
                 return Result.DELIVERED
             with self.db.connection() as conn:
                 # One statement, committed durably (decision 0025); finishes the delivery,
                 # and so frees its slot, only while this claim stands.
                 repo.record_delivered(conn, job, recorded)
             return Result.DELIVERED
-        with self.db.connection() as conn, conn.transaction():
-            repo.record_attempt(conn, job, recorded)
-            if outcome == Outcome.GONE:
-                repo.finish(conn, job, Finish("failed", True, attempt.status, "410 Gone"))
-                self._disable(conn, job, "the endpoint answered 410 Gone")
-                return Result.FAILED
-            streak = endpoint_repo.record_failure(conn, job.endpoint_id)
-            if streak and streak["failing_since"] <= now - self.options.endpoint_disable_after:
-                days = self.options.endpoint_disable_after.days
-                self._disable(conn, job, f"failing continuously for {days} days")
-            if outcome == Outcome.FAILED:
-                repo.finish(conn, job, Finish("failed", True, attempt.status, error))
-                return Result.FAILED
-            decision = self.policy.next_attempt(
-                job.attempt_count + 1, job.created_at, now, job.deadline_at, attempt.status,
-                attempt.retry_after,
-            )  # fmt: skip
-            if decision.kind == "dead" or decision.at is None or decision.delay is None:
-                reason = f"deadline passed after {job.attempt_count + 1} attempts; last: {error}"
-                repo.finish(conn, job, Finish("dead", True, attempt.status, reason))
-                return Result.DEAD
-            if decision.delay.total_seconds() <= MAX_DELAY_SECONDS:
-                # A short wait rides an SQS delay; a new generation retires the old message.
-                lease = decision.at + self.options.queued_lease
-                seq = repo.finish(
-                    conn,
-                    job,
-                    Finish("queued", True, attempt.status, error, decision.at, lease, True),
-                )
-                requeue_at = decision.at
-            else:
-                repo.finish(conn, job, Finish("pending", True, attempt.status, error, decision.at))
-        if requeue_at is not None and seq is not None:
-            delay = max(0.0, (requeue_at - self.clock()).total_seconds())
-            # If this send fails the lease runs out and the reconciler enqueues it again.
-            self.queues.send([self._message(job, seq)], delay_seconds=delay)
-        return Result.RETRY
+        failure = decide(
+            job, recorded, outcome, attempt.retry_after, self.policy, self.options.queued_lease,
+            self.clock(),
+        )  # fmt: skip
+        if batch is not None:
+            batch.failed(failure)
+        else:
+            self.record_failures([failure])
+        return Result.RETRY if failure.retry else Result(failure.record.finish.state)
 
-    def _disable(self, conn: Connection, job: Job, reason: str) -> None:
-        disabled = endpoint_repo.disable_endpoint_if_enabled(conn, job.endpoint_id, reason)
-        if disabled is None:
-            return
-        # Imported here: ingest brings the inbound verifiers, which the deliverer's cold start
-        # need not pay for an endpoint disabled once in a while (bench/coldstart.py).
-        from hookline.ingest import publish
-
-        # An operational event the tenant can subscribe to like any other.
-        publish(
-            conn,
-            tenant_id=job.tenant_id,
-            type="endpoint.disabled",
-            payload={"endpoint_id": job.endpoint_id, "tenant_id": job.tenant_id,
-                     "url": disabled["url"], "reason": reason,
-                     "disabled_at": self.clock().isoformat(),
-                     "how_to_reenable": f"POST /v1/endpoints/{job.endpoint_id}/enable, or "
-                                        "Enable on the endpoint's page in the portal or "
-                                        "console"},
-            settings=self.settings,
-            idempotency_key=f"endpoint.disabled:{job.endpoint_id}:{job.id}",
+    def record_failures(self, failures: Sequence[Failure]) -> None:
+        """`hookline.delivery_failures.record` with this deliverer's database, queues and
+        settings."""
+        record_failures(
+            self.db, self.queues, failures, self.options.endpoint_disable_after,
+            self.settings, self.clock,
         )  # fmt: skip
 
     @staticmethod

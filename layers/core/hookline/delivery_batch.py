@@ -1,13 +1,14 @@
 """A deliver batch: one claim statement and one record statement per SQS batch, the attempts
 in between made concurrently (decision 0066), or in turn when the endpoints answer fast
-(decision 0093, `hookline.batch_pace`). A batch whose deliveries lie in two to four days
-(retries of earlier days' deliveries among today's) runs the two statements per day, each
-through its day's copies (decision 0103).
+(decision 0093, `hookline.batch_pace`), and one more statement for its failed attempts
+(decision 0105). A batch whose deliveries lie in two to four days (retries of earlier days'
+deliveries among today's) runs the claim and the record per day, each through its day's copies
+(decision 0103).
 
-Per message, the rules are `Deliverer.handle`'s; only the two statements every delivery paid
-(its claim, and the record of a delivered attempt) are taken for the whole batch. Whatever
-fails stays one message's: a batch claim that fails leaves each message to claim itself, and
-a batch record that fails is retried per delivery, each failure that message's alone.
+Per message, the rules are `Deliverer.handle`'s; only the statements every delivery paid (its
+claim, and the record of its attempt) are taken for the whole batch. Whatever fails stays one
+message's: a batch claim that fails leaves each message to claim itself, and a batch record
+that fails is retried per delivery, each failure that message's alone.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from concurrent.futures import Executor
 
 from hookline.batch_pace import RecentLatency, run_batch
 from hookline.delivery import NOT_CLAIMED, Deliverer, Handled, Unclaimed
+from hookline.delivery_failures import Failure
 from hookline.observability import logger
 from hookline.queues import DeliveryMessage
 from hookline.repositories import deliveries as repo
@@ -48,16 +50,11 @@ def deliver_batch(
             return [failed]
     claims = claim_all(deliverer, bodies)
     sending = [sending_endpoint(claim) for claim in claims]
-    delivered: list[tuple[int, Job, AttemptRecord]] = []
-    lock = threading.Lock()
+    kept = Kept()
 
     def one(index: int) -> Outcome:
-        def keep(job: Job, attempt: AttemptRecord) -> None:
-            with lock:
-                delivered.append((index, job, attempt))
-
         try:
-            handled = deliverer.handle(bodies[index], claims[index], keep)
+            handled = deliverer.handle(bodies[index], claims[index], kept.message(index))
         except Exception as err:  # this message's failure, never the batch's
             return err
         endpoint_id = sending[index]
@@ -72,9 +69,40 @@ def deliver_batch(
         else latency.expected(e for e in sending if e is not None)
     )
     outcomes = run_batch(one, len(bodies), expected, deliverer.options.in_sequence_seconds, threads)
-    for index, err in record_all(deliverer, delivered).items():
+    for index, err in record_all(deliverer, kept.delivered).items():
+        outcomes[index] = err
+    for index, err in record_failures(deliverer, kept.failed).items():
         outcomes[index] = err
     return outcomes
+
+
+class Kept:
+    """The attempts a batch's messages leave for its record statements, by message index;
+    the messages' threads add to it at once."""
+
+    def __init__(self) -> None:
+        self.delivered: list[tuple[int, Job, AttemptRecord]] = []
+        self.failed: list[tuple[int, Failure]] = []
+        self.lock = threading.Lock()
+
+    def message(self, index: int) -> KeptFor:
+        return KeptFor(self, index)
+
+
+class KeptFor:
+    """`Kept` as one message hands it its attempt (`hookline.delivery.BatchRecords`)."""
+
+    def __init__(self, kept: Kept, index: int) -> None:
+        self.kept = kept
+        self.index = index
+
+    def delivered(self, job: Job, attempt: AttemptRecord) -> None:
+        with self.kept.lock:
+            self.kept.delivered.append((self.index, job, attempt))
+
+    def failed(self, failure: Failure) -> None:
+        with self.kept.lock:
+            self.kept.failed.append((self.index, failure))
 
 
 def sending_endpoint(claim: Claim | Unclaimed | None) -> str | None:
@@ -140,3 +168,26 @@ def record_all(
             except Exception as err:
                 failed[index] = err
     return failed
+
+
+def record_failures(
+    deliverer: Deliverer, failed: Sequence[tuple[int, Failure]]
+) -> dict[int, Exception]:
+    """Record the batch's failed attempts and what follows them in one statement
+    (`Deliverer.record_failures`; its update bounded by the batch's first and last ids, so it
+    is not split by day); if that statement fails, one by one. The messages whose failure
+    could not be recorded, with why (SQS retries them)."""
+    if not failed:
+        return {}
+    try:
+        deliverer.record_failures([failure for _, failure in failed])
+        return {}
+    except Exception:
+        logger.warning("batch failure record failed; recording one by one", exc_info=True)
+    errors: dict[int, Exception] = {}
+    for index, failure in failed:
+        try:
+            deliverer.record_failures([failure])
+        except Exception as err:
+            errors[index] = err
+    return errors

@@ -66,6 +66,8 @@ class DeliveryMessage:
     # The W3C traceparent of a traced event's enqueue span, sent as a message attribute (not
     # in the body): None when tracing is off or the event was not sampled (decision 0070).
     traceparent: str | None = None
+    # How long SQS hides the message once sent (a retry's wait); None: the send's delay.
+    delay_seconds: float | None = None
 
     def body(self) -> str:
         """The message body."""
@@ -197,26 +199,27 @@ class DeliveryQueues:
     def send(
         self, messages: Sequence[DeliveryMessage], delay_seconds: float = 0
     ) -> list[DeliveryMessage]:
-        """Send messages (batched per group); return those SQS did not accept."""
-        delay = min(MAX_DELAY_SECONDS, max(0, math.ceil(delay_seconds)))
+        """Send messages (batched per group), each after its own delay or `delay_seconds`;
+        return those SQS did not accept."""
         failed: list[DeliveryMessage] = []
         by_group: dict[str, list[DeliveryMessage]] = {}
         for message in messages:
             by_group.setdefault(message.tenant_group, []).append(message)
         for group, batch in by_group.items():
             for start in range(0, len(batch), BATCH):
-                failed += self._send_batch(group, batch[start : start + BATCH], delay)
+                failed += self._send_batch(group, batch[start : start + BATCH], delay_seconds)
         return failed
 
     def _send_batch(
-        self, group: str, batch: Sequence[DeliveryMessage], delay: int
+        self, group: str, batch: Sequence[DeliveryMessage], delay_seconds: float
     ) -> list[DeliveryMessage]:
         entries = []
         for i, message in enumerate(batch):
+            delay = delay_seconds if message.delay_seconds is None else message.delay_seconds
             entry: dict[str, Any] = {
                 "Id": str(i),
                 "MessageBody": message.body(),
-                "DelaySeconds": delay,
+                "DelaySeconds": min(MAX_DELAY_SECONDS, max(0, math.ceil(delay))),
             }
             if self.fair_queues:
                 # SQS fair queues: one noisy endpoint does not raise everyone's dwell time.

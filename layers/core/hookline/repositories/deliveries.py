@@ -416,11 +416,6 @@ def record_delivered(conn: Connection, job: Job, attempt: AttemptRecord) -> int 
     return None if row is None else job.seq
 
 
-def record_attempt(conn: Connection, job: Job, attempt: AttemptRecord) -> None:
-    """Store one HTTP try."""
-    conn.execute(query("insert_attempt"), attempt.params(job))
-
-
 def finish(conn: Connection, job: Job, outcome: Finish) -> int | None:
     """Move the delivery to its state after an attempt; returns its generation, or None if
     this claim no longer stands (its lease ran out and another run took the delivery over)."""

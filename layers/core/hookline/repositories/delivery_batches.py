@@ -1,10 +1,11 @@
 """A deliver batch's claim and its delivered attempts, one statement each (decision 0066), each
 calling the function made for the day partition the batch lies in when there is one (decision
-0084)."""
+0084); and its failed attempts, one statement for them all (decision 0105)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from psycopg.types.json import Jsonb
@@ -13,11 +14,13 @@ from hookline.db import Connection
 from hookline.repositories.deliveries import (
     AttemptRecord,
     Claim,
+    Finish,
     Job,
     claim_from_row,
     with_events,
 )
-from hookline.repositories.hot_cursors import CLAIM, RECORD, day_execute
+from hookline.repositories.hot_cursors import CLAIM, RECORD, day_execute, hot_execute
+from hookline.sqlfiles import query
 
 
 def claim_batch_to_send(
@@ -75,3 +78,62 @@ def record_batch_delivered(
         },
     ).fetchall()
     return {r["id"] for r in rows}
+
+
+@dataclass(frozen=True)
+class FailedRecord:
+    """A failed attempt as its record writes it: the attempt, the delivery's state after it
+    (`finish`, always an attempted one), and whether it counts toward its endpoint's failure
+    streak (a 410 Gone disables the endpoint instead)."""
+
+    job: Job
+    attempt: AttemptRecord
+    finish: Finish
+    streak: bool = True
+
+
+@dataclass(frozen=True)
+class FailuresRecorded:
+    """What a record of failed attempts found: the deliveries whose claim still stood, with
+    their generation after it, and the failure streaks of the endpoints it counted, by when
+    each started."""
+
+    stood: dict[str, int]
+    failing_since: dict[str, datetime]
+
+
+def record_batch_failed(conn: Connection, failed: Sequence[FailedRecord]) -> FailuresRecorded:
+    """Failed attempts in one durable statement (run outside a transaction: it is its own):
+    each attempt recorded; each counted endpoint's failure streak started unless it has; each
+    delivery moved to its `finish` only while its claim stands."""
+    if not failed:
+        return FailuresRecorded({}, {})
+    ids = [f.job.id for f in failed]
+    rows = hot_execute(
+        conn,
+        query("record_deliveries_failed"),
+        {
+            "ids": ids,
+            "seqs": [f.job.seq for f in failed],
+            "claimed_until": [f.job.claimed_until for f in failed],
+            "endpoint_ids": [f.job.endpoint_id for f in failed],
+            "attempted_at": [f.attempt.attempted_at for f in failed],
+            "duration_ms": [f.attempt.duration_ms for f in failed],
+            "statuses": [f.attempt.status for f in failed],
+            "excerpts": [f.attempt.excerpt for f in failed],
+            "errors": [f.attempt.error for f in failed],
+            "headers": [Jsonb(f.attempt.headers) if f.attempt.headers else None for f in failed],
+            "states": [f.finish.state for f in failed],
+            "next_attempt_at": [f.finish.next_attempt_at for f in failed],
+            "lease_expires_at": [f.finish.lease_expires_at for f in failed],
+            "bumps": [1 if f.finish.new_generation else 0 for f in failed],
+            "reasons": [f.finish.error for f in failed],
+            "streak_endpoints": list(dict.fromkeys(f.job.endpoint_id for f in failed if f.streak)),
+            "lo": min(ids),
+            "hi": max(ids),
+        },
+    ).fetchall()
+    return FailuresRecorded(
+        {r["id"]: int(r["enqueue_seq"]) for r in rows if r["id"] is not None},
+        {r["endpoint_id"]: r["failing_since"] for r in rows if r["endpoint_id"] is not None},
+    )

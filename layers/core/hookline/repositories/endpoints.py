@@ -134,13 +134,6 @@ def active_secrets(conn: Connection, endpoint_id: str) -> list[str]:
     return [reveal(conn, r["secret"]) for r in rows]
 
 
-def record_failure(conn: Connection, endpoint_id: str) -> dict[str, Any] | None:
-    """An attempt failed: start the failure streak, or read the one going on; returns it
-    (None in the moment another worker starts it: the next failure reads it)."""
-    row = conn.execute(query("endpoint_failed"), {"id": endpoint_id}).fetchone()
-    return dict(row) if row else None
-
-
 # -- the management API: scoped to the caller's tenant, deleted endpoints not found ------------
 # `tenant` is the caller's scope: None for an operator, else its tenant id. Another tenant's
 # endpoint, and a deleted one, is NotFound — the same answer as one that never existed.

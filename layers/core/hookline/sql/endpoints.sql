@@ -52,19 +52,6 @@ UPDATE endpoints SET enabled = false, disabled_reason = %(reason)s, updated_at =
 WHERE id = %(id)s AND enabled
 RETURNING id, tenant_id, url, disabled_reason
 
--- endpoint_failed --
--- An attempt failed: the streak starts now unless it has started. Only the first failure of a
--- streak writes the endpoint's row; the others read it, so a failing endpoint's attempts
--- neither rewrite its row nor wait for each other's row lock until their commits (decision
--- 0104). No row when another worker started the streak after this statement's snapshot.
-WITH started AS (
-    UPDATE endpoints SET failing_since = now() WHERE id = %(id)s AND failing_since IS NULL
-    RETURNING failing_since, enabled
-)
-SELECT failing_since, enabled FROM started
-UNION ALL
-SELECT failing_since, enabled FROM endpoints WHERE id = %(id)s AND failing_since IS NOT NULL
-
 -- active_endpoint_secrets --
 SELECT secret FROM endpoint_secrets
 WHERE endpoint_id = %(endpoint_id)s AND (expires_at IS NULL OR expires_at > now())
