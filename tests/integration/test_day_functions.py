@@ -16,8 +16,13 @@ from hookline.db import Database
 from hookline.ids import ulid_day
 from hookline.repositories import deliveries as deliveries_repo
 from hookline.repositories import retention as retention_repo
-from hookline.repositories.deliveries import AttemptRecord
-from hookline.repositories.delivery_batches import claim_batch_to_send, record_batch_delivered
+from hookline.repositories.deliveries import AttemptRecord, Finish
+from hookline.repositories.delivery_batches import (
+    FailedRecord,
+    claim_batch_to_send,
+    record_batch_delivered,
+    record_batch_failed,
+)
 from tests.integration.test_claims_in_flight import old_event, queued
 from tests.integration.test_hot_path_plans import fan_out_all, publish, tenant_with_endpoints
 
@@ -26,6 +31,7 @@ pytestmark = pytest.mark.integration
 LEASE = timedelta(minutes=5)
 T = TypeVar("T")
 CLAIM, RECORD = "hookline_claim_batch", "hookline_record_batch_delivered"
+FAILED = "hookline_record_batch_failed"
 
 
 def calls(conn: Any) -> dict[str, int]:
@@ -34,7 +40,7 @@ def calls(conn: Any) -> dict[str, int]:
     conn.execute("SELECT pg_stat_force_next_flush()")
     rows = conn.execute(
         "SELECT funcname, calls FROM pg_stat_user_functions "
-        "WHERE funcname ~ '^hookline_(claim_batch|record_batch_delivered)'"
+        "WHERE funcname ~ '^hookline_(claim_batch|record_batch_delivered|record_batch_failed)'"
     ).fetchall()
     return {r["funcname"]: r["calls"] for r in rows}
 
@@ -122,6 +128,36 @@ def test_one_message_of_today_goes_through_todays_copies(pipeline, db: Database)
     assert ran == {CLAIM + today: 1, RECORD + today: 1}
 
 
+@pytest.mark.parametrize("days", [1, 2])
+def test_a_batch_of_failures_goes_through_its_days_copy_or_the_parents(
+    pipeline, db: Database, days: int
+) -> None:
+    # Given three of today's deliveries, claimed, whose attempts failed, and with two days a
+    # delivery of a three-day-old event among them
+    tenant = tenant_with_endpoints(db, 3)
+    old_id = old_event(db, tenant, 3, "threedaysago0000") if days == 2 else None
+    batch = todays(db, tenant, events=1) + (queued(db, old_id)[:1] if old_id else [])
+    assert len(batch) == 2 + days
+    today = suffix(datetime.now(UTC).date())
+    with db.connection() as conn:
+        claims = claim_batch_to_send(conn, batch, LEASE, datetime.now(UTC))
+    failed = AttemptRecord(datetime.now(UTC), 5, 503, "busy", None)
+    later = datetime.now(UTC) + timedelta(seconds=5)
+    retry = Finish("queued", True, 503, "HTTP 503", later, later + LEASE, True)
+
+    # When deliver records them
+    with db.connection() as conn:
+        recorded, ran = counted(conn, lambda: record_batch_failed(
+            conn, [FailedRecord(c.job, failed, retry) for c in claims.values()]))  # fmt: skip
+
+    # Then each is queued again under a new generation, through today's copy of the function,
+    # or the function over the parent for a batch of two days (split by day, decision 0103,
+    # only when deliver records a batch: this calls the statement once)
+    assert recorded.stood == {i: seq + 1 for i, seq in batch}
+    assert states(db, batch) == ["queued"] * len(batch)
+    assert ran == ({FAILED + today: 1} if days == 1 else {FAILED: 1})
+
+
 def test_a_batch_spanning_two_days_goes_through_the_parents_functions(
     pipeline, db: Database
 ) -> None:
@@ -150,7 +186,7 @@ def test_a_day_without_its_copies_is_still_delivered(pipeline, db: Database) -> 
     batch = queued(db, old_id)
     with db.connection() as conn:
         assert conn.execute("SELECT hookline_drop_day_functions(%s)", (then,)).fetchone() == {
-            "hookline_drop_day_functions": 2
+            "hookline_drop_day_functions": 3
         }
 
     # When deliver claims and records it
@@ -190,8 +226,8 @@ def test_a_days_copy_hands_a_batch_outside_its_partition_to_the_parents(
 def test_a_days_copies_are_made_and_dropped_with_its_partitions(pipeline, db: Database) -> None:
     def copies(conn: Any, day: date) -> list[str]:
         rows = conn.execute(
-            "SELECT proname FROM pg_proc WHERE proname IN (%s, %s) ORDER BY 1",
-            (CLAIM + suffix(day), RECORD + suffix(day)),
+            "SELECT proname FROM pg_proc WHERE proname IN (%s, %s, %s) ORDER BY 1",
+            (CLAIM + suffix(day), RECORD + suffix(day), FAILED + suffix(day)),
         ).fetchall()
         return [r["proname"] for r in rows]
 
@@ -199,10 +235,12 @@ def test_a_days_copies_are_made_and_dropped_with_its_partitions(pipeline, db: Da
     with db.connection() as conn:
         # Given a day a month ahead, without partitions or copies
         assert copies(conn, later) == []
-        # When its partitions are made, it has both copies
+        # When its partitions are made, it has the three copies
         assert retention_repo.create_day_partitions(conn, later) == 4
-        assert copies(conn, later) == [CLAIM + suffix(later), RECORD + suffix(later)]
-        # And when its partitions are dropped, neither
+        assert copies(conn, later) == [CLAIM + suffix(later)] + [
+            f + suffix(later) for f in (RECORD, FAILED)
+        ]
+        # And when its partitions are dropped, none
         assert retention_repo.drop_day_partitions(conn, later) == 4
         assert copies(conn, later) == []
 
@@ -215,4 +253,6 @@ def test_a_days_copies_are_made_and_dropped_with_its_partitions(pipeline, db: Da
         # When retention tries to drop it, it refuses, and the day keeps its copies
         with pytest.raises(retention_repo.DeliveryStillOpen):
             retention_repo.drop_day_partitions(conn, then)
-        assert copies(conn, then) == [CLAIM + suffix(then), RECORD + suffix(then)]
+        assert copies(conn, then) == [CLAIM + suffix(then)] + [
+            f + suffix(then) for f in (RECORD, FAILED)
+        ]

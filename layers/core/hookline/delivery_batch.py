@@ -2,7 +2,7 @@
 in between made concurrently (decision 0066), or in turn when the endpoints answer fast
 (decision 0093, `hookline.batch_pace`), and one more statement for its failed attempts
 (decision 0105). A batch whose deliveries lie in two to four days (retries of earlier days'
-deliveries among today's) runs the claim and the record per day, each through its day's copies
+deliveries among today's) runs each statement per day, each through its day's copies
 (decision 0103).
 
 Per message, the rules are `Deliverer.handle`'s; only the statements every delivery paid (its
@@ -173,21 +173,19 @@ def record_all(
 def record_failures(
     deliverer: Deliverer, failed: Sequence[tuple[int, Failure]]
 ) -> dict[int, Exception]:
-    """Record the batch's failed attempts and what follows them in one statement
-    (`Deliverer.record_failures`; its update bounded by the batch's first and last ids, so it
-    is not split by day); if that statement fails, one by one. The messages whose failure
-    could not be recorded, with why (SQS retries them)."""
-    if not failed:
-        return {}
-    try:
-        deliverer.record_failures([failure for _, failure in failed])
-        return {}
-    except Exception:
-        logger.warning("batch failure record failed; recording one by one", exc_info=True)
+    """Record the batch's failed attempts and what follows them in one statement, or one per
+    day (`day_parts`, `Deliverer.record_failures`); those of a statement that fails, one by
+    one. The messages whose failure could not be recorded, with why (SQS retries them)."""
     errors: dict[int, Exception] = {}
-    for index, failure in failed:
+    for part in day_parts(failed, lambda item: item[1].record.job.id):
         try:
-            deliverer.record_failures([failure])
-        except Exception as err:
-            errors[index] = err
+            deliverer.record_failures([failure for _, failure in part])
+            continue
+        except Exception:
+            logger.warning("batch failure record failed; recording one by one", exc_info=True)
+        for index, failure in part:
+            try:
+                deliverer.record_failures([failure])
+            except Exception as err:
+                errors[index] = err
     return errors

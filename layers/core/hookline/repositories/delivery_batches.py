@@ -19,8 +19,7 @@ from hookline.repositories.deliveries import (
     claim_from_row,
     with_events,
 )
-from hookline.repositories.hot_cursors import CLAIM, RECORD, day_execute, hot_execute
-from hookline.sqlfiles import query
+from hookline.repositories.hot_cursors import CLAIM, FAILED, RECORD, day_execute
 
 
 def claim_batch_to_send(
@@ -109,14 +108,15 @@ def record_batch_failed(conn: Connection, failed: Sequence[FailedRecord]) -> Fai
     if not failed:
         return FailuresRecorded({}, {})
     ids = [f.job.id for f in failed]
-    rows = hot_execute(
+    rows = day_execute(
         conn,
-        query("record_deliveries_failed"),
+        "record_deliveries_failed",
+        FAILED,
+        ids,
         {
             "ids": ids,
             "seqs": [f.job.seq for f in failed],
             "claimed_until": [f.job.claimed_until for f in failed],
-            "endpoint_ids": [f.job.endpoint_id for f in failed],
             "attempted_at": [f.attempt.attempted_at for f in failed],
             "duration_ms": [f.attempt.duration_ms for f in failed],
             "statuses": [f.attempt.status for f in failed],
@@ -129,8 +129,6 @@ def record_batch_failed(conn: Connection, failed: Sequence[FailedRecord]) -> Fai
             "bumps": [1 if f.finish.new_generation else 0 for f in failed],
             "reasons": [f.finish.error for f in failed],
             "streak_endpoints": list(dict.fromkeys(f.job.endpoint_id for f in failed if f.streak)),
-            "lo": min(ids),
-            "hi": max(ids),
         },
     ).fetchall()
     return FailuresRecorded(

@@ -43,9 +43,10 @@ def hot_execute(
 
 T = TypeVar("T")
 
-# The functions with a copy per day partition (migration 0036)
+# The functions with a copy per day partition (migrations 0036 and 0048)
 CLAIM = "hookline_claim_batch"
 RECORD = "hookline_record_batch_delivered"
+FAILED = "hookline_record_batch_failed"
 # A batch whose deliveries lie in two to four days runs a statement per day, each through its
 # day's copies; one spanning more runs one statement through the functions over the parent,
 # which open every day's partition. `bench/batch_days.py` (99 day partitions): a batch's claim

@@ -29,57 +29,17 @@ SELECT * FROM hookline_record_batch_delivered(
 
 -- record_deliveries_failed --
 -- The failed attempts of a batch, or of one message, in one statement committed durably
--- (decision 0105): each attempt recorded (it was made, whoever holds the delivery now); each
--- endpoint whose failure counts starting its failure streak unless it has started, the
--- endpoint's row written only then (decision 0104); each claim ended (its slot freed) and,
--- only while it stood, its delivery moved to the state the caller decided: failed, dead,
--- pending until a later due time, or queued again under a new generation for a retry on an
--- SQS delay (finish_attempt's rule). The ids' first and last bound the update to their days'
--- partitions. Returns a row per delivery whose claim stood (its generation now) and one per
--- endpoint on a streak (its start).
-WITH m AS MATERIALIZED (
-    SELECT *
-    FROM unnest(%(ids)b::text[], %(seqs)b::integer[], %(endpoint_ids)b::text[],
-                %(attempted_at)b::timestamptz[], %(duration_ms)b::integer[],
-                %(statuses)b::integer[], %(excerpts)b::text[], %(errors)b::text[],
-                %(headers)b::jsonb[], %(states)b::text[], %(next_attempt_at)b::timestamptz[],
-                %(lease_expires_at)b::timestamptz[], %(bumps)b::integer[],
-                %(reasons)b::text[])
-         AS m(id, seq, endpoint_id, attempted_at, duration_ms, status, excerpt, error, headers,
-              state, next_attempt_at, lease_expires_at, bump, reason)
-), stood AS MATERIALIZED (
-    SELECT s.id FROM hookline_end_claims(%(ids)b::text[], %(seqs)b::integer[],
-                                         %(claimed_until)b::timestamptz[], NULL) s
-), attempt AS (
-    INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt,
-                          error_class, response_headers)
-    SELECT id, attempted_at, duration_ms, status, excerpt, error, headers FROM m
-), started AS (
-    UPDATE endpoints p SET failing_since = now()
-    WHERE p.id = ANY (%(streak_endpoints)b::text[]) AND p.failing_since IS NULL
-    RETURNING p.id, p.failing_since
-), finished AS (
-    UPDATE deliveries d
-    SET state = m.state,
-        attempt_count = d.attempt_count + 1,
-        next_attempt_at = coalesce(m.next_attempt_at, d.next_attempt_at),
-        lease_expires_at = m.lease_expires_at,
-        enqueue_seq = d.enqueue_seq + m.bump,
-        last_status = coalesce(m.status, d.last_status),
-        last_error = m.reason,
-        finished_at = CASE WHEN m.state IN ('delivered', 'failed', 'dead') THEN now() END,
-        updated_at = now()
-    FROM m
-    WHERE d.id = m.id AND d.state = 'queued' AND d.enqueue_seq = m.seq
-      AND m.id IN (SELECT s.id FROM stood s)
-      AND d.id = ANY (%(ids)b::text[]) AND d.id BETWEEN %(lo)s AND %(hi)s
-    RETURNING d.id, d.enqueue_seq
-)
-SELECT id, enqueue_seq, NULL::text AS endpoint_id, NULL::timestamptz AS failing_since
-FROM finished
-UNION ALL
-SELECT NULL, NULL, id, failing_since FROM started
-UNION ALL
--- (the statement's snapshot: a streak `started` begins is not seen here, one begun before is)
-SELECT NULL, NULL, p.id, p.failing_since FROM endpoints p
-WHERE p.id = ANY (%(streak_endpoints)b::text[]) AND p.failing_since IS NOT NULL
+-- (decision 0105): each attempt recorded; each endpoint of the streak list starting its
+-- failure streak unless it has, its row written only then (decision 0104); each claim ended
+-- (its slot freed) and, only while it stood, its delivery moved to the state the caller
+-- decided (failed, dead, pending until a later due time, or queued again under a new
+-- generation for a retry on an SQS delay). Returns a row per delivery whose claim stood (its
+-- generation now) and one per endpoint on a streak (its start). The body is
+-- hookline_record_batch_failed's (migration 0048), which keeps its plan; deliver calls its
+-- copy for the batch's day partition, when there is one (decision 0084).
+SELECT * FROM hookline_record_batch_failed(
+    %(ids)b::text[], %(seqs)b::integer[], %(claimed_until)b::timestamptz[],
+    %(attempted_at)b::timestamptz[], %(duration_ms)b::integer[], %(statuses)b::integer[],
+    %(excerpts)b::text[], %(errors)b::text[], %(headers)b::jsonb[], %(states)b::text[],
+    %(next_attempt_at)b::timestamptz[], %(lease_expires_at)b::timestamptz[],
+    %(bumps)b::integer[], %(reasons)b::text[], %(streak_endpoints)b::text[])
