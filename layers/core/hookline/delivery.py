@@ -418,10 +418,6 @@ class Deliverer:
             self.settings, self.clock,
         )  # fmt: skip
 
-    @staticmethod
-    def _message(job: Job, seq: int) -> DeliveryMessage:
-        return DeliveryMessage(job.id, seq, job.endpoint_id, job.tenant_group)
-
 
 def outgoing_body(job: Job) -> tuple[bytes, str]:
     """The bytes sent and signed, and their content type: the event's payload, or what the
