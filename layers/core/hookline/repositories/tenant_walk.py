@@ -3,7 +3,8 @@
 Deliveries carry no tenant index. A list in one tenant's scope reads the tenant's events
 newest first and each millisecond's deliveries by key (`api_list_tenant_deliveries`,
 `delivery_log_by_tenant`), unless a filter names an index of its own: an endpoint
-(`deliveries_endpoint_idx`), an event (its key range) or a state kept in a partial index.
+(`deliveries_endpoint_key_idx`, decision 0106), an event (its key range) or a state kept in a
+partial index.
 """
 
 from __future__ import annotations

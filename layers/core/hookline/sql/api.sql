@@ -145,7 +145,9 @@ WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
   AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
   AND (%(state)s::text IS NULL OR (state = hookline_stored_state(%(state)s)
                                   AND hookline_shown_state(state, id) = %(state)s))
-  AND (%(endpoint_id)s::text IS NULL OR endpoint_id = %(endpoint_id)s)
+  AND (%(endpoint_id)s::text IS NULL
+       OR (hookline_endpoint_key(endpoint_id) = hookline_endpoint_key(%(endpoint_id)s)
+           AND endpoint_id = %(endpoint_id)s))  -- by key (decision 0106)
   AND (%(event_id)s::text IS NULL OR (event_id = %(event_id)s  -- by key (decision 0087)
        AND id >= hookline_event_deliveries_from(%(event_id)s)
        AND id < hookline_event_deliveries_to(%(event_id)s)))
@@ -181,13 +183,20 @@ WHERE a.delivery_id = %(delivery_id)s
 ORDER BY a.id LIMIT %(limit)s
 
 -- api_status_deliveries --
--- A tenant's deliveries are its endpoints' (deliveries carry no tenant index, decision 0091;
--- endpoints are never deleted, only marked so).
+-- Every delivery for an operator; a tenant's are its endpoints' (deliveries carry no tenant
+-- index, decision 0091; endpoints are never deleted, only marked so), joined by their keys
+-- (decision 0106). Two branches, not one `IN` under an `OR`: a sub-query there is a filter
+-- on every delivery of every tenant.
 SELECT state, count(*) AS n FROM deliveries
-WHERE (%(tenant)s::text IS NULL
-       OR (tenant_id = %(tenant)s
-           AND endpoint_id IN (SELECT id FROM endpoints WHERE tenant_id = %(tenant)s)))
+WHERE %(tenant)s::text IS NULL
 GROUP BY state
+UNION ALL
+SELECT d.state, count(*) AS n
+FROM endpoints p
+JOIN deliveries d ON hookline_endpoint_key(d.endpoint_id) = hookline_endpoint_key(p.id)
+                 AND d.endpoint_id = p.id
+WHERE p.tenant_id = %(tenant)s AND d.tenant_id = %(tenant)s
+GROUP BY d.state
 
 -- api_status_summary --
 SELECT

@@ -16,7 +16,9 @@ JOIN endpoints p ON p.id = d.endpoint_id
 JOIN tenants t ON t.id = d.tenant_id
 WHERE (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
   AND (%(tenant_id)s::text IS NULL OR d.tenant_id = %(tenant_id)s)
-  AND (%(endpoint_id)s::text IS NULL OR d.endpoint_id = %(endpoint_id)s)
+  AND (%(endpoint_id)s::text IS NULL
+       OR (hookline_endpoint_key(d.endpoint_id) = hookline_endpoint_key(%(endpoint_id)s)
+           AND d.endpoint_id = %(endpoint_id)s))  -- by key (decision 0106)
   AND (%(state)s::text IS NULL OR (d.state = hookline_stored_state(%(state)s)
                                   AND hookline_shown_state(d.state, d.id) = %(state)s))
   AND (%(event_type)s::text IS NULL OR e.type = %(event_type)s)

@@ -139,13 +139,15 @@ SET failing_after_attempts = EXCLUDED.failing_after_attempts,
 -- endpoint_health_summary --
 -- One endpoint's attempts over the last `period`: success rate, p50/p99 duration, last
 -- success, and the failures since its last success. Reads the endpoint's deliveries through
--- (endpoint_id, created_at), bounded by how old a delivery still attempted can be.
+-- its key and `created_at` (decision 0106), bounded by how old a delivery still attempted
+-- can be.
 WITH recent AS (
     SELECT a.attempted_at, a.duration_ms,
            (a.error_class IS NULL AND a.status_code BETWEEN 200 AND 299) AS ok
     FROM deliveries d
     JOIN attempts a ON a.delivery_id = d.id
-    WHERE d.endpoint_id = %(endpoint_id)s
+    WHERE hookline_endpoint_key(d.endpoint_id) = hookline_endpoint_key(%(endpoint_id)s)
+      AND d.endpoint_id = %(endpoint_id)s
       AND d.created_at > %(now)s::timestamptz - %(period)s::interval - %(deadline)s::interval
       AND a.attempted_at > %(now)s::timestamptz - %(period)s::interval
 )
@@ -166,7 +168,8 @@ SELECT date_trunc('hour', a.attempted_at) AS hour, count(*) AS attempts,
            AS successes
 FROM deliveries d
 JOIN attempts a ON a.delivery_id = d.id
-WHERE d.endpoint_id = %(endpoint_id)s
+WHERE hookline_endpoint_key(d.endpoint_id) = hookline_endpoint_key(%(endpoint_id)s)
+  AND d.endpoint_id = %(endpoint_id)s
   AND d.created_at > %(now)s::timestamptz - interval '1 day' - %(deadline)s::interval
   AND a.attempted_at > %(now)s::timestamptz - interval '1 day'
 GROUP BY 1 ORDER BY 1

@@ -34,10 +34,11 @@ LIMIT %(limit)s
 
 -- replay_deliveries_by_endpoint --
 -- A delivery is created after its event is received, so `d.created_at >= since` is implied
--- and lets the (endpoint_id, created_at) index do the work.
+-- and lets the endpoint key index (decision 0106) do the work.
 SELECT d.id FROM deliveries d
 JOIN events e ON e.id = d.event_id
-WHERE d.endpoint_id = %(endpoint_id)s
+WHERE hookline_endpoint_key(d.endpoint_id) = hookline_endpoint_key(%(endpoint_id)s)
+  AND d.endpoint_id = %(endpoint_id)s
   AND d.created_at >= %(since)s
   AND e.received_at >= %(since)s AND e.received_at < %(until)s
   AND d.state = ANY(%(states)s)

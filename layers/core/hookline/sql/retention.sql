@@ -168,15 +168,17 @@ VALUES (%(tenant_id)s, %(since)s, %(until)s, %(expires_at)s, %(reason)s)
 
 -- erase_tenant_attempts --
 -- A tenant's deliveries are its endpoints' (no tenant index on deliveries, decision 0091;
--- endpoints are never deleted, only marked so).
+-- endpoints are never deleted, only marked so), read by their endpoints' keys (decision 0106).
 DELETE FROM attempts a USING deliveries d
 WHERE a.delivery_id = d.id AND d.tenant_id = %(tenant_id)s
-  AND d.endpoint_id IN (SELECT id FROM endpoints WHERE tenant_id = %(tenant_id)s)
+  AND hookline_endpoint_key(d.endpoint_id) IN (
+      SELECT hookline_endpoint_key(id) FROM endpoints WHERE tenant_id = %(tenant_id)s)
 
 -- erase_tenant_deliveries --
 DELETE FROM deliveries
 WHERE tenant_id = %(tenant_id)s
-  AND endpoint_id IN (SELECT id FROM endpoints WHERE tenant_id = %(tenant_id)s)
+  AND hookline_endpoint_key(endpoint_id) IN (
+      SELECT hookline_endpoint_key(id) FROM endpoints WHERE tenant_id = %(tenant_id)s)
 
 -- erase_tenant_quarantine --
 DELETE FROM fanout_quarantine WHERE tenant_id = %(tenant_id)s

@@ -53,7 +53,9 @@ SELECT d.id, d.event_id, e.type AS event_type, d.endpoint_id, d.tenant_id, d.ten
 FROM deliveries d JOIN events e ON e.id = d.event_id
 WHERE (%(state)s::text IS NULL OR (d.state = hookline_stored_state(%(state)s)
                                   AND hookline_shown_state(d.state, d.id) = %(state)s))
-  AND (%(endpoint_id)s::text IS NULL OR d.endpoint_id = %(endpoint_id)s)
+  AND (%(endpoint_id)s::text IS NULL
+       OR (hookline_endpoint_key(d.endpoint_id) = hookline_endpoint_key(%(endpoint_id)s)
+           AND d.endpoint_id = %(endpoint_id)s))  -- by key (decision 0106)
   AND (%(event_id)s::text IS NULL OR (d.event_id = %(event_id)s  -- by key (decision 0087)
        AND d.id >= hookline_event_deliveries_from(%(event_id)s)
        AND d.id < hookline_event_deliveries_to(%(event_id)s)))
