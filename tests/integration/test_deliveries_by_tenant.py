@@ -9,7 +9,6 @@ from the server (`EXPLAIN (ANALYZE, BUFFERS)`)."""
 from __future__ import annotations
 
 import types
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,9 +16,9 @@ import pytest
 import hookline
 import hookline.ids
 from hookline.db import Database
-from hookline.repositories import deliveries as repo
 from hookline.repositories.delivery_log import delivery_log
 from hookline.sqlfiles import query
+from tests.support.ledger import publish_fanned_out
 from tests.support.management import as_tenant
 
 pytestmark = pytest.mark.integration
@@ -36,16 +35,7 @@ def tenant_with_endpoints(mgmt, name: str, endpoints: int) -> str:
 
 def publish(db: Database, tenants: list[str], count: int) -> None:
     """`count` events for each tenant in turn, then fanned out."""
-    with db.connection() as conn, conn.transaction():
-        for n in range(count):
-            for tenant in tenants:
-                hookline.publish(conn, tenant_id=tenant, type="order.paid", payload={"n": n})
-    with db.connection() as conn:
-        while repo.fan_out_and_claim(
-            conn, limit=500, deadline=timedelta(hours=72), lease=timedelta(minutes=5), due_limit=0
-        ).to_send:
-            pass
-        conn.execute("ANALYZE")
+    publish_fanned_out(db, tenants, count)
 
 
 def publish_in_one_millisecond(db: Database, tenants: list[str], count: int, monkeypatch) -> None:

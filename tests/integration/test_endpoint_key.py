@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-import hookline
 from hookline.db import Database
-from hookline.repositories import deliveries as repo
 from hookline.sqlfiles import query
+from tests.support.ledger import publish_fanned_out
 
 pytestmark = pytest.mark.integration
 
@@ -34,16 +33,16 @@ def tenant_with_endpoint(mgmt, name: str, endpoints: int = 1) -> tuple[str, str]
 
 
 def publish(db: Database, tenant: str, count: int) -> None:
-    """`count` events for the tenant, fanned out to its endpoint."""
-    with db.connection() as conn, conn.transaction():
-        for n in range(count):
-            hookline.publish(conn, tenant_id=tenant, type="order.paid", payload={"n": n})
+    """`count` events for the tenant, fanned out to its endpoints, each delivery with an
+    attempt just now (what the endpoint's health reads)."""
+    publish_fanned_out(db, [tenant], count)
     with db.connection() as conn:
-        while repo.fan_out_and_claim(
-            conn, limit=500, deadline=timedelta(hours=72), lease=timedelta(minutes=5), due_limit=0
-        ).to_send:
-            pass
-        conn.execute("ANALYZE")
+        conn.execute(
+            "INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code)"
+            " SELECT d.id, now(), 12, 200 FROM deliveries d"
+            " WHERE NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = d.id)"
+        )
+        conn.execute("ANALYZE attempts")
 
 
 def reads(db: Database, name: str, params: dict[str, Any]) -> tuple[list[Any], int]:
