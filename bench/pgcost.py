@@ -8,15 +8,21 @@ import os
 from pathlib import Path
 from typing import Any
 
+# A backend the bench does not count, by its application_name: its CPU is in no stage, its
+# round trips in none (`bench/pipeline.py --uncounted-claim`, a probe: decision 0107).
+UNCOUNTED = "uncounted"
+
 
 def count_round_trips() -> list[int]:
     """Count every psycopg round trip of this process (each statement, BEGIN, COMMIT): the
     connection's waits that touch the socket (a COMMIT of an idle autocommit connection, as
-    the pool's return runs, waits for nothing and is not counted)."""
+    the pool's return runs, waits for nothing and is not counted), but an UNCOUNTED
+    connection's."""
     import psycopg
 
     counter = [0]
     wait = psycopg.Connection.wait
+    skip = os.environ.get("BENCH_UNCOUNTED_CLAIM") == "1"
 
     def counted(gen: Any) -> Any:
         try:
@@ -31,6 +37,8 @@ def count_round_trips() -> list[int]:
                 return done.value
 
     def counting(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
+        if skip and self.info.parameter_status("application_name") == UNCOUNTED:
+            return wait(self, gen, *args, **kwargs)
         return wait(self, counted(gen), *args, **kwargs)
 
     psycopg.Connection.wait = counting  # type: ignore[method-assign]
@@ -84,9 +92,12 @@ def cpu_by_role(
     """The CPU seconds spent between two readings, by stage: each process of `after` less
     what it had in `before` (nothing, if it started since). A process that exited between the
     two is left out, its figure gone from /proc: subtracting what it had before would count
-    against the others (an autovacuum worker ending mid-phase read as negative CPU)."""
+    against the others (an autovacuum worker ending mid-phase read as negative CPU). An
+    UNCOUNTED backend is left out too."""
     spent: dict[str, float] = {}
     for pid, (role, cpu) in after.items():
+        if role == UNCOUNTED:
+            continue
         earlier = before.get(pid)
         spent[role] = spent.get(role, 0.0) + cpu - (earlier[1] if earlier else 0.0)
     return spent

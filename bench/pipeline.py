@@ -50,7 +50,7 @@ stage (the workers' own).
         [--floor] [--prepared] [--no-receipt] [--statements [all]] [--wal-mix] [--json]
         [--past-days 90]
         [--steady 2000000] [--server wal_compression=off]
-        [--shape bench/shapes/stage2.sql[,...]]
+        [--shape bench/shapes/stage2.sql[,...]] [--uncounted-claim]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
 costliest statements per delivered event (`--statements all`: the statements run inside
@@ -58,11 +58,15 @@ functions too, whose times are also in their caller's; a statement's executor st
 shut-down are in no one's but the top-level call's); `--wal-mix` reads each phase's WAL back with
 `pg_waldump` (bench/walmix.py) and prints its bytes per delivered event by table and index,
 and by record kind (local server only); `--shape` runs what-if SQL files after the migrations
-(bench/shapes: a row shape a migration might bring, measured before it is built); `--json`
+(bench/shapes: a row shape a migration might bring, measured before it is built);
+`--uncounted-claim` is a probe: Hookline's deliver makes its claims on a connection of their
+own that no stage counts (its backend's CPU, its round trips), so deliver's figures are those
+of a deliver that sends without a claim statement (decision 0107); `--json`
 prints one line instead of the tables: a list of rows `{"pipeline", "processes",
 "endpoints", "events_per_s", "server_cpu_us", "wal_bytes", "commits", "python_cpu_us",
-"log_bytes", "stages"}`, per delivered event (`stages`: each stage's server and Python CPU,
-`{"receiver": {"server_cpu_us", "python_cpu_us"}, ...}`). A fresh
+"log_bytes", "stages", "messages_per_batch"}`, per delivered event (`stages`: each stage's
+server and Python CPU and round trips, `{"receiver": {"server_cpu_us", "python_cpu_us",
+"round_trips"}, ...}`; `messages_per_batch`: the mean of deliver's batches). A fresh
 database has nine day partitions of each hot table (today, the week ahead, the default);
 `--past-days 90` first makes the 90 earlier days' partitions that the default retention
 (`ledger_retention_days`) keeps, as a deployment has them after three months. The bare
@@ -301,6 +305,11 @@ def main(argv: list[str] | None = None) -> int:
         "--shape", default="", help="what-if SQL files run after the migrations, comma-separated"
     )  # fmt: skip
     parser.add_argument(
+        "--uncounted-claim", action="store_true",
+        help="a probe: Hookline's deliver claims on a connection the bench does not count, "
+        "the price of a deliver without a claim statement (decision 0107)",
+    )  # fmt: skip
+    parser.add_argument(
         "--past-days", type=int, default=0,
         help="make this many earlier days' partitions first, as retention keeps them",
     )  # fmt: skip
@@ -347,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(shape.read_bytes())  # a local file: the bench's own what-if
         os.environ["BENCH_SINK_URL"] = sink_url
+        os.environ["BENCH_UNCOUNTED_CLAIM"] = "1" if args.uncounted_claim else ""
         os.environ["BENCH_AHEAD"] = str(int(args.seconds * REQUESTS_AHEAD_PER_SECOND) + 100)
         print(f"Postgres: {where}; {server_facts(url)}", file=say)
         print(f"machine: {machine_facts()}", file=say)
@@ -358,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
                   " a checkpoint at each phase's start", file=say)  # fmt: skip
         if shapes:
             print(f"what-if shape: {', '.join(map(str, shapes))}", file=say)
+        if args.uncounted_claim:
+            print("a probe: deliver's claims run uncounted (decision 0107)", file=say)
         phases = []
         for n in counts:
             for width in widths:

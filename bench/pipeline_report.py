@@ -53,13 +53,16 @@ class Phase:
             "log_bytes": round(self.per_event(sum(self.log_bytes.values()))),
             # beside the issue's meters: each stage's share, for telling a change's stage apart
             "stages": {s: self.stage_cpu(s) for s in sorted({*self.python_cpu, *self.server_cpu})},
+            "messages_per_batch": round(self.deliver_batches[0] / self.deliver_batches[1], 2)
+            if self.deliver_batches[1] else None,
         }  # fmt: skip
 
-    def stage_cpu(self, stage: str) -> dict[str, int]:
-        """One stage's server and Python CPU, µs per delivered event."""
+    def stage_cpu(self, stage: str) -> dict[str, float]:
+        """One stage's server and Python CPU (µs) and round trips, per delivered event."""
         return {
             "server_cpu_us": round(self.per_event(self.server_cpu.get(stage, 0.0)) * 1e6),
             "python_cpu_us": round(self.per_event(self.python_cpu.get(stage, 0.0)) * 1e6),
+            "round_trips": round(self.per_event(self.trips.get(stage, 0)), 2),
         }
 
 

@@ -297,6 +297,8 @@ def deliver_step(kind: str, q: Any, stop: Any) -> Callable[[], int]:
     runtime.get_deliverer()
     with get_database().connection() as conn:
         conn.execute("SELECT 1")
+    if os.environ.get("BENCH_UNCOUNTED_CLAIM") == "1":
+        uncount_claims(settings.database_proxied)
 
     def invoke() -> int:
         bodies = take_batch(q, stop)
@@ -307,6 +309,34 @@ def deliver_step(kind: str, q: Any, stop: Any) -> Callable[[], int]:
         return len(records)
 
     return invoke
+
+
+def uncount_claims(proxied: bool) -> None:
+    """Deliver's claims, of a batch or of one message, made on a connection of their own
+    whose backend the bench does not count (`--uncounted-claim`, a probe: decision 0107). Each
+    claim still runs as built, so deliver does what it does; the figures are those of a
+    deliver that sends without a claim statement."""
+    from pgcost import UNCOUNTED
+    from psycopg.conninfo import make_conninfo
+
+    import hookline.delivery_batch as batches
+    from hookline.db import Database, StaticCredentials
+    from hookline.repositories import deliveries
+
+    conninfo = make_conninfo(os.environ["DATABASE_URL"], application_name=UNCOUNTED)
+    claims = Database(StaticCredentials(conninfo, proxied=proxied), max_size=2)
+    claim_batch, claim_one = batches.claim_batch_to_send, deliveries.claim_to_send
+
+    def batch_claimed(_conn: Any, *args: Any) -> Any:
+        with claims.connection() as conn:
+            return claim_batch(conn, *args)
+
+    def one_claimed(_conn: Any, *args: Any) -> Any:
+        with claims.connection() as conn:
+            return claim_one(conn, *args)
+
+    batches.claim_batch_to_send = batch_claimed  # type: ignore[assignment]
+    deliveries.claim_to_send = one_claimed  # type: ignore[assignment]
 
 
 def floor_deliver_step(q: Any, stop: Any, sink_url: str) -> Callable[[], int]:

@@ -59,6 +59,26 @@ def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_u
     assert rows["floor"]["commits"] >= rows["bare"]["commits"] + 0.15
 
 
+def test_the_uncounted_claim_probe_prices_deliver_with_one_statement_a_batch(
+    pg_admin_url: str,
+) -> None:
+    # `--uncounted-claim` prices a deliver that sends without a claim statement (decision
+    # 0107): the claims still run, on a connection no stage counts, so deliver's counted
+    # statements are its records alone, one a batch (two, claim and record, as built)
+    done = benches.run_bench(
+        "pipeline.py", pg_admin_url,
+        "--processes", "1", "--endpoints", "2", "--seconds", "0.5", "--uncounted-claim", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "drain gave up" not in done.stderr  # the claims still ran: every event delivered
+    hookline = next(
+        r for r in json.loads(done.stdout.splitlines()[-1]) if r["pipeline"] == "hookline"
+    )
+    batches_per_event = hookline["endpoints"] / hookline["messages_per_batch"]
+    per_batch = hookline["stages"]["deliver"]["round_trips"] / batches_per_event
+    assert 0.8 <= per_batch <= 1.2, hookline
+
+
 def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -77,10 +97,14 @@ def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
     def burn(conn: psycopg.Connection[Any]) -> None:
         conn.execute("SELECT count(*) FROM generate_series(1, 3000000)").fetchone()
 
-    with backend("admin") as admin, backend("gone") as gone, backend("stays") as stays:
+    uncounted = psycopg.connect(
+        make_conninfo(database_url, application_name=pgcost.UNCOUNTED), autocommit=True
+    )
+    with backend("admin") as admin, backend("gone") as gone, backend("stays") as stays, uncounted:
         burn(gone)
         burn(stays)
         before = pgcost.server_cpu_by_pid(database_url, admin.info.backend_pid)
+        burn(uncounted)  # the probe's backend (`--uncounted-claim`)
         gone_pid = gone.info.backend_pid
         gone.close()
         deadline = time.monotonic() + 10
@@ -103,3 +127,5 @@ def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
     # away from the others), and the other two count the work they did in between
     assert set(spent) == {"stays", "new"}
     assert spent["stays"] > 0.02 and spent["new"] > 0.02
+    # and the probe's uncounted backend is in no stage
+    assert pgcost.UNCOUNTED not in pgcost.cpu_by_role(before, after)
