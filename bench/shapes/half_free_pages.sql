@@ -4,11 +4,8 @@
 -- (`first_attempt_on_row.sql`) still finds room on its page for a HOT update. It applies to
 -- the pages written from now on, which in the bench's fresh database is all of them.
 DO $$
-DECLARE
-    part text;
 BEGIN
-    FOR part IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-                WHERE i.inhparent = 'deliveries'::regclass LOOP
-        EXECUTE format('ALTER TABLE %I SET (fillfactor = 50)', part);
-    END LOOP;
+    EXECUTE (SELECT string_agg(
+                 format('ALTER TABLE %s SET (fillfactor = 50)', inhrelid::regclass), '; ')
+             FROM pg_inherits WHERE inhparent = 'deliveries'::regclass);
 END $$;
