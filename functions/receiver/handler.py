@@ -205,6 +205,7 @@ def accepted_response(
             accepted.to_send,
             lambda: receipt_queues(settings),
             counts.count,
+            accepted.carried,
         )
     log_success(
         "event accepted",

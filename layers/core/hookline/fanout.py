@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from hookline.carried import CarriedEvent
 from hookline.db import Database
 from hookline.ids import ulid_time
 from hookline.observability import logger
@@ -120,12 +121,20 @@ def enqueue_due(
     return send_claimed(db, queues, due)
 
 
-def send_claimed(db: Database, queues: DeliveryQueues, due: list[repo.Enqueued]) -> tuple[int, int]:
-    """Send claimed (queued) deliveries; returns (sent, failed). Failed ones go back to
+def send_claimed(
+    db: Database,
+    queues: DeliveryQueues,
+    due: list[repo.Enqueued],
+    carried: CarriedEvent | None = None,
+) -> tuple[int, int]:
+    """Send claimed (queued) deliveries, their messages carrying `carried` when given (the
+    event of all of them, decision 0108); returns (sent, failed). Failed ones go back to
     pending at once."""
     if not due:
         return 0, 0
-    failed = queues.send([DeliveryMessage(d.id, d.seq, d.endpoint_id, d.tenant_group) for d in due])
+    failed = queues.send(
+        [DeliveryMessage(d.id, d.seq, d.endpoint_id, d.tenant_group, carried=carried) for d in due]
+    )
     if failed:
         with db.connection() as conn:
             repo.return_unsent(conn, [m.delivery_id for m in failed])
@@ -133,15 +142,20 @@ def send_claimed(db: Database, queues: DeliveryQueues, due: list[repo.Enqueued])
 
 
 def send_at_receipt(
-    db: Database, queues: Callable[[], DeliveryQueues], to_send: list[repo.Enqueued]
+    db: Database,
+    queues: Callable[[], DeliveryQueues],
+    to_send: list[repo.Enqueued],
+    carried: CarriedEvent | None = None,
 ) -> bool:
     """Send the deliveries an event got in the statement that stored it (decision 0076) to
     `queues()`. False when some could not be sent: those are back to pending, for the
     fan-out's due arm (nudge it); if even that failed, they wait queued for the reconciler's
     lease check. A message sent before a failure is made stale by the fan-out's next
-    generation, so putting all back is safe."""
+    generation, so putting all back is safe: its claim finds it stale, and one sent without a
+    claim because it carries `carried` (decision 0108) is recorded, not finished, so the
+    delivery is sent once more, never lost."""
     try:
-        _, failed = send_claimed(db, queues(), to_send)
+        _, failed = send_claimed(db, queues(), to_send, carried)
     except Exception:
         logger.warning("sending an event's deliveries at receipt failed", exc_info=True)
         try:

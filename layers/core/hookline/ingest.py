@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from hookline.carried import CarriedEvent
 from hookline.catalogue_limits import (
     DEFAULT_LIMITS,
     CatalogueLimits,
@@ -74,6 +76,9 @@ class Accepted:
     # Fanned out as it was stored (decision 0076): its deliveries, queued, to send now.
     fanned_out: bool = False
     to_send: list[Enqueued] = field(default_factory=list)
+    # What those deliveries' messages carry, so deliver may send them without a claim
+    # (decision 0108); None: too large to carry, or nothing to send.
+    carried: CarriedEvent | None = None
 
 
 @dataclass(frozen=True)
@@ -136,26 +141,43 @@ def receive_inbound(
             return Handshook(answer, source.tenant_id, source.scheme)
         assert verified is not None
         # Types, ids and headers are text the signature may not cover: bound and clean them.
-        received = _store(
-            conn,
-            fanout,
-            NewEvent(
-                tenant_id=source.tenant_id,
-                origin=source.id,
-                source_id=source.id,
-                type=storable_text(verified.event_type, MAX_TYPE_LENGTH) or "unknown",
-                dedupe_key=storable_text(verified.dedupe_key, 512),
-                payload=body,
-                content_type=storable_text(hdrs.get("content-type", "application/json"), 255),
-                headers={k: storable_text(v, 1024) for k, v in verified.kept_headers.items()},
-                traceparent=traceparent,
-            ),
+        event = NewEvent(
+            tenant_id=source.tenant_id,
+            origin=source.id,
+            source_id=source.id,
+            type=storable_text(verified.event_type, MAX_TYPE_LENGTH) or "unknown",
+            dedupe_key=storable_text(verified.dedupe_key, 512),
+            payload=body,
+            content_type=storable_text(hdrs.get("content-type", "application/json"), 255),
+            headers={k: storable_text(v, 1024) for k, v in verified.kept_headers.items()},
+            traceparent=traceparent,
         )
+        began = datetime.now(UTC)
+        received = _store(conn, fanout, event)
     reply = verifier.accepted_answer(verified.payload)
+    return _accepted(received, event, reply, fanout, began)
+
+
+def _accepted(
+    received: Received,
+    event: NewEvent,
+    reply: str | None,
+    fanout: FanoutOptions | None,
+    began: datetime,
+) -> Accepted:
+    """The answer for a stored event; when it was fanned out as it was stored, with what its
+    deliveries' messages carry (the event stored at `began` or later, decision 0108)."""
     stored = received.stored
+    carried = None
+    if received.to_send and fanout is not None:
+        carried = CarriedEvent.at_receipt(
+            stored.id, event.tenant_id, event.source_id, event.type, event.content_type,
+            event.payload, began=began, deadline=fanout.deadline, lease=fanout.queued_lease,
+        )  # fmt: skip
     return Accepted(
-        stored.id, stored.duplicate, source.tenant_id, reply, received.fanned_out, received.to_send
-    )
+        stored.id, stored.duplicate, event.tenant_id, reply, received.fanned_out,
+        received.to_send, carried,
+    )  # fmt: skip
 
 
 def _store(conn: Connection, fanout: FanoutOptions | None, event: NewEvent) -> Received:
@@ -283,24 +305,19 @@ def publish(
 
     check_payload(conn, tenant_id, type, body, limits)
     dedupe_key = f"idem:{idempotency_key}" if idempotency_key else f"auto:{new_id('pub')}"
-    received = _store(
-        conn,
-        fanout,
-        NewEvent(
-            tenant_id=tenant_id,
-            origin=PUBLISH_ORIGIN,
-            type=type,
-            dedupe_key=dedupe_key,
-            payload=body,
-            traceparent=traceparent,
-        ),
+    event = NewEvent(
+        tenant_id=tenant_id,
+        origin=PUBLISH_ORIGIN,
+        type=type,
+        dedupe_key=dedupe_key,
+        payload=body,
+        traceparent=traceparent,
     )
-    stored = received.stored
-    if not stored.duplicate and not received.fanned_out:
+    began = datetime.now(UTC)
+    received = _store(conn, fanout, event)
+    if not received.stored.duplicate and not received.fanned_out:
         nudge_on_commit(conn, settings)
-    return Accepted(
-        stored.id, stored.duplicate, tenant_id, None, received.fanned_out, received.to_send
-    )
+    return _accepted(received, event, None, fanout, began)
 
 
 def validate_event_type(type: Any) -> None:

@@ -29,6 +29,7 @@ from hookline.settings import Settings
 from hookline.sqlfiles import query
 
 if TYPE_CHECKING:
+    from hookline.carried import CarriedEvent
     from hookline.queues import DeliveryQueues
     from hookline.repositories.deliveries import Enqueued
 
@@ -72,14 +73,15 @@ def after_accept(
     to_send: Sequence[Enqueued],
     queues: Callable[[], DeliveryQueues],
     count: Callable[[str, int], None] | None = None,
+    carried: CarriedEvent | None = None,
 ) -> int:
     """After a new event's commit: send the deliveries made with it (fan-out at receipt,
     decision 0076) to `queues()`, or nudge the fan-out to make them, or to send what SQS
     refused, now rather than at its next tick. Counts what it made and sent as the fan-out
     does (`DeliveriesFannedOut`, `DeliveriesEnqueued`), so the dashboard's fan-out graph counts
     every delivery wherever it was made: with `count(name, value)` (the receiver's
-    `InvocationCounts.count`), else on the process's Powertools metrics. Returns how many
-    were sent."""
+    `InvocationCounts.count`), else on the process's Powertools metrics. The messages carry
+    `carried`, the event, when given (decision 0108). Returns how many were sent."""
     if fanned_out:
         if not to_send:
             return 0
@@ -87,7 +89,7 @@ def after_accept(
 
         add = _add_count if count is None else count
         add("DeliveriesFannedOut", len(to_send))
-        if send_at_receipt(get_database(), queues, list(to_send)):
+        if send_at_receipt(get_database(), queues, list(to_send), carried):
             add("DeliveriesEnqueued", len(to_send))
             return len(to_send)
     nudge_fanout(settings)

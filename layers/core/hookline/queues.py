@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from hookline.carried import CarriedEvent
 from hookline.config import DEFAULT_RESOURCE_PREFIX, HooklineConfig
 from hookline.errors import BadRequest
 
@@ -68,13 +69,37 @@ class DeliveryMessage:
     traceparent: str | None = None
     # How long SQS hides the message once sent (a retry's wait); None: the send's delay.
     delay_seconds: float | None = None
+    # The event, carried by a first message sent at receipt (decision 0108).
+    carried: CarriedEvent | None = None
 
     def body(self) -> str:
         """The message body."""
         doc: dict[str, Any] = {"delivery_id": self.delivery_id, "seq": self.seq}
         if self.deferrals:
             doc["deferrals"] = self.deferrals
-        return json.dumps(doc)
+        if self.carried is None:
+            return json.dumps(doc)
+        doc["endpoint_id"], doc["tenant_group"] = self.endpoint_id, self.tenant_group
+        # the event's part, encoded once for all of its deliveries' messages
+        return json.dumps(doc)[:-1] + ', "event": ' + self.carried.encoded + "}"
+
+    @staticmethod
+    def carrying(body: str) -> DeliveryMessage | None:
+        """The message a body is, when it carries its event (decision 0108); None for one that
+        carries none, or not well formed (claimed as any other)."""
+        try:
+            doc = json.loads(body)
+            delivery_id, seq = doc["delivery_id"], doc["seq"]
+            endpoint_id, group = doc["endpoint_id"], doc["tenant_group"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        texts = (delivery_id, endpoint_id, group)
+        if not all(isinstance(t, str) for t in texts) or not isinstance(seq, int):
+            return None
+        event = CarriedEvent.from_doc(doc.get("event"))
+        if event is None:
+            return None
+        return DeliveryMessage(delivery_id, seq, endpoint_id, group, carried=event)
 
     @staticmethod
     def deferrals_in(body: str) -> int:

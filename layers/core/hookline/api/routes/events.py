@@ -51,7 +51,11 @@ def router(edge: Edge) -> Router:
         logger.set_correlation_id(accepted.id)
         if not accepted.duplicate:
             after_accept(
-                settings, accepted.fanned_out, accepted.to_send, lambda: receipt_queues(settings)
+                settings,
+                accepted.fanned_out,
+                accepted.to_send,
+                lambda: receipt_queues(settings),
+                carried=accepted.carried,
             )
         return m.Published(id=accepted.id, duplicate=accepted.duplicate)
 
