@@ -59,6 +59,12 @@ def ordering_in_use(heads: ReleasedHeads, db: Database) -> bool:
         return True
 
 
+def first_receives(records: list[dict[str, Any]]) -> list[bool]:
+    """Which records SQS hands out for the first time (`ApproximateReceiveCount` 1): those may
+    be sent without a claim (decision 0108)."""
+    return [(r.get("attributes") or {}).get("ApproximateReceiveCount") == "1" for r in records]
+
+
 class BatchFailed(Exception):
     """Every message of the batch failed: the invocation fails, so the Errors alarm counts it
     and SQS retries the whole batch (as Powertools' `BatchProcessingError`)."""
@@ -96,7 +102,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     records = event.get("Records") or []
     began = utcnow()
     deliverer = current_deliverer()
-    outcomes = deliver_batch(deliverer, [r.get("body", "") for r in records], _threads, _latency)
+    bodies = [r.get("body", "") for r in records]
+    outcomes = deliver_batch(deliverer, bodies, _threads, _latency, first_receives(records))
     heads = released_heads()
     if ordering_in_use(heads, deliverer.db):  # else nothing to hand on: no ids parsed
         finished = [

@@ -25,6 +25,7 @@ from hookline.postgres_text import storable_text
 from hookline.queues import DeliveryMessage, DeliveryQueues
 from hookline.repositories import deliveries as repo
 from hookline.repositories.deliveries import AttemptRecord, Claim, Finish, Job
+from hookline.repositories.sendable_endpoints import SendableEndpoints
 from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.settings import Settings
@@ -156,6 +157,14 @@ class Deliverer:
         self.policy = policy
         self.options = options
         self.clock = clock
+        # Endpoints as the sends without a claim read them (decision 0108), and the most
+        # deliveries every tenant group's deliver can have in flight at once: each group's
+        # concurrency cap times its batch size. An endpoint whose cap is at least that can
+        # never be over it, so its cap needs no claim.
+        self.endpoints = SendableEndpoints(settings.endpoint_cache_seconds)
+        self.in_flight_ceiling = sum(
+            g.max_concurrency * g.batch_size for g in queues.config.tenant_groups
+        )
 
     def handle(
         self,

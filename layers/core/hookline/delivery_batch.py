@@ -1,4 +1,5 @@
-"""A deliver batch: one claim statement and one record statement per SQS batch, the attempts
+"""A deliver batch: one claim statement (none for the messages sent without one, decision 0108)
+and one record statement per SQS batch, the attempts
 in between made concurrently (decision 0066), or in turn when the endpoints answer fast
 (decision 0093, `hookline.batch_pace`), and one more statement for its failed attempts
 (decision 0105). A batch whose deliveries lie in two to four days (retries of earlier days'
@@ -14,10 +15,11 @@ that fails is retried per delivery, each failure that message's alone.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 
 from hookline.batch_pace import RecentLatency, run_batch
+from hookline.claim_free import claims_without_statement
 from hookline.delivery import NOT_CLAIMED, Deliverer, Handled, Unclaimed
 from hookline.delivery_failures import Failure
 from hookline.observability import logger
@@ -32,7 +34,11 @@ Outcome = Handled | Exception
 
 
 def deliver_batch(
-    deliverer: Deliverer, bodies: Sequence[str], threads: Executor, latency: RecentLatency
+    deliverer: Deliverer,
+    bodies: Sequence[str],
+    threads: Executor,
+    latency: RecentLatency,
+    first_receives: Sequence[bool] | None = None,
 ) -> list[Outcome]:
     """Handle the messages of one batch: claim them in one statement, make their attempts
     (on `threads`, or in turn when `latency` says the endpoints answer within
@@ -42,13 +48,18 @@ def deliver_batch(
     A batch of one (a trickle of events) is handled on the calling thread with the message's
     own claim and record statements, which run the batch statements' bodies for one message:
     the same two statements, without handing the attempt to a thread and back, and with
-    scalar parameters instead of arrays (decision 0075)."""
+    scalar parameters instead of arrays (decision 0075).
+
+    `first_receives` says which messages SQS hands out for the first time (None: none is
+    known to be): those that carry their event may be sent without a claim (decision 0108,
+    `hookline.claim_free`), and are left out of the claim statement."""
+    free = claims_without_statement(deliverer, bodies, first_receives or [False] * len(bodies))
     if len(bodies) == 1:
         try:
-            return [deliverer.handle(bodies[0])]
+            return [deliverer.handle(bodies[0], free.get(0, NOT_CLAIMED))]
         except Exception as failed:  # this message's failure: SQS retries it
             return [failed]
-    claims = claim_all(deliverer, bodies)
+    claims = claim_all(deliverer, bodies, free)
     sending = [sending_endpoint(claim) for claim in claims]
     kept = Kept()
 
@@ -113,20 +124,22 @@ def sending_endpoint(claim: Claim | Unclaimed | None) -> str | None:
     return None
 
 
-def claim_all(deliverer: Deliverer, bodies: Sequence[str]) -> list[Claim | Unclaimed | None]:
+def claim_all(
+    deliverer: Deliverer, bodies: Sequence[str], free: Mapping[int, Claim | None]
+) -> list[Claim | Unclaimed | None]:
     """Each message's claim from one statement, or one per day (`day_parts`; None: stale,
     finished, taken, or a copy of a message earlier in the batch); NOT_CLAIMED for a message
     that does not parse (handle raises for it) or for every message of a statement that
-    fails (each claims itself)."""
+    fails (each claims itself). The messages in `free` have theirs already (decision 0108)."""
     parsed: list[tuple[str, int] | None] = []
-    for body in bodies:
+    for index, body in enumerate(bodies):
         try:
-            parsed.append(DeliveryMessage.parse(body))
+            parsed.append(None if index in free else DeliveryMessage.parse(body))
         except Exception:
             parsed.append(None)
     wanted = list(dict.fromkeys(m for m in parsed if m is not None))
     if not wanted:
-        return [NOT_CLAIMED] * len(bodies)
+        return [free.get(i, NOT_CLAIMED) for i in range(len(bodies))]
     claims: dict[tuple[str, int], Claim] = {}
     unclaimed: set[tuple[str, int]] = set()
     now = deliverer.clock()
@@ -138,8 +151,10 @@ def claim_all(deliverer: Deliverer, bodies: Sequence[str]) -> list[Claim | Uncla
             logger.warning("batch claim failed; each message claims itself", exc_info=True)
             unclaimed.update(part)
     answer: list[Claim | Unclaimed | None] = []
-    for message in parsed:
-        if message is None or message in unclaimed:
+    for index, message in enumerate(parsed):
+        if index in free:
+            answer.append(free[index])
+        elif message is None or message in unclaimed:
             answer.append(NOT_CLAIMED)
         else:
             # pop: a second copy of a message in the same batch finds its claim taken (SKIPPED)

@@ -127,6 +127,10 @@ class Settings:
     # 0074): a disabled or deleted source, or a secret rotated out, stops being accepted within
     # it. 0: every request reads the source.
     source_cache_seconds: float = 5.0
+    # Deliver keeps an endpoint it sends to without a claim for this long in the process
+    # (decision 0108): a change to the endpoint reaches those sends within it. 0: every batch
+    # of such messages reads its endpoints.
+    endpoint_cache_seconds: float = 5.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -186,6 +190,7 @@ class Settings:
             otlp_traces_endpoint=e.get("HOOKLINE_OTLP_TRACES_ENDPOINT") or None,
             trace_sample_rate=float(e.get("HOOKLINE_TRACE_SAMPLE_RATE") or "1"),
             source_cache_seconds=float(e.get("HOOKLINE_SOURCE_CACHE_SECONDS") or "5"),
+            endpoint_cache_seconds=float(e.get("HOOKLINE_ENDPOINT_CACHE_SECONDS") or "5"),
         )
 
     @property
