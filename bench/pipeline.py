@@ -234,9 +234,9 @@ def top_statements(conn: Any, limit: int = 12) -> list[dict[str, Any]]:
     return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
-def prepare(url: str, sink_url: str, widths: list[int]) -> dict[int, str]:
-    """Per fan-out width N: a tenant, its Stripe source and N endpoints on the sink; the
-    bare tables. Returns {N: source id}."""
+def prepare(url: str, sink_url: str, widths: list[int], cap: int = 1000) -> dict[int, str]:
+    """Per fan-out width N: a tenant, its Stripe source and N endpoints on the sink, each with
+    `cap` as its max_concurrency; the bare tables. Returns {N: source id}."""
     import psycopg
 
     from hookline.config import HooklineConfig
@@ -265,7 +265,7 @@ def prepare(url: str, sink_url: str, widths: list[int]) -> dict[int, str]:
             for n in range(width):
                 endpoint_service.create_endpoint(
                     setup, settings, operator,
-                    {"tenant_id": tenant["id"], "url": f"{sink_url}/{n}", "max_concurrency": 1000},
+                    {"tenant_id": tenant["id"], "url": f"{sink_url}/{n}", "max_concurrency": cap},
                 )  # fmt: skip
             sources[width] = str(source["id"])
     finally:
@@ -310,6 +310,11 @@ def main(argv: list[str] | None = None) -> int:
         "the price of a deliver without a claim statement (decision 0107)",
     )  # fmt: skip
     parser.add_argument(
+        "--cap", type=int, default=1000,
+        help="the endpoints' max_concurrency: 1000 is above the in-flight ceiling, so first "
+        "messages go without a claim (decision 0108); 5, the default cap, claims each batch",
+    )  # fmt: skip
+    parser.add_argument(
         "--past-days", type=int, default=0,
         help="make this many earlier days' partitions first, as retention keeps them",
     )  # fmt: skip
@@ -344,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         sink_url = sink.url("/hook")
-        sources = prepare(url, sink_url, widths)
+        sources = prepare(url, sink_url, widths, args.cap)
         if args.past_days:
             make_past_partitions(url, args.past_days)
         if args.steady:
@@ -363,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"prepared statements: {'on' if args.prepared else 'off (as behind RDS Proxy)'}",
               file=say)  # fmt: skip
         print(f"day partitions: {9 + args.past_days} per hot table", file=say)
+        print(f"endpoints' cap: {args.cap}", file=say)
         if args.steady:
             print(f"steady state: {args.steady:,} dedupe keys per tenant, random provider ids,"
                   " a checkpoint at each phase's start", file=say)  # fmt: skip

@@ -59,24 +59,31 @@ def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_u
     assert rows["floor"]["commits"] >= rows["bare"]["commits"] + 0.15
 
 
-def test_the_uncounted_claim_probe_prices_deliver_with_one_statement_a_batch(
-    pg_admin_url: str,
+@pytest.mark.parametrize(
+    ("options", "statements"),
+    [(["--cap", "5", "--uncounted-claim"], 1), (["--cap", "5"], 2), ([], 1)],
+    ids=["claimed, the probe", "claimed", "cap above the ceiling"],
+)
+def test_deliver_pays_one_statement_a_batch_without_a_claim(
+    pg_admin_url: str, options: list[str], statements: int
 ) -> None:
     # `--uncounted-claim` prices a deliver that sends without a claim statement (decision
     # 0107): the claims still run, on a connection no stage counts, so deliver's counted
-    # statements are its records alone, one a batch (two, claim and record, as built)
+    # statements are its records alone, one a batch (two, claim and record, for endpoints
+    # with the default cap of 5). The bench's own endpoints (cap 1,000, above the in-flight
+    # ceiling) are sent to without a claim as built (decision 0108): one a batch
     done = benches.run_bench(
         "pipeline.py", pg_admin_url,
-        "--processes", "1", "--endpoints", "2", "--seconds", "0.5", "--uncounted-claim", "--json",
+        "--processes", "1", "--endpoints", "2", "--seconds", "0.5", "--json", *options,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "drain gave up" not in done.stderr  # the claims still ran: every event delivered
+    assert "drain gave up" not in done.stderr  # every event delivered
     hookline = next(
         r for r in json.loads(done.stdout.splitlines()[-1]) if r["pipeline"] == "hookline"
     )
     batches_per_event = hookline["endpoints"] / hookline["messages_per_batch"]
     per_batch = hookline["stages"]["deliver"]["round_trips"] / batches_per_event
-    assert 0.8 <= per_batch <= 1.2, hookline
+    assert statements - 0.2 <= per_batch <= statements + 0.2, hookline
 
 
 def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
