@@ -1,7 +1,8 @@
 """The chaos run: Hookline as separate `hookline dev --role` processes, with faults.
 
 10,000 signed webhooks (by default) go through the front to 50 endpoints of tenants in three
-tenant groups, while endpoints answer 5xx, time out, throttle with 429 + Retry-After, one
+tenant groups (half of them with a cap no batch can reach, sent to without a claim: decision
+0108), while endpoints answer 5xx, time out, throttle with 429 + Retry-After, one
 answers 410 and one is slow behind a concurrency cap; meanwhile random roles (front, fan-out,
 reconcile, each group's poller) are SIGKILLed and restarted, Postgres is crash-restarted once,
 and about 1 % of the queue messages are deleted unprocessed. Then it waits until every

@@ -220,6 +220,9 @@ class ChaosRun:
         db = Database(self.database_url, max_size=2, timeout=10)
         try:
             pairs = self.o.endpoints // 2
+            # The even endpoints' cap is the in-flight ceiling: their first messages go
+            # without a claim (decision 0108); the odd ones' 5 (endpoint 1's the slow cap).
+            ceiling = sum(g.max_concurrency * g.batch_size for g in settings.config.tenant_groups)
             for t in range(pairs):
                 group = GROUPS[t % len(GROUPS)]
                 tenant = operator.add_tenant(db, settings.config, name=f"chaos-{t}", group=group)
@@ -233,7 +236,7 @@ class ChaosRun:
                 )
                 for k, filters in pair:
                     self.sink.profiles[k] = profile_for(k, self.o)
-                    cap = self.o.slow_cap if k == 1 else 5
+                    cap = self.o.slow_cap if k == 1 else 5 if k % 2 else ceiling
                     made = operator.add_endpoint(
                         db, settings, tenant_id=tenant["id"], url=self.sink.url(k),
                         event_types=filters, max_concurrency=cap,
