@@ -312,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cap", type=int, default=1000,
         help="the endpoints' max_concurrency: 1000 is above the in-flight ceiling, so first "
-        "messages go without a claim (decision 0108); 5, the default cap, claims each batch",
+        "messages go without a claim (decision 0108); 100 is below it, so each batch is "
+        "claimed, and no batch fills it",
     )  # fmt: skip
     parser.add_argument(
         "--past-days", type=int, default=0,

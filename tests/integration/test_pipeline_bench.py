@@ -61,7 +61,7 @@ def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_u
 
 @pytest.mark.parametrize(
     ("options", "statements"),
-    [(["--cap", "5", "--uncounted-claim"], 1), (["--cap", "5"], 2), ([], 1)],
+    [(["--cap", "100", "--uncounted-claim"], 1), (["--cap", "100"], 2), ([], 1)],
     ids=["claimed, the probe", "claimed", "cap above the ceiling"],
 )
 def test_deliver_pays_one_statement_a_batch_without_a_claim(
@@ -70,8 +70,9 @@ def test_deliver_pays_one_statement_a_batch_without_a_claim(
     # `--uncounted-claim` prices a deliver that sends without a claim statement (decision
     # 0107): the claims still run, on a connection no stage counts, so deliver's counted
     # statements are its records alone, one a batch (two, claim and record, for endpoints
-    # with the default cap of 5). The bench's own endpoints (cap 1,000, above the in-flight
-    # ceiling) are sent to without a claim as built (decision 0108): one a batch
+    # with a cap below the in-flight ceiling, 180 in the bench's config, that a batch cannot
+    # fill). The bench's own endpoints (cap 1,000, above the ceiling) are sent to without a
+    # claim as built (decision 0108): one a batch
     done = benches.run_bench(
         "pipeline.py", pg_admin_url,
         "--processes", "1", "--endpoints", "2", "--seconds", "0.5", "--json", *options,
