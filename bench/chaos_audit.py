@@ -170,7 +170,7 @@ def audit(
             f"{final['unreconciled']} unreconciled: {final['findings']}"
         )
     attempts = run._query(
-        "SELECT count(*) AS n FROM attempts a JOIN deliveries d ON d.id = a.delivery_id"
+        "SELECT count(*) AS n FROM attempt_log a JOIN deliveries d ON d.id = a.delivery_id"
         " JOIN events e ON e.id = d.event_id WHERE e.dedupe_key LIKE %s",
         f"msg_chaos_{run.o.seed}_%",
     )[0]["n"]

@@ -339,7 +339,7 @@ def latencies(url: str, accepted: set[str]) -> tuple[dict[str, list[float]], flo
                    AS finished
         FROM deliveries d
         JOIN events e ON e.id = d.event_id
-        JOIN attempts a ON a.delivery_id = d.id
+        JOIN attempt_log a ON a.delivery_id = d.id
         WHERE d.event_id = ANY(%s)
         GROUP BY d.id, d.tenant_group, e.received_at, d.finished_at
     """

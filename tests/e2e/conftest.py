@@ -185,7 +185,9 @@ class Stack:
         return self.query(f"SELECT * FROM deliveries WHERE {clause}", *where.values())
 
     def attempts(self, delivery_id: str) -> list[dict[str, Any]]:
-        return self.query("SELECT * FROM attempts WHERE delivery_id = %s ORDER BY id", delivery_id)
+        return self.query(
+            "SELECT * FROM attempt_log WHERE delivery_id = %s ORDER BY id", delivery_id
+        )
 
     def cli(self, *argv: str) -> Any:
         """Run the `hookline` CLI with the stack's environment (what --print-env exports)."""

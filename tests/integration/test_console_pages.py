@@ -313,7 +313,7 @@ def test_the_status_page_draws_latency_and_backlog_from_the_last_day(
         durations = [
             r["duration_ms"]
             for r in conn.execute(
-                "SELECT duration_ms FROM attempts a JOIN deliveries d ON d.id = a.delivery_id "
+                "SELECT duration_ms FROM attempt_log a JOIN deliveries d ON d.id = a.delivery_id "
                 "WHERE d.endpoint_id = %s",
                 (endpoint["id"],),
             ).fetchall()

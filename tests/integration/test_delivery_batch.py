@@ -92,7 +92,7 @@ def test_a_batch_costs_one_claim_and_one_record_statement(
     # delivery pages show it
     with db.connection() as conn:
         answered = conn.execute(
-            "SELECT count(*) AS n FROM attempts"
+            "SELECT count(*) AS n FROM attempt_log"
             " WHERE status_code = 200 AND response_headers ? 'content-type'"
         ).fetchone()
     assert answered["n"] == states.get("delivered", 0)
@@ -156,7 +156,7 @@ def test_a_batch_keeps_each_answer_exactly_as_the_endpoint_gave_it(pipeline, db,
     with db.connection() as conn:
         rows = conn.execute(
             "SELECT response_excerpt, response_headers ->> 'x-note' AS note, status_code"
-            " FROM attempts"
+            " FROM attempt_log"
         ).fetchall()
     assert [(r["response_excerpt"], r["note"], r["status_code"]) for r in rows] == [
         (awkward, '"quoted", {x}', 200)

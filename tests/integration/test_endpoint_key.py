@@ -40,7 +40,7 @@ def publish(db: Database, tenant: str, count: int) -> None:
         conn.execute(
             "INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code)"
             " SELECT d.id, now(), 12, 200 FROM deliveries d"
-            " WHERE NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = d.id)"
+            " WHERE NOT EXISTS (SELECT 1 FROM attempt_log a WHERE a.delivery_id = d.id)"
         )
         conn.execute("ANALYZE attempts")
 

@@ -119,7 +119,7 @@ def test_a_failure_whose_claim_was_taken_over_keeps_its_attempt_and_changes_noth
     with db.connection() as conn:
         rows = conn.execute(
             "SELECT d.id, d.state, d.attempt_count, d.enqueue_seq, count(a.*) AS attempts"
-            " FROM deliveries d LEFT JOIN attempts a ON a.delivery_id = d.id"
+            " FROM deliveries d LEFT JOIN attempt_log a ON a.delivery_id = d.id"
             " GROUP BY d.id ORDER BY d.id"
         ).fetchall()
     assert [(r["state"], r["attempt_count"], r["enqueue_seq"], r["attempts"]) for r in rows] == [
@@ -164,7 +164,7 @@ def test_a_batch_of_failures_is_one_statement_and_each_retry_comes_back_on_its_d
         rows = conn.execute(
             "SELECT d.state, d.attempt_count, d.enqueue_seq, d.last_error, a.status_code,"
             " e.failing_since IS NOT NULL AS failing"
-            " FROM deliveries d JOIN attempts a ON a.delivery_id = d.id"
+            " FROM deliveries d JOIN attempt_log a ON a.delivery_id = d.id"
             " JOIN endpoints e ON e.id = d.endpoint_id"
         ).fetchall()
     first_seqs = {json.loads(b)["seq"] for b in bodies}
@@ -258,7 +258,7 @@ def test_when_a_batchs_failure_record_fails_each_failure_is_recorded_alone(pipel
     with db.connection() as conn:
         rows = conn.execute(
             "SELECT d.id, d.attempt_count, count(a.*) AS attempts FROM deliveries d"
-            " LEFT JOIN attempts a ON a.delivery_id = d.id GROUP BY d.id"
+            " LEFT JOIN attempt_log a ON a.delivery_id = d.id GROUP BY d.id"
         ).fetchall()
     assert {r["id"]: (r["attempt_count"], r["attempts"]) for r in rows} == {
         messages[0][1]: (1, 1),

@@ -85,7 +85,9 @@ def test_recording_a_first_try_writes_no_index_entry_and_no_row_lock(pipeline, d
     assert [r["record_type"] for r in records] == ["HOT_UPDATE"]
     # And it shows as delivered, its one attempt listed
     assert pipeline.delivery(endpoint_id=ep["id"])["state"] == "delivered"
-    attempts = sql(db, "SELECT status_code FROM attempts WHERE delivery_id = %s", (delivery["id"],))
+    attempts = sql(
+        db, "SELECT status_code FROM attempt_log WHERE delivery_id = %s", (delivery["id"],)
+    )
     assert attempts == [{"status_code": 200}]
 
 

@@ -204,7 +204,7 @@ def test_a_capped_endpoint_never_sees_more_than_its_cap_while_others_flow(pipeli
     assert slow_behaviour.max_in_flight == 2
     assert len(sink.requests("/capped")) == 12
     with db.connection() as conn:
-        attempts = conn.execute("SELECT count(*) AS n FROM attempts").fetchone()["n"]
+        attempts = conn.execute("SELECT count(*) AS n FROM attempt_log").fetchone()["n"]
     assert attempts == 24  # deferrals are not attempts
     assert fast_done < 10
 

@@ -157,7 +157,7 @@ class Pipeline:
         """Attempts of a delivery, oldest first."""
         with self.db.connection() as conn:
             return conn.execute(
-                "SELECT * FROM attempts WHERE delivery_id = %s ORDER BY id", (delivery_id,)
+                "SELECT * FROM attempt_log WHERE delivery_id = %s ORDER BY id", (delivery_id,)
             ).fetchall()
 
     def queue_depth(self, url: str) -> int:

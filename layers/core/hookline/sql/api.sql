@@ -176,7 +176,7 @@ ORDER BY d.walk_id DESC, d.id DESC LIMIT %(limit)s
 -- api_list_attempts --
 SELECT a.id, a.delivery_id, a.attempted_at, a.duration_ms, a.status_code,
        a.response_excerpt, a.error_class
-FROM attempts a JOIN deliveries d ON d.id = a.delivery_id
+FROM attempt_log a JOIN deliveries d ON d.id = a.delivery_id
 WHERE a.delivery_id = %(delivery_id)s
   AND (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
   AND (%(after)s::bigint IS NULL OR a.id > %(after)s)

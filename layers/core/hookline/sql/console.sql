@@ -5,8 +5,7 @@
 SELECT date_trunc('hour', attempted_at) AS hour,
        count(*) AS attempts,
        count(*) FILTER (WHERE status_code BETWEEN 200 AND 299) AS succeeded
-FROM attempts
-WHERE attempted_at >= now() - interval '24 hours'
+FROM hookline_attempts_since(now() - interval '24 hours')
 GROUP BY 1
 ORDER BY 1
 
@@ -33,8 +32,7 @@ SELECT date_trunc('hour', attempted_at) AS hour,
        count(*) AS attempts,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50_ms,
        percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99_ms
-FROM attempts
-WHERE attempted_at >= date_trunc('hour', now()) - interval '23 hours'
+FROM hookline_attempts_since(date_trunc('hour', now()) - interval '23 hours')
 GROUP BY 1
 ORDER BY 1
 

@@ -186,4 +186,4 @@ FROM deliveries WHERE id = %(id)s
 
 -- list_attempts --
 SELECT id, delivery_id, attempted_at, duration_ms, status_code, response_excerpt, error_class
-FROM attempts WHERE delivery_id = %(id)s ORDER BY attempted_at, id
+FROM attempt_log WHERE delivery_id = %(id)s ORDER BY attempted_at, id

@@ -66,4 +66,4 @@ WHERE d.id = %(id)s AND (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
 -- found the delivery in its scope).
 SELECT id, attempted_at, duration_ms, status_code, response_excerpt, error_class,
        response_headers
-FROM attempts WHERE delivery_id = %(id)s ORDER BY attempted_at, id LIMIT %(limit)s
+FROM attempt_log WHERE delivery_id = %(id)s ORDER BY attempted_at, id LIMIT %(limit)s

@@ -6,11 +6,12 @@
 -- state change, so a recovered endpoint starts afresh): attempts, failures, the failures since
 -- its last success (the streak), the last attempt's outcome. Attempts of operational events
 -- are left out: an operational event's own delivery never feeds another (no loops). Crosses
--- tenants by design (one monitor for all); the BRIN index on attempted_at bounds the scan.
+-- tenants by design (one monitor for all); the attempts' time and the ids that can hold a
+-- first attempt made since then bound the scan (hookline_attempts_since, decision 0109).
 WITH recent AS (
     SELECT d.endpoint_id, a.attempted_at, a.status_code, a.error_class, a.response_excerpt,
            (a.error_class IS NULL AND a.status_code BETWEEN 200 AND 299) AS ok
-    FROM attempts a
+    FROM hookline_attempts_since(%(now)s::timestamptz - %(max_window)s::interval) a
     JOIN deliveries d ON d.id = a.delivery_id
     JOIN events e ON e.id = d.event_id
     LEFT JOIN endpoint_health h ON h.endpoint_id = d.endpoint_id
@@ -145,7 +146,7 @@ WITH recent AS (
     SELECT a.attempted_at, a.duration_ms,
            (a.error_class IS NULL AND a.status_code BETWEEN 200 AND 299) AS ok
     FROM deliveries d
-    JOIN attempts a ON a.delivery_id = d.id
+    CROSS JOIN LATERAL hookline_attempts_of(d) a  -- wherever they are kept (decision 0109)
     WHERE hookline_endpoint_key(d.endpoint_id) = hookline_endpoint_key(%(endpoint_id)s)
       AND d.endpoint_id = %(endpoint_id)s
       AND d.created_at > %(now)s::timestamptz - %(period)s::interval - %(deadline)s::interval
@@ -167,7 +168,7 @@ SELECT date_trunc('hour', a.attempted_at) AS hour, count(*) AS attempts,
        count(*) FILTER (WHERE a.error_class IS NULL AND a.status_code BETWEEN 200 AND 299)
            AS successes
 FROM deliveries d
-JOIN attempts a ON a.delivery_id = d.id
+CROSS JOIN LATERAL hookline_attempts_of(d) a  -- wherever they are kept (decision 0109)
 WHERE hookline_endpoint_key(d.endpoint_id) = hookline_endpoint_key(%(endpoint_id)s)
   AND d.endpoint_id = %(endpoint_id)s
   AND d.created_at > %(now)s::timestamptz - interval '1 day' - %(deadline)s::interval

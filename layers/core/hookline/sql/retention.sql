@@ -63,7 +63,8 @@ WITH day_deliveries AS MATERIALIZED (
     UNION ALL
     SELECT d.* FROM deliveries_default d WHERE d.event_id >= %(lo)s AND d.event_id < %(hi)s
 ), day_attempts AS MATERIALIZED (
-    SELECT a.* FROM attempts a WHERE a.delivery_id >= %(dlo)s AND a.delivery_id < %(dhi)s
+    -- (with the first attempts kept on the rows, decision 0109)
+    SELECT a.* FROM attempt_log a WHERE a.delivery_id >= %(dlo)s AND a.delivery_id < %(dhi)s
     UNION ALL
     SELECT a.* FROM attempts_default a
     WHERE a.delivery_id IN (SELECT id FROM day_deliveries)
