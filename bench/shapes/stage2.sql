@@ -7,7 +7,7 @@ SELECT hookline_first_attempts_off();
 DO $$
 DECLARE
     maker text := pg_get_functiondef(
-        'hookline_make_record_function(text,text,text)'::regprocedure);
+        'hookline_make_hot_function(text,text,text,text)'::regprocedure);
     cut_from integer := position('), attempt AS (' IN maker);
     cut_to integer := position(E')\nSELECT f.id FROM finished f;' IN maker);
 BEGIN
@@ -16,7 +16,7 @@ BEGIN
     END IF;
     EXECUTE substr(maker, 1, cut_from - 1) || substr(maker, cut_to);
 END $$;
-SELECT hookline_make_record_function('hookline_record_batch_delivered', 'deliveries', '');
+SELECT hookline_make_hot_function('record', 'hookline_record_batch_delivered', 'deliveries', '');
 -- every day's copy made again from the new template
 DO $$
 DECLARE

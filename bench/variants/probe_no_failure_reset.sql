@@ -4,11 +4,10 @@
 -- would then stay failing.
 
 -- replace:
-    SELECT min(i), max(i),
            EXISTS (SELECT 1 FROM endpoints p
-                   WHERE p.id = ANY (p_endpoint_ids::text[]) AND p.failing_since IS NOT NULL)
-    INTO lo, hi, failing
+                   WHERE p.id = ANY (p_endpoint_ids::text[]) AND p.failing_since IS NOT NULL),
+           (SELECT hookline_first_attempts_from(max(a))
 -- with:
-    SELECT min(i), max(i), false
-    INTO lo, hi, failing
+           false,
+           (SELECT hookline_first_attempts_from(max(a))
 -- end

@@ -79,6 +79,17 @@ def test_a_first_attempt_that_delivers_is_kept_on_the_row_and_read_everywhere(pi
         [hour] = console_repo.attempts_by_hour(conn)
         [latency] = console_repo.attempt_latency_by_hour(conn)
     assert (hour["attempts"], hour["succeeded"], latency["attempts"]) == (1, 1, 1)
+    # And so does the endpoint's health, in the API and the portal, and its hourly chart
+    now, deadline = datetime.now(UTC), timedelta(hours=72)
+    with db.connection() as conn:
+        health = operational_repo.endpoint_health_summary(
+            conn, ep["id"], now=now, period=timedelta(hours=1), deadline=deadline
+        )
+        [bucket] = operational_repo.endpoint_health_buckets(
+            conn, ep["id"], now=now, deadline=deadline
+        )
+    assert (health["attempts"], health["successes"]) == (1, 1)
+    assert (bucket["attempts"], bucket["successes"]) == (1, 1)
 
 
 def test_a_failed_first_attempt_and_the_retry_that_delivers_are_rows_of_attempts(

@@ -116,16 +116,199 @@ LANGUAGE sql STABLE AS $$
     WHERE delivery_id >= hookline_first_attempts_from(since) AND attempted_at >= since
 $$;
 
--- The record of a batch's delivered attempts (decisions 0066, 0084, 0097, 0099), its template
--- now in a maker of its own as the failed one's is (migration 0048); `hookline_make_hot_function`
--- makes the claim. Over `target` (the parent or a day's partition of deliveries) with `guard`
--- (the day's hand-over to the parent's, or nothing). Each claim ended; each delivery whose claim
--- stood delivered, with its first attempt on its row when the rule above says so; every other
--- attempt a row of `attempts` (it was made, whoever holds the delivery now).
-CREATE FUNCTION hookline_make_record_function(name text, target text, guard text) RETURNS void
-LANGUAGE plpgsql AS $maker$
+-- The record of a batch's delivered attempts (decisions 0066, 0084, 0097, 0099) in the hot
+-- functions' maker, restated as migration 0045 left it with the record's template changed: each
+-- claim ended; each delivery whose claim stood delivered, with its first attempt on its row
+-- when the rule above says so; every other attempt a row of `attempts` (it was made, whoever
+-- holds the delivery now).
+CREATE OR REPLACE FUNCTION hookline_make_hot_function(kind text, name text, target text, guard text)
+RETURNS void LANGUAGE plpgsql AS $function$
+DECLARE
+    -- where the claim reads each delivery's event (decision 0100): a day's function from the
+    -- day's partition of events, named as its deliveries partition is (through the parent, a
+    -- generic plan's start-up locks and sets up every partition kept); the function over the
+    -- parent, and a day whose events sit in the default partition, through the parent
+    day_events text := CASE WHEN target ~ '^deliveries_d[0-9]{8}$'
+                            THEN 'events_' || substr(target, 12) END;
+    events_from text := CASE
+        WHEN day_events IS NOT NULL AND to_regclass(day_events) IS NOT NULL
+        THEN format('%I x WHERE x.id = c.event_id', day_events)
+        ELSE 'events x WHERE x.id = c.event_id AND x.id BETWEEN event_lo AND event_hi' END;
+    -- the claim's main statement: %1$I its target, then the rate limits' three parts (the
+    -- tokens of each endpoint, the join that reads them, the statement that spends them), and
+    -- %5$s where it reads events from
+    claim_query text := $query$
+WITH found AS MATERIALIZED (
+    -- each id looked up alone, queued in this generation and held by no live claim with a
+    -- slot (one without, a deferral's, is taken over by the message it deferred); read, not
+    -- locked: the endpoint locks above keep reconcile's sweeps and replay off it until the
+    -- in-flight row below is committed (they take the same locks before they look)
+    SELECT d.id, d.enqueue_seq, d.endpoint_id, d.attempt_count, d.deadline_at, d.created_at,
+           d.tenant_id, d.event_id, d.tenant_group, p.max_concurrency,
+           p.rate_limit_per_second AS rate, p.enabled AND p_now < d.deadline_at AS sendable
+    FROM unnest(p_ids::text[], p_seqs::integer[]) AS m(id, seq)
+    CROSS JOIN LATERAL (SELECT x.id, x.enqueue_seq, x.endpoint_id, x.state, x.attempt_count,
+                               x.deadline_at, x.created_at, x.tenant_id, x.event_id,
+                               x.tenant_group
+                        FROM %1$I x WHERE x.id = m.id AND x.id BETWEEN lo AND hi) d
+    JOIN endpoints p ON p.id = d.endpoint_id
+    WHERE d.enqueue_seq = m.seq AND d.state = 'queued'
+      AND NOT EXISTS (SELECT 1 FROM deliveries_in_flight f
+                      WHERE f.id = d.id AND f.slot AND f.lease_expires_at >= now())
+), busy AS MATERIALIZED (
+    -- the slots taken, endpoint by endpoint: its live in-flight rows holding one
+    SELECT f.endpoint_id, n.taken
+    FROM (SELECT DISTINCT endpoint_id FROM found WHERE sendable) f
+    CROSS JOIN LATERAL (SELECT count(*) AS taken FROM deliveries_in_flight x
+                        WHERE x.endpoint_id = f.endpoint_id AND x.slot
+                          AND x.lease_expires_at >= now()) n
+), room AS MATERIALIZED (
+    -- per endpoint with something to send: its free slots, and its tokens when rate limited
+    -- (burst = one second's worth, at least 1)
+    SELECT f.endpoint_id, f.rate,
+           CASE WHEN recovering_until > now() THEN 0
+                ELSE f.max_concurrency - coalesce((SELECT u.taken FROM busy u
+                                                   WHERE u.endpoint_id = f.endpoint_id), 0)
+           END AS free,
+           %2$s AS tokens
+    FROM (SELECT DISTINCT endpoint_id, max_concurrency, rate FROM found WHERE sendable) f%3$s
+), judged AS MATERIALIZED (
+    SELECT f.*,
+           CASE WHEN NOT f.sendable THEN NULL
+                WHEN f.nth > r.free THEN greatest(
+                    1, extract(epoch FROM recovering_until - now()))::double precision
+                WHEN r.rate IS NOT NULL AND r.tokens - f.nth < 0 THEN (f.nth - r.tokens) / r.rate
+                ELSE 0::double precision END AS wait_seconds
+    FROM (SELECT found.*, row_number() OVER (PARTITION BY found.endpoint_id, found.sendable
+                                              ORDER BY found.id) AS nth
+          FROM found) f
+    LEFT JOIN room r ON r.endpoint_id = f.endpoint_id AND f.sendable
+), taken AS (
+    -- the claims: a slot where one was granted; a row without a slot or whose lease ran out
+    -- (its worker crashed) is taken over, a live one with a slot (a claim that won the race)
+    -- is left and not returned
+    INSERT INTO deliveries_in_flight AS t (id, endpoint_id, enqueue_seq, lease_expires_at, slot)
+    SELECT j.id, j.endpoint_id, j.enqueue_seq, now() + p_lease, coalesce(j.wait_seconds = 0, false)
+    FROM judged j
+    ON CONFLICT (id) DO UPDATE
+        SET enqueue_seq = EXCLUDED.enqueue_seq, lease_expires_at = EXCLUDED.lease_expires_at,
+            slot = EXCLUDED.slot
+        WHERE t.lease_expires_at < now() OR NOT t.slot
+    RETURNING t.id, t.lease_expires_at
+), claimed AS MATERIALIZED (
+    SELECT j.*, k.lease_expires_at AS claimed_until FROM taken k JOIN judged j ON j.id = k.id
+)%4$s
+SELECT c.id, c.attempt_count, c.deadline_at, c.created_at, c.tenant_id, c.event_id,
+       c.tenant_group, c.enqueue_seq, c.claimed_until, c.endpoint_id, p.url, p.headers,
+       p.retry_on_4xx, p.enabled, p.deleted_at IS NOT NULL AS deleted, p.input_transformer,
+       p.kind, p.role_arn, p.destination, p.auth, p.auth_secret, p.tls, p.tls_key,
+       p.public_only, (SELECT t.external_id FROM tenants t WHERE t.id = c.tenant_id),
+       c.sendable, e.type AS event_type, e.payload, e.content_type, e.source_id,
+       CASE WHEN c.wait_seconds = 0 THEN ARRAY(
+           SELECT s.secret FROM endpoint_secrets s
+           WHERE s.endpoint_id = c.endpoint_id
+             AND (s.expires_at IS NULL OR s.expires_at > now())
+           ORDER BY s.created_at DESC) END AS secrets,
+       c.wait_seconds
+FROM claimed c
+-- each claimed delivery's endpoint and event looked up alone (OFFSET 0); the event in the
+-- day's partition of events for a day's function (a delivery whose event is not there comes
+-- back without it, for the caller to read: decision 0100), else through the parent within
+-- the batch's days
+CROSS JOIN LATERAL (SELECT x.* FROM endpoints x WHERE x.id = c.endpoint_id OFFSET 0) p
+LEFT JOIN LATERAL (SELECT x.type, x.payload, x.content_type, x.source_id FROM %5$s
+                   OFFSET 0) e ON true
+ORDER BY c.endpoint_id, c.id$query$;
 BEGIN
-    EXECUTE format($tmpl$
+    IF kind = 'claim' THEN
+        EXECUTE format($tmpl$
+CREATE OR REPLACE FUNCTION %1$I(p_ids text[], p_seqs integer[], p_lease interval,
+                                                p_now timestamptz,
+                                                p_lease_seconds double precision,
+                                                p_durable boolean)
+RETURNS TABLE (id text, attempt_count integer, deadline_at timestamptz, created_at timestamptz,
+               tenant_id text, event_id text, tenant_group text, enqueue_seq integer,
+               claimed_until timestamptz, endpoint_id text, url text, headers jsonb,
+               retry_on_4xx boolean, enabled boolean, deleted boolean, input_transformer jsonb,
+               kind text, role_arn text, destination jsonb, auth jsonb, auth_secret text,
+               tls jsonb, tls_key text, public_only boolean, external_id text, sendable boolean,
+               event_type text, payload bytea, content_type text, source_id text,
+               secrets text[], wait_seconds double precision)
+LANGUAGE plpgsql
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan
+AS $body$
+#variable_conflict use_column
+DECLARE
+    -- the batch's first and last ids: every lookup of a delivery below is bounded by them,
+    -- so executor start-up prunes the day partitions outside them instead of opening every
+    -- partition's indexes (decision 0072)
+    lo text;
+    hi text;
+    -- and their events': a delivery's id carries its event's time (hookline_delivery_id), or
+    -- for a test event's a moment after it; a day's margin below covers both
+    event_lo text;
+    event_hi text;
+    -- until when no slot is granted: the end of one lease after the in-flight table was
+    -- emptied by a crash or a fail-over (migration 0037)
+    recovering_until timestamptz;
+    -- whether an endpoint of the batch has a rate limit (read before the locks: a rate set
+    -- since is enforced from the next claim on)
+    rated boolean;
+    locked boolean;
+BEGIN
+    SELECT min(i), max(i) INTO lo, hi FROM unnest(p_ids::text[]) AS i;
+%3$s%6$s    IF NOT p_durable THEN
+        -- commit without waiting for the disk (decision 0014); never behind RDS Proxy (0036)
+        PERFORM set_config('synchronous_commit', 'off', true);
+    END IF;
+    SELECT hookline_lock_endpoint_slots(array_agg(d.endpoint_id)),
+           coalesce(bool_or(p.rate_limit_per_second IS NOT NULL), false),
+           (SELECT f.lease_expires_at FROM deliveries_in_flight f WHERE f.id = '~reset')
+    INTO locked, rated, recovering_until
+    -- looked up id by id, each in its own day's partition
+    FROM unnest(p_ids::text[]) AS m(id)
+    CROSS JOIN LATERAL (SELECT x.endpoint_id FROM %2$I x
+                        WHERE x.id = m.id AND x.id BETWEEN lo AND hi OFFSET 0) d
+    CROSS JOIN LATERAL (SELECT y.rate_limit_per_second FROM endpoints y
+                        WHERE y.id = d.endpoint_id OFFSET 0) p;
+    IF recovering_until IS NULL THEN
+        -- emptied: the slots of the claims made before are unknown until their leases end
+        INSERT INTO deliveries_in_flight (id, endpoint_id, enqueue_seq, lease_expires_at, slot)
+        VALUES ('~reset', '', 0, now() + p_lease, false)
+        ON CONFLICT (id) DO NOTHING;
+        SELECT f.lease_expires_at INTO recovering_until
+        FROM deliveries_in_flight f WHERE f.id = '~reset';
+    END IF;
+    IF rated THEN
+        RETURN QUERY %4$s;
+    ELSE
+        RETURN QUERY %5$s;
+    END IF;
+END $body$
+$tmpl$, name, target, guard,
+        format(claim_query, target, $rate$CASE WHEN f.rate IS NOT NULL THEN least(greatest(f.rate, 1), coalesce(
+               b.tokens + f.rate * extract(epoch FROM clock_timestamp() - b.refilled_at),
+               greatest(f.rate, 1))) END$rate$, $rate$
+    LEFT JOIN endpoint_rate b ON b.endpoint_id = f.endpoint_id$rate$, $rate$, spent AS (
+    -- the tokens of the slots granted (a claim that lost a race spends none)
+    INSERT INTO endpoint_rate (endpoint_id, tokens, refilled_at)
+    SELECT r.endpoint_id, r.tokens - count(*), clock_timestamp()
+    FROM claimed c JOIN room r ON r.endpoint_id = c.endpoint_id
+    WHERE r.rate IS NOT NULL AND c.wait_seconds = 0
+    GROUP BY r.endpoint_id, r.tokens
+    ON CONFLICT (endpoint_id) DO UPDATE
+        SET tokens = EXCLUDED.tokens, refilled_at = EXCLUDED.refilled_at
+)$rate$, events_from),
+        -- no endpoint of the batch has a rate: no tokens to read or spend
+        format(claim_query, target, 'NULL::double precision', '', '', events_from),
+        -- the events' bounds, which only the lookup through the parent reads
+        CASE WHEN events_from LIKE 'events x %' THEN $bounds$    event_lo := 'evt_' || hookline_ulid_time(hookline_ulid_at(substr(lo, 5, 10))
+                                             - interval '1 day');
+    event_hi := 'evt_' || substr(hi, 5, 10) || '~';
+$bounds$ ELSE '' END);
+    ELSIF kind = 'record' THEN
+        EXECUTE format($tmpl$
 CREATE OR REPLACE FUNCTION %1$I(
     p_ids text[], p_seqs integer[], p_claimed_until timestamptz[], p_endpoint_ids text[],
     p_attempted_at timestamptz[], p_duration_ms integer[], p_statuses integer[],
@@ -211,56 +394,12 @@ SELECT f.id FROM finished f;
     END IF;
 END $body$
 $tmpl$, name, target, guard, pg_get_serial_sequence('attempts', 'id'));
-END $maker$;
+    ELSE
+        RAISE EXCEPTION 'not a hot function: %', kind;
+    END IF;
+END $function$;
 
-SELECT hookline_make_record_function('hookline_record_batch_delivered', 'deliveries', '');
-
--- A day's three functions, the record's from its new maker.
-CREATE OR REPLACE FUNCTION hookline_make_day_functions(day date) RETURNS integer
-LANGUAGE plpgsql AS $$
-DECLARE
-    suffix text := '_d' || to_char(day, 'YYYYMMDD');
-    lo     text := 'dlv_' || hookline_ulid_time(day::timestamp AT TIME ZONE 'UTC');
-    hi     text := 'dlv_' || hookline_ulid_time((day + 1)::timestamp AT TIME ZONE 'UTC');
-BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('hookline_create_day_partitions'));
-    IF to_regclass('deliveries' || suffix) IS NULL
-       OR to_regproc('hookline_record_batch_failed' || suffix) IS NOT NULL THEN
-        RETURN 0;
-    END IF;
-    PERFORM hookline_make_hot_function('claim', 'hookline_claim_batch' || suffix,
-                                       'deliveries' || suffix, format($guard$
-    -- a batch outside this day's partition goes to the function over the parent
-    IF lo < %L OR hi >= %L THEN
-        RETURN QUERY SELECT * FROM hookline_claim_batch(p_ids, p_seqs, p_lease, p_now,
-                                                        p_lease_seconds, p_durable);
-        RETURN;
-    END IF;
-$guard$, lo, hi));
-    PERFORM hookline_make_record_function('hookline_record_batch_delivered' || suffix,
-                                          'deliveries' || suffix, format($guard$
-    -- a batch outside this day's partition goes to the function over the parent
-    IF lo < %L OR hi >= %L THEN
-        RETURN QUERY SELECT * FROM hookline_record_batch_delivered(
-            p_ids, p_seqs, p_claimed_until, p_endpoint_ids, p_attempted_at, p_duration_ms,
-            p_statuses, p_excerpts, p_headers);
-        RETURN;
-    END IF;
-$guard$, lo, hi));
-    PERFORM hookline_make_failed_function('hookline_record_batch_failed' || suffix,
-                                          'deliveries' || suffix, format($guard$
-    -- a batch outside this day's partition goes to the function over the parent
-    IF lo < %L OR hi >= %L THEN
-        RETURN QUERY SELECT * FROM hookline_record_batch_failed(
-            p_ids, p_seqs, p_claimed_until, p_attempted_at, p_duration_ms, p_statuses,
-            p_excerpts, p_errors, p_headers, p_states, p_next_attempt_at,
-            p_lease_expires_at, p_bumps, p_reasons, p_streak_endpoints);
-        RETURN;
-    END IF;
-$guard$, lo, hi));
-    RETURN 3;
-END $$;
-
+SELECT hookline_make_hot_function('record', 'hookline_record_batch_delivered', 'deliveries', '');
 
 -- Every day that has a partition gets its functions again, from the new template.
 DO $$
