@@ -41,6 +41,16 @@ def shown(db: Database, delivery_id: str) -> list[dict]:
         return api_repo.list_attempts(conn, None, delivery_id, None, 10)
 
 
+def delivered(pipeline: Pipeline, db: Database, sink, path: str) -> tuple[str, dict]:
+    """A tenant, an endpoint at `path` and one event published to it, delivered: the tenant
+    and the delivery."""
+    t = tenant(db)
+    ep = endpoint(db, t, sink.url(path))
+    publish(db, t)
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    return t, pipeline.delivery(endpoint_id=ep["id"])
+
+
 def monitor_stats(db: Database) -> dict[str, dict]:
     """The monitor's counts per endpoint over the last ten minutes."""
     with db.connection() as conn:
@@ -137,11 +147,7 @@ def test_a_first_attempt_made_long_after_its_delivery_is_a_row_of_attempts(pipel
 
 def test_a_replay_keeps_the_first_attempt_and_lists_its_own_after_it(pipeline, db, sink):
     # Given a delivery delivered at the first try, its attempt on its row
-    t = tenant(db)
-    ep = endpoint(db, t, sink.url("/again"))
-    publish(db, t)
-    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
-    delivery = pipeline.delivery(endpoint_id=ep["id"])
+    _, delivery = delivered(pipeline, db, sink, "/again")
     [first] = shown(db, delivery["id"])
     # When an operator replays it and it is delivered again
     from hookline.management import delivery_service
@@ -167,10 +173,7 @@ def test_a_replay_keeps_the_first_attempt_and_lists_its_own_after_it(pipeline, d
 
 def test_the_archive_carries_the_first_attempt(pipeline, db, sink):
     # Given a delivered event whose attempt is on its delivery's row
-    t = tenant(db)
-    endpoint(db, t, sink.url("/archived"))
-    event_id = publish(db, t)
-    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    _, delivery = delivered(pipeline, db, sink, "/archived")
     # When the day's archive lines are selected
     from hookline.repositories import retention as retention_repo
 
@@ -179,18 +182,14 @@ def test_the_archive_carries_the_first_attempt(pipeline, db, sink):
         bounds = retention_repo.day_bounds(conn, day)
         lines = list(retention_repo.archive_selection(conn, bounds, None))
     # Then the event's delivery carries its attempt
-    [line] = [x for x in lines if x["id"] == event_id]
-    [delivered] = line["deliveries"]
-    assert [a["status_code"] for a in delivered["attempts"]] == [200]
+    [line] = [x for x in lines if x["id"] == delivery["event_id"]]
+    [archived] = line["deliveries"]
+    assert [a["status_code"] for a in archived["attempts"]] == [200]
 
 
 def test_turned_off_for_a_rollback_the_first_attempts_move_to_attempts(pipeline, db, sink):
     # Given a delivery whose first attempt is on its row
-    t = tenant(db)
-    ep = endpoint(db, t, sink.url("/back"))
-    publish(db, t)
-    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
-    kept = pipeline.delivery(endpoint_id=ep["id"])
+    t, kept = delivered(pipeline, db, sink, "/back")
     [before] = shown(db, kept["id"])
     # When the rule is turned off, as before deploying a version from before it
     [moved] = sql(db, "SELECT hookline_first_attempts_off() AS n")
