@@ -2,17 +2,17 @@
 -- making, is written on the delivery's own row by the record's HOT update instead of as a row
 -- of `attempts` (decision 0109, the first part of decision 0085's stage 2). On the hot path
 -- (made at receipt, delivered at the first try) a delivered event then writes its delivery
--- rows and nothing else: no attempt row and no entry in the attempts' key, ~18 % of the WAL
--- per delivered event with ten endpoints and ~10 % of deliver's server CPU
--- (bench/pipeline.py --shape, docs/performance.md).
+-- rows and nothing else: no attempt row and no entry in the attempts' key, ~17 % of the WAL
+-- per delivered event with ten endpoints (bench/against.py, docs/performance.md).
 --
 -- * Every later attempt, every failed one and a first one made later than that (a backlog, a
 --   paused endpoint, a lease that ran out) is a row of `attempts` as before.
--- * `attempt_log` is the one place that says what a delivery's attempts are: its rows of
---   `attempts` and its row's first attempt. A reader of one delivery's attempts reads it by
---   `delivery_id`. A reader of a window of time across endpoints reads the attempts by their
---   time and the rows by their ids from `hookline_first_attempts_from(start)` on: the five
---   minutes bound which deliveries can hold a first attempt made since `start`.
+-- * A delivery's attempts are its rows of `attempts` and its row's first attempt
+--   (`first_attempts`). A reader of one delivery's attempts reads `attempt_log` by
+--   `delivery_id`; one holding the delivery's row, `hookline_attempts_of(d)`; one of a window
+--   of time across endpoints, `hookline_attempts_since(start)`: the attempts by their time and
+--   the rows by their ids from `hookline_first_attempts_from(start)` on (the five minutes
+--   bound which deliveries can hold a first attempt made since `start`).
 -- * The attempt keeps an id from the attempts' own sequence, so the API's ids and their order
 --   stay what they were.
 -- * The row is wider when it is recorded: the deliveries' day partitions now leave half of
