@@ -55,8 +55,10 @@ def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_u
     assert "drain gave up" not in done.stderr  # each delivered every event it accepted
     # Both relays commit the event with its deliveries once and mark each batch once; the
     # floor also commits a claim per batch before it sends: at most 10 messages a batch, so
-    # 0.2 commits more per event with two endpoints (0.15: the parent's polls count too).
-    assert rows["floor"]["commits"] >= rows["bare"]["commits"] + 0.15
+    # 0.2 commits more per event with two endpoints. The database's other commits count too
+    # (the parent's polls, autovacuum after the Hookline phase: up to ~0.1 an event in half a
+    # second), so 0.1 more is what a claim per batch must show.
+    assert rows["floor"]["commits"] >= rows["bare"]["commits"] + 0.1
 
 
 @pytest.mark.parametrize(
