@@ -31,6 +31,17 @@ def pipeline(make_pipeline) -> Pipeline:
     return make_pipeline(retry_schedule_seconds=[0, 3600])
 
 
+# The columns a delivered attempt's record writes (hookline_make_hot_function's `record`), and
+# what its WAL record holds besides them: the record's header and block reference (~44 bytes),
+# the update's own fields (~14), the tuple's header and null bitmap (~14) and alignment.
+RECORDED = (
+    "state", "attempt_count", "last_status", "first_duration_ms", "first_status", "updated_at",
+    "finished_at", "first_attempt_id", "first_attempted_at", "last_error", "first_excerpt",
+    "first_headers",
+)  # fmt: skip
+RECORD_OVERHEAD = 88
+
+
 def markers(db: Database, delivery_id: str) -> dict:
     [row] = sql(
         db,
@@ -78,11 +89,20 @@ def test_recording_a_first_try_writes_no_index_entry_and_no_row_lock(pipeline, d
         # And the WAL has one record for the delivery's table, that update: no row lock
         # (a BEFORE UPDATE trigger would take and log one before its WHEN is looked at)
         records = conn.execute(
-            "SELECT record_type FROM pg_get_wal_records_info(%s, %s)"
+            "SELECT record_type, record_length FROM pg_get_wal_records_info(%s, %s)"
             " WHERE block_ref LIKE '%%/' || %s || ' %%'",
             (before["lsn"], after["lsn"], counts["filenode"]),
         ).fetchall()
+        [recorded] = conn.execute(
+            f"SELECT {' + '.join(f'coalesce(pg_column_size({c}), 0)' for c in RECORDED)} AS n"
+            " FROM deliveries WHERE id = %s",
+            (delivery["id"],),
+        ).fetchall()
     assert [r["record_type"] for r in records] == ["HOT_UPDATE"]
+    # And that record carries what the record wrote, not the columns it left as they were
+    # (the partition keeps them first, decision 0110): beyond the recorded columns' bytes,
+    # only the record's headers and the columns' alignment
+    assert records[0]["record_length"] - recorded["n"] <= RECORD_OVERHEAD
     # And it shows as delivered, its one attempt listed
     assert pipeline.delivery(endpoint_id=ep["id"])["state"] == "delivered"
     attempts = sql(
