@@ -1,9 +1,12 @@
-"""What reconcile's lease sweeps cost as the delivery rate grows (decision 0097).
+"""What reconcile's lease sweeps cost as the delivery rate grows (decisions 0097, 0111).
 
 Since the delivery's record became a HOT update, a delivered row keeps its lease, and the
 sweeps that look for queued deliveries read the lease index from the lease floor on
 (`hookline_lease_floor()`): every lease of the window, delivered ones included, where the
-partial index of queued rows before held only the queued ones. This bench prices that.
+partial index of queued rows before held only the queued ones. Since decision 0111 a delivery
+made at receipt writes no lease: it holds the one its id implies, and the sweeps read those by
+the range of the ids (`hookline_leased`). The deliveries here are laid out that way (no lease
+written, the id's time a lease before the lease). This bench prices that.
 
 For each `--rates` figure R (deliveries per second), the deliveries table holds what a
 deployment at R holds when a run starts, with the default schedule (a run every 5 minutes,
@@ -54,35 +57,37 @@ SEED = """
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, state,
                         attempt_count, lease_expires_at, deadline_at, created_at, updated_at,
                         finished_at, last_status, enqueue_seq)
-SELECT 'dlv_' || hookline_ulid_time(now()) || lpad((%(first)s + g)::text, 16, '0'),
-       'evt_' || hookline_ulid_time(now()) || lpad((%(first)s + g)::text, 16, '0'),
-       'ep_bench', 'ten_bench', 'default', 'delivered', 1,
-       now() - %(behind)s + (%(span)s * g / %(count)s), now() + interval '1 day',
+SELECT 'dlv_' || hookline_ulid_time(l.at - %(lease)s) || lpad((%(first)s + g)::text, 16, '0'),
+       'evt_' || hookline_ulid_time(l.at - %(lease)s) || lpad((%(first)s + g)::text, 16, '0'),
+       'ep_bench', 'ten_bench', 'default', 'delivered', 1, NULL, now() + interval '1 day',
        now() - interval '2 minutes', now(), now(), 200, 1
 FROM generate_series(0, %(count)s - 1) AS g
+CROSS JOIN LATERAL (SELECT now() - %(behind)s + (%(span)s * g / %(count)s) AS at) l
 """
-# The stuck ones: queued, never attempted, their lease run out; the first half past deadline.
+# The stuck ones, made again before each rate's statements: queued at receipt 17 minutes ago
+# (their implied lease ran out two minutes ago), never attempted, the first half past deadline.
 STUCK = """
+WITH gone AS (DELETE FROM deliveries WHERE id LIKE 'dlv___________stuck%%')
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, state,
                         attempt_count, lease_expires_at, deadline_at, created_at, enqueue_seq)
-SELECT 'dlv_' || hookline_ulid_time(now()) || 'stuck' || lpad(g::text, 11, '0'),
-       'evt_' || hookline_ulid_time(now()) || 'stuck' || lpad(g::text, 11, '0'),
-       'ep_bench', 'ten_bench', 'default', 'queued', 0, now(),
+SELECT 'dlv_' || hookline_ulid_time(now() - interval '2 minutes' - %(lease)s) || 'stuck'
+           || lpad(g::text, 11, '0'),
+       'evt_' || hookline_ulid_time(now() - interval '2 minutes' - %(lease)s) || 'stuck'
+           || lpad(g::text, 11, '0'),
+       'ep_bench', 'ten_bench', 'default', 'queued', 0, NULL,
        CASE WHEN g < %(stuck)s / 2 THEN now() - interval '1 minute' ELSE now() + interval '1 day'
        END,
        now() - interval '2 hours', 1
 FROM generate_series(0, %(stuck)s - 1) AS g
 RETURNING id
 """
-# (a run later: their leases ran out two minutes ago)
-EXPIRE = "UPDATE deliveries SET lease_expires_at = now() - interval '2 minutes' WHERE id = ANY(%s)"
 FLOOR = """
 INSERT INTO reconcile_positions (name, after_at) VALUES ('lease_floor', now() - %(floor)s)
 ON CONFLICT (name) DO UPDATE SET after_at = excluded.after_at
 """
 WINDOW = (
-    "SELECT count(*) FILTER (WHERE lease_expires_at < now()) AS expired, count(*) AS all "
-    "FROM deliveries WHERE lease_expires_at >= hookline_lease_floor()"
+    "SELECT count(*) FILTER (WHERE hookline_lease_of(id, lease_expires_at) < now()) AS expired,"
+    " count(*) AS all FROM hookline_leased(hookline_lease_floor())"
 )
 
 
@@ -141,17 +146,16 @@ def main(argv: list[str] | None = None) -> int:
         cost: dict[int, dict[str, float]] = {}  # rate -> statement -> CPU µs per call
         read: dict[int, dict[str, int]] = {}  # rate -> statement -> leases in its window
         with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
-            stuck = [r["id"] for r in conn.execute(STUCK, {"stuck": args.stuck})]
             made = 0
             for rate in rates:
                 count = int(rate * span.total_seconds())
                 if count > made:
                     print(f"rate {rate}/s: {count:,} leases ...", file=sys.stderr, flush=True)
                     conn.execute(SEED, {"first": made, "count": count - made, "behind": floor,
-                                        "span": span})  # fmt: skip
+                                        "span": span, "lease": LEASE})  # fmt: skip
                     conn.execute("VACUUM ANALYZE deliveries")
                     made = count
-                conn.execute(EXPIRE, (stuck,))
+                conn.execute(STUCK, {"stuck": args.stuck, "lease": LEASE})
                 conn.execute(FLOOR, {"floor": floor})
                 window = conn.execute(WINDOW).fetchone()
                 assert window is not None

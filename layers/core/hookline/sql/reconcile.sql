@@ -20,7 +20,8 @@ WHERE fanned_out_at IS NULL AND created_at < now() - %(age)s::interval
 -- Deliveries whose deadline passed while nobody holds them (pending, or queued with the lease
 -- run out and no live claim) are dead, with the reason; the claims they had end with them.
 -- The pending arm reads the due index (decision 0097); the queued arm the leases that ran
--- out since the lease floor (hookline_lease_floor: below it nothing is queued).
+-- out since the lease floor (hookline_lease_floor: below it nothing is queued), written or
+-- implied by a receipt (hookline_leased, decision 0111).
 -- Whether a claim holds a queued delivery is asked after its row and its endpoint's slot
 -- lock are taken (decision 0092; hookline_in_flight reads with a fresh snapshot): a claim
 -- being made holds that lock, so it commits first and is seen.
@@ -28,15 +29,15 @@ WITH candidates AS (
     SELECT id FROM deliveries
     WHERE due_at IS NOT NULL AND state = 'pending' AND deadline_at <= now()
     UNION ALL
-    SELECT id FROM deliveries
-    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
-      AND state IN ('queued', 'delivering') AND deadline_at <= now()
+    SELECT id FROM hookline_leased(hookline_lease_floor(), now())
+    WHERE state IN ('queued', 'delivering') AND deadline_at <= now()
 ), past AS MATERIALIZED (
     SELECT d.id, d.state AS was, d.endpoint_id FROM deliveries d
     JOIN candidates c ON c.id = d.id
     WHERE d.deadline_at <= now()
       AND (d.state = 'pending'
-           OR (d.state IN ('queued', 'delivering') AND d.lease_expires_at < now()))
+           OR (d.state IN ('queued', 'delivering')
+               AND hookline_lease_of(d.id, d.lease_expires_at) < now()))
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
 ), settled AS MATERIALIZED (
@@ -64,14 +65,19 @@ RETURNING d.id, free.was
 -- due again now, unless a claim holds them (asked after the locks, as kill_past_deadline
 -- does). Only the state moves, and the dead claim is forgotten: the next enqueue bumps
 -- enqueue_seq, so a stale copy of the old message is skipped. The leases read are those that
--- ran out since the lease floor (decision 0097), which advance_lease_floor moves after.
+-- ran out since the lease floor (decision 0097), which advance_lease_floor moves after,
+-- written or implied by a receipt (decision 0111): the oldest first, each delivery locked by
+-- its id, until the limit.
 WITH expired AS MATERIALIZED (
-    SELECT id, endpoint_id FROM deliveries
-    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
-      AND state IN ('queued', 'delivering')
-    ORDER BY lease_expires_at
+    SELECT d.id, d.endpoint_id
+    FROM (SELECT l.id FROM hookline_leased(hookline_lease_floor(), now()) l
+          WHERE l.state IN ('queued', 'delivering')
+          ORDER BY hookline_lease_of(l.id, l.lease_expires_at)) l
+    CROSS JOIN LATERAL (SELECT x.id, x.endpoint_id FROM deliveries x
+                        WHERE x.id = l.id AND x.state IN ('queued', 'delivering')
+                          AND hookline_lease_of(x.id, x.lease_expires_at) < now()
+                        FOR UPDATE SKIP LOCKED) d
     LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
 ), crashed AS MATERIALIZED (
     -- claims whose lease ran out before their delivery's own (the in-flight table is small),
     -- each delivery looked up and locked by its id
@@ -82,7 +88,7 @@ WITH expired AS MATERIALIZED (
           LIMIT %(limit)s) f
     CROSS JOIN LATERAL (SELECT x.id, x.endpoint_id FROM deliveries x
                         WHERE x.id = f.id AND x.state IN ('queued', 'delivering')
-                          AND x.lease_expires_at >= now()
+                          AND hookline_lease_of(x.id, x.lease_expires_at) >= now()
                         FOR UPDATE SKIP LOCKED) d
 ), locked AS MATERIALIZED (
     SELECT id, endpoint_id FROM expired UNION SELECT id, endpoint_id FROM crashed
@@ -113,11 +119,9 @@ RETURNING d.id,
 INSERT INTO reconcile_positions AS r (name, after_at)
 SELECT 'lease_floor', least(
     now() - interval '1 minute',
-    coalesce((SELECT d.lease_expires_at FROM deliveries d
-              WHERE d.lease_expires_at >= hookline_lease_floor()
-                AND d.lease_expires_at < now() AND d.state IN ('queued', 'delivering')
-              ORDER BY d.lease_expires_at
-              LIMIT 1), 'infinity'))
+    coalesce((SELECT min(hookline_lease_of(d.id, d.lease_expires_at))
+              FROM hookline_leased(hookline_lease_floor(), now()) d
+              WHERE d.state IN ('queued', 'delivering')), 'infinity'))
 ON CONFLICT (name) DO UPDATE
     SET after_at = greatest(r.after_at, excluded.after_at), updated_at = now()
 RETURNING r.after_at
@@ -125,9 +129,8 @@ RETURNING r.after_at
 -- count_expired_leases --
 -- What requeue_expired_leases would requeue now.
 SELECT count(*) AS n FROM (
-    SELECT id FROM deliveries
-    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
-      AND state IN ('queued', 'delivering')
+    SELECT id FROM hookline_leased(hookline_lease_floor(), now())
+    WHERE state IN ('queued', 'delivering')
     UNION
     SELECT f.id FROM deliveries_in_flight f WHERE f.slot AND f.lease_expires_at < now()
 ) c
@@ -307,9 +310,8 @@ WITH unfinished AS (
     WHERE due_at IS NOT NULL AND state = 'pending' AND attempt_count = 0
       AND created_at < now() - %(age)s::interval
     UNION ALL
-    SELECT id, created_at FROM deliveries
-    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
-      AND state IN ('queued', 'delivering') AND attempt_count = 0
+    SELECT id, created_at FROM hookline_leased(hookline_lease_floor(), now())
+    WHERE state IN ('queued', 'delivering') AND attempt_count = 0
       AND created_at < now() - %(age)s::interval
 )
 SELECT id FROM unfinished
@@ -324,9 +326,8 @@ WITH unfinished AS (
     WHERE due_at IS NOT NULL AND state = 'pending' AND attempt_count = 0
       AND created_at < now() - %(age)s::interval
     UNION ALL
-    SELECT id FROM deliveries
-    WHERE lease_expires_at >= hookline_lease_floor() AND lease_expires_at < now()
-      AND state IN ('queued', 'delivering') AND attempt_count = 0
+    SELECT id FROM hookline_leased(hookline_lease_floor(), now())
+    WHERE state IN ('queued', 'delivering') AND attempt_count = 0
       AND created_at < now() - %(age)s::interval
 )
 SELECT count(*) AS n FROM unfinished WHERE NOT (id = ANY(%(exclude)s::text[]))
@@ -339,8 +340,8 @@ SELECT 'pending' AS state, count(*) AS n FROM deliveries
 WHERE due_at IS NOT NULL AND state = 'pending'
 UNION ALL
 -- (a delivery being sent is queued with a live claim holding a slot, decision 0085)
-SELECT 'queued', (SELECT count(*) FROM deliveries
-                  WHERE lease_expires_at >= hookline_lease_floor() AND state = 'queued')
+SELECT 'queued', (SELECT count(*) FROM hookline_leased(hookline_lease_floor())
+                  WHERE state = 'queued')
                  - (SELECT count(*) FROM deliveries_in_flight
                     WHERE slot AND lease_expires_at >= now())
 UNION ALL

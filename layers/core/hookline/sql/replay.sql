@@ -69,7 +69,8 @@ LIMIT %(limit)s
 SELECT d.id,
        CASE
            WHEN d.state IN ('queued', 'delivering')
-                AND (d.lease_expires_at > now() OR hookline_in_flight(d.id)) THEN 'in_flight'
+                AND (hookline_lease_of(d.id, d.lease_expires_at) > now()
+                     OR hookline_in_flight(d.id)) THEN 'in_flight'
            WHEN d.state = 'held' THEN 'in_flight'
            WHEN NOT p.enabled THEN 'endpoint_disabled'
        END AS skip
@@ -87,7 +88,8 @@ WHERE d.id = ANY(%(ids)s)
 -- already held waits anyway (in_flight). The caller releases the keys' heads
 -- (release_ordered_heads) in the same transaction.
 WITH candidates AS (
-    SELECT d.id, d.state, d.lease_expires_at, p.enabled, d.ordering_key, d.endpoint_id
+    SELECT d.id, d.state, hookline_lease_of(d.id, d.lease_expires_at) AS lease, p.enabled,
+           d.ordering_key, d.endpoint_id
     FROM deliveries d JOIN endpoints p ON p.id = d.endpoint_id
     WHERE d.id = ANY(%(ids)s)
     FOR UPDATE OF d
@@ -99,7 +101,7 @@ WITH candidates AS (
     SELECT id, ordering_key,
            CASE
                WHEN state IN ('queued', 'delivering')
-                    AND CASE WHEN lease_expires_at > now() THEN true
+                    AND CASE WHEN lease > now() THEN true
                              WHEN (SELECT s.done FROM settled s) THEN hookline_in_flight(id)
                         END THEN 'in_flight'
                WHEN state = 'held' THEN 'in_flight'

@@ -25,13 +25,17 @@ SELECT d.tenant_group,
        count(*) FILTER (WHERE d.state = 'pending' AND d.next_attempt_at <= now()) AS due,
        count(*) FILTER (WHERE d.state = 'queued' AND f.id IS NULL) AS queued,
        count(*) FILTER (WHERE f.id IS NOT NULL) AS delivering
-FROM deliveries d
+-- (pending through the due index, queued through the leases from the lease floor on, written
+-- or implied by a receipt: decision 0111)
+FROM (SELECT x.id, x.tenant_group, x.state, x.next_attempt_at FROM deliveries x
+      WHERE x.due_at IS NOT NULL AND x.state = 'pending'
+      UNION ALL
+      SELECT x.id, x.tenant_group, x.state, x.next_attempt_at
+      FROM hookline_leased(hookline_lease_floor()) x
+      WHERE x.state IN ('queued', 'delivering')) d
 -- (a delivery being sent: queued, with a live claim holding a slot, decision 0085)
 LEFT JOIN deliveries_in_flight f
        ON f.id = d.id AND d.state = 'queued' AND f.slot AND f.lease_expires_at >= now()
--- (pending through the due index, queued through the leases from the lease floor on)
-WHERE (d.due_at IS NOT NULL OR d.lease_expires_at >= hookline_lease_floor())
-  AND d.state IN ('pending', 'queued', 'delivering')
 GROUP BY d.tenant_group
 ORDER BY d.tenant_group
 
