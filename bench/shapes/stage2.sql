@@ -2,7 +2,8 @@
 -- never a migration: the floor of the attempt log's cost. A successful first attempt is
 -- written nowhere: not on the delivery's row (the rule turned off) and not as a row of
 -- `attempts` (the record's insert cut out). What is left is the delivery's row and its
--- indexes, which the rest of stage 2 (the lease index, a narrower row) would take on.
+-- indexes, which the rest of stage 2 (a narrower row; the lease index went with decision 0111)
+-- would take on.
 SELECT hookline_first_attempts_off();
 DO $$
 DECLARE
