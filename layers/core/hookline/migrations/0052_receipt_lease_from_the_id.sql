@@ -24,9 +24,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT interval '900 seconds'
 $$;
 
--- A delivery's lease: the one written, else the one its making at receipt implies.
+-- A delivery's lease: the one written, else the one its making at receipt implies. (STABLE,
+-- as adding an interval to a time is: so the planner inlines it into its caller.)
 CREATE FUNCTION hookline_lease_of(id text, lease timestamptz) RETURNS timestamptz
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT coalesce(lease, hookline_ulid_at(substr(id, 5, 10)) + hookline_receipt_lease())
 $$;
 
