@@ -143,7 +143,7 @@ def json_argument(text: str | None, flag: str) -> Any:
 def cmd_migrate(args: argparse.Namespace, rt: Runtime) -> Any:
     from hookline.migrate import current_version, migrate
 
-    applied = migrate(rt.conninfo)
+    applied = migrate(rt.conninfo, rt.settings.config)
     return {"applied": applied, "version": current_version(rt.conninfo)}
 
 

@@ -14,13 +14,15 @@ from hookline.settings import get_settings
 
 @logger.inject_lambda_context(log_event=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Apply pending migrations under the advisory lock; safe to run twice or at once.
+    """Apply pending migrations under the advisory lock; safe to run twice or at once. The
+    receipt lease follows the deployment's queued lease (`hookline.migrate.keep_receipt_lease`).
 
     It connects to the instance directly with the rotated secret's password: a refused
     password (a rotation since the secret was read) re-reads the secret and tries once more.
     """
-    credentials = credentials_for(get_settings())
-    applied = connect_refreshing(credentials, migrate)
+    settings = get_settings()
+    credentials = credentials_for(settings)
+    applied = connect_refreshing(credentials, lambda conninfo: migrate(conninfo, settings.config))
     version = connect_refreshing(credentials, current_version)
     logger.info("migrations applied", extra={"applied": applied, "version": version})
     return {"applied": applied, "version": version}

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 
+import psycopg
 import pytest
 
 from hookline.db import reset_database
@@ -203,6 +205,19 @@ def test_migrate_is_safe_to_run_again(database_url, monkeypatch, capsys) -> None
     capsys.readouterr()
     assert main(["migrate", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["applied"] == []
+
+
+def test_migrate_keeps_the_receipt_lease_at_the_configured_queued_lease(
+    database_url, monkeypatch, capsys, tmp_path
+) -> None:
+    config = tmp_path / "hookline.json"
+    config.write_text(json.dumps({"delivery_queued_lease_seconds": 600}))
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("HOOKLINE_CONFIG", str(config))
+    assert main(["migrate", "--json"]) == 0
+    with psycopg.connect(database_url) as conn:
+        [(receipt_lease,)] = conn.execute("SELECT hookline_receipt_lease()").fetchall()
+    assert receipt_lease == timedelta(minutes=10)
 
 
 @pytest.mark.parametrize("mode", ["in-process", "http"])

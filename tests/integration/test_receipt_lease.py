@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.ids import ulid
+from hookline.migrate import migrate
 from hookline.queues import DeliveryMessage
 from hookline.repositories import ledger
 from hookline.repositories import reconcile as reconcile_repo
@@ -209,3 +211,35 @@ def test_set_off_for_a_rollback_the_leases_are_written(pipeline, db, sink, monke
     [again] = received(db, monkeypatch, t)
     assert lease(db, again)["written"] is None
     assert backlog(db)["queued"] == 3
+
+
+def test_a_deploy_keeps_the_receipt_lease_at_the_deployments_queued_lease(
+    pipeline, db, database_url, sink, monkeypatch
+):
+    # Given a delivery queued at receipt under the default lease, holding it unwritten
+    t = tenant(db)
+    endpoint(db, t, sink.url("/lease"))
+    [before] = received(db, monkeypatch, t)
+    held = lease(db, before)["held"]
+    # When a deploy migrates with a queued lease of ten minutes
+    ten_minutes = timedelta(seconds=600)
+    migrate(database_url, HooklineConfig(delivery_queued_lease_seconds=600))
+    # Then that delivery keeps the lease it held, written now
+    assert lease(db, before)["written"] == held
+    # And a receipt under the deployment's lease writes none, holding ten minutes from then
+    sent_at = datetime.now(UTC)
+    [after] = received(db, monkeypatch, t, lease=ten_minutes)
+    row = lease(db, after)
+    assert row["written"] is None
+    assert sent_at + ten_minutes - timedelta(seconds=1) < row["held"]
+    assert row["held"] < datetime.now(UTC) + ten_minutes
+    # And reconcile counts both as queued
+    assert by_state(db)["queued"] == 2
+    # And the next deploy with the same lease changes nothing: the new one stays unwritten
+    migrate(database_url, HooklineConfig(delivery_queued_lease_seconds=600))
+    assert lease(db, after)["written"] is None
+    # And back to the default, the one held under ten minutes keeps its lease, written
+    migrate(database_url, HooklineConfig())
+    assert lease(db, after)["written"] == row["held"]
+    [default] = received(db, monkeypatch, t)
+    assert lease(db, default)["written"] is None

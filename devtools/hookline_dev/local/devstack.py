@@ -220,9 +220,10 @@ class DevStack:
             url = ensure_database(admin_url, EMBEDDED_DB)
             kind = f"embedded, data in {server.data_dir}"
         from hookline.migrate import migrate
+        from hookline.settings import Settings
 
         try:
-            migrate(url)
+            migrate(url, Settings.from_env(self.environ).config)
             conn = psycopg.connect(url, autocommit=True, row_factory=dict_row)
         except psycopg.OperationalError as err:
             raise DevStackError(f"cannot reach Postgres at {redact(url)}: {err}") from err

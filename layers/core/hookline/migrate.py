@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from importlib import resources
 
 import psycopg
+from psycopg.rows import dict_row
+
+from hookline.config import HooklineConfig
+from hookline.db import Connection
+from hookline.observability import logger
+from hookline.repositories.reconcile import receipt_lease, set_receipt_lease
 
 # An arbitrary constant; every migrator takes the same lock.
 _LOCK_KEY = 0x486F6F6B6C696E65  # "Hookline"
@@ -40,10 +47,12 @@ def available_migrations() -> list[Migration]:
     return found
 
 
-def migrate(conninfo: str) -> list[int]:
-    """Apply the migrations not yet applied; return the versions applied now."""
+def migrate(conninfo: str, config: HooklineConfig | None = None) -> list[int]:
+    """Apply the migrations not yet applied; return the versions applied now. Given the
+    deployment's `config`, the receipt lease is then kept at its queued lease
+    (`keep_receipt_lease`)."""
     applied_now: list[int] = []
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as conn:
         conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
         try:
             conn.execute(
@@ -51,7 +60,7 @@ def migrate(conninfo: str) -> list[int]:
                 " version integer PRIMARY KEY, name text NOT NULL,"
                 " applied_at timestamptz NOT NULL DEFAULT now())"
             )
-            done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+            done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
             for migration in available_migrations():
                 if migration.version in done:
                     continue
@@ -62,9 +71,28 @@ def migrate(conninfo: str) -> list[int]:
                         (migration.version, migration.name),
                     )
                 applied_now.append(migration.version)
+            if config is not None:
+                keep_receipt_lease(conn, timedelta(seconds=config.delivery_queued_lease_seconds))
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
     return applied_now
+
+
+def keep_receipt_lease(conn: Connection, lease: timedelta) -> int | None:
+    """Make `lease` the receipt lease (decision 0111) unless it is: a delivery made at receipt
+    then writes no lease of its own whatever the deployment's queued lease. Returns how many
+    queued deliveries' leases were written to keep them as held, None when nothing changed.
+    Setting it off for a rollback (docs/operations.md) is undone by the next deploy of a
+    version with this step; the rollback's own version has none."""
+    was = receipt_lease(conn)
+    if was == lease:
+        return None
+    written = set_receipt_lease(conn, lease)
+    logger.info(
+        "receipt lease set",
+        extra={"was": str(was), "now": str(lease), "leases_written": written},
+    )
+    return written
 
 
 def current_version(conninfo: str) -> int:

@@ -25,6 +25,20 @@ class Repaired:
     was: str
 
 
+def receipt_lease(conn: Connection) -> timedelta | None:
+    """The lease a delivery made at receipt holds without writing it (None: every receipt
+    writes its lease)."""
+    row = conn.execute(query("receipt_lease")).fetchone()
+    return row["lease"] if row else None
+
+
+def set_receipt_lease(conn: Connection, lease: timedelta | None) -> int:
+    """Set the receipt lease (None: off), writing the queued deliveries' implied leases
+    first; how many were written."""
+    row = conn.execute(query("set_receipt_lease"), {"lease": lease}).fetchone()
+    return int(row["written"]) if row else 0
+
+
 def lock_late_outbox(conn: Connection, *, age: timedelta, limit: int) -> list[str]:
     """Lock (in the caller's transaction) outbox rows waiting longer than `age`."""
     rows = conn.execute(query("lock_late_outbox"), {"age": age, "limit": limit}).fetchall()

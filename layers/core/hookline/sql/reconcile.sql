@@ -413,3 +413,12 @@ ON CONFLICT (source_id, delivery_key) DO UPDATE
 -- The in-flight rows whose lease ran out, forgotten (decision 0085); requeue_expired_leases,
 -- which runs first, has requeued the deliveries they held.
 SELECT hookline_prune_expired_claims() AS n
+
+-- receipt_lease --
+-- The lease a delivery made at receipt holds without writing it (decision 0111); NULL: off.
+SELECT hookline_receipt_lease() AS lease
+
+-- set_receipt_lease --
+-- The receipt lease set to `lease`, the queued deliveries' implied leases written first so
+-- none moves; how many were written.
+SELECT hookline_set_receipt_lease(%(lease)s::interval) AS written
