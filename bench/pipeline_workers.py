@@ -108,9 +108,11 @@ def prepared(make: Callable[[], T], ahead: int) -> Callable[[], T]:
 
 def worker(
     kind: str, url: str, q: Any, nudges: Any, go: Any, stop: Any, release: Any, ready: Any,
-    out: Any,
+    out: Any, handled_messages: Any,
 ) -> None:  # fmt: skip
-    """One Lambda-shaped container: warm up, wait for `go`, work until `stop`, report."""
+    """One Lambda-shaped container: warm up, wait for `go`, work until `stop`, report. A
+    deliverer adds the messages of each batch it handled to `handled_messages` (a shared
+    counter), which tells the parent when the drain may be over without asking Postgres."""
     from psycopg.conninfo import make_conninfo
 
     quiet_environment()
@@ -129,9 +131,13 @@ def worker(
     ready.put(kind)
     go.wait()
     trips[0], cpu, done, calls, logs.bytes = 0, time.process_time(), 0, 0, 0
+    counted = kind.endswith("deliver")
     while not stop.is_set():
         handled = step()
         done, calls = done + handled, calls + (handled > 0)
+        if counted and handled:
+            with handled_messages.get_lock():
+                handled_messages.value += handled
     out.put((kind, time.process_time() - cpu, trips[0], done, calls, logs.bytes))
     release.wait()  # keep the connections (and their backends' CPU figures) until read
 
