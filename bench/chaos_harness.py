@@ -201,16 +201,12 @@ class ChaosRun:
             conn.execute("DROP DATABASE IF EXISTS hookline_chaos")
             conn.execute("CREATE DATABASE hookline_chaos")
         self.database_url = psycopg.conninfo.make_conninfo(admin_url, dbname="hookline_chaos")
+        from hookline.config import HooklineConfig
         from hookline.migrate import migrate
 
-        migrate(self.database_url)
-        with psycopg.connect(self.database_url, autocommit=True) as conn:
-            # the receipt leaves this run's lease out (decision 0111): lost messages are found
-            # through the leases their ids imply
-            conn.execute(
-                "SELECT hookline_set_receipt_lease(make_interval(secs => %s))",
-                (self.o.queued_lease_seconds,),
-            )
+        # as a deploy does: the receipt then leaves this run's lease out (decision 0111), and
+        # lost messages are found through the leases their ids imply
+        migrate(self.database_url, HooklineConfig.from_dict(chaos_config(self.o)))
         self.moto = MotoProcess(log_path=self.workdir / "moto.log")
         self.moto.start()
 
