@@ -52,7 +52,7 @@ stage (the workers' own).
         [--floor] [--prepared] [--no-receipt] [--statements [all]] [--wal-mix] [--json]
         [--past-days 90]
         [--steady 2000000] [--server wal_compression=off]
-        [--shape bench/shapes/stage2.sql[,...]] [--uncounted-claim]
+        [--shape bench/shapes/stage2.sql[,...]] [--uncounted-claim] [--rate 500]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
 costliest statements per delivered event (`--statements all`: the statements run inside
@@ -63,7 +63,10 @@ and by record kind (local server only); `--shape` runs what-if SQL files after t
 (bench/shapes: a row shape a migration might bring, measured before it is built);
 `--uncounted-claim` is a probe: Hookline's deliver makes its claims on a connection of their
 own that no stage counts (its backend's CPU, its round trips), so deliver's figures are those
-of a deliver that sends without a claim statement (decision 0107); `--json`
+of a deliver that sends without a claim statement (decision 0107); `--rate R` offers every
+pipeline R events a second on a fixed schedule (an open loop, as a deployment's senders do:
+what an event costs at a given load, where the closed loop measures each pipeline at the
+rate its own receiver sets, and a slower receiver leaves deliver smaller batches); `--json`
 prints one line instead of the tables: a list of rows `{"pipeline", "processes",
 "endpoints", "events_per_s", "server_cpu_us", "wal_bytes", "commits", "python_cpu_us",
 "log_bytes", "stages", "messages_per_batch"}`, per delivered event (`stages`: each stage's
@@ -340,6 +343,11 @@ def main(argv: list[str] | None = None) -> int:
         "phase's start (bench/steady.py)",
     )  # fmt: skip
     parser.add_argument(
+        "--rate", type=float, default=0, metavar="EVENTS_PER_S",
+        help="an open loop: each pipeline's receivers offered this many events a second "
+        "between them (0: a closed loop, each as fast as it goes)",
+    )  # fmt: skip
+    parser.add_argument(
         "--server", default="", metavar="NAME=VALUE,...",
         help="Postgres settings for the local server, e.g. wal_compression=off",
     )  # fmt: skip
@@ -392,8 +400,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"what-if shape: {', '.join(map(str, shapes))}", file=say)
         if args.uncounted_claim:
             print("a probe: deliver's claims run uncounted (decision 0107)", file=say)
+        if args.rate:
+            print(f"offered: {args.rate:g} events/s to every pipeline (an open loop)", file=say)
         phases = []
         for n in counts:
+            os.environ["BENCH_RATE"] = str(args.rate / n)
             for width in widths:
                 os.environ["BENCH_SOURCE_ID"] = sources[width]
                 os.environ["BENCH_ENDPOINTS"] = str(width)

@@ -125,6 +125,7 @@ def worker(
     logs = CountingSink()
     sys.stdout = logs  # type: ignore[assignment] - before the handler's logger is created
     step = build_step(kind, q, nudges, stop)
+    pace = paced(kind)
     trips = count_round_trips()
     if not kind.endswith("deliver"):
         step()  # warm: import, connect, first statements (deliver warms in build_step)
@@ -133,6 +134,7 @@ def worker(
     trips[0], cpu, done, calls, logs.bytes = 0, time.process_time(), 0, 0, 0
     counted = kind.endswith("deliver")
     while not stop.is_set():
+        pace()
         handled = step()
         done, calls = done + handled, calls + (handled > 0)
         if counted and handled:
@@ -140,6 +142,29 @@ def worker(
                 handled_messages.value += handled
     out.put((kind, time.process_time() - cpu, trips[0], done, calls, logs.bytes))
     release.wait()  # keep the connections (and their backends' CPU figures) until read
+
+
+def paced(kind: str) -> Callable[[], None]:
+    """What a receiver waits before each request with an offered rate (`BENCH_RATE`, requests
+    per second for this process: an open loop, as senders on the internet are): until the
+    request's time on a fixed schedule from its first, or not at all once behind it (it then
+    runs flat out, and the phase's events/s says the rate was not kept). Without one, or for
+    the other stages, nothing: a closed loop."""
+    rate = float(os.environ.get("BENCH_RATE") or 0)
+    if rate <= 0 or not kind.endswith("receiver"):
+        return lambda: None
+    interval = 1 / rate
+    due: list[float] = []
+
+    def wait() -> None:
+        now = time.perf_counter()
+        if not due:
+            due.append(now)
+        elif due[0] > now:
+            time.sleep(due[0] - now)
+        due[0] += interval
+
+    return wait
 
 
 def build_step(kind: str, q: Any, nudges: Any, stop: Any) -> Callable[[], int]:

@@ -43,6 +43,30 @@ def test_the_floor_receiver_stores_only_what_the_stripe_secret_signed(workers: A
     assert not workers.stripe_signed("garbage", body)
 
 
+def test_an_offered_rate_spaces_a_receivers_requests_and_never_makes_up_for_lost_time(
+    workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_RATE", "200")  # `--rate`: one request every 5 ms
+    wait = workers.paced("receiver")
+    started = time.perf_counter()
+    for _ in range(21):
+        wait()
+    assert time.perf_counter() - started >= 0.098  # twenty intervals after the first
+    time.sleep(0.06)  # a receiver that fell behind its schedule by ~12 requests
+    started = time.perf_counter()
+    for _ in range(10):
+        wait()
+    assert time.perf_counter() - started < 0.02  # runs flat out until it is on time
+    unpaced = [workers.paced("deliver")]  # only receivers are offered a rate
+    monkeypatch.setenv("BENCH_RATE", "0")  # the closed loop
+    unpaced.append(workers.paced("receiver"))
+    for step in unpaced:
+        started = time.perf_counter()
+        for _ in range(100):
+            step()
+        assert time.perf_counter() - started < 0.02
+
+
 def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_url: str) -> None:
     done = benches.run_bench(
         "pipeline.py", pg_admin_url,
@@ -63,8 +87,13 @@ def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_u
 
 @pytest.mark.parametrize(
     ("options", "statements"),
-    [(["--cap", "100", "--uncounted-claim"], 1), (["--cap", "100"], 2), ([], 1)],
-    ids=["claimed, the probe", "claimed", "cap above the ceiling"],
+    [
+        (["--cap", "100", "--uncounted-claim"], 1),
+        (["--cap", "100"], 2),
+        ([], 1),
+        (["--rate", "100"], 1),
+    ],
+    ids=["claimed, the probe", "claimed", "cap above the ceiling", "an offered rate"],
 )
 def test_deliver_pays_one_statement_a_batch_without_a_claim(
     pg_admin_url: str, options: list[str], statements: int
@@ -87,6 +116,8 @@ def test_deliver_pays_one_statement_a_batch_without_a_claim(
     batches_per_event = hookline["endpoints"] / hookline["messages_per_batch"]
     per_batch = hookline["stages"]["deliver"]["round_trips"] / batches_per_event
     assert statements - 0.2 <= per_batch <= statements + 0.2, hookline
+    if "--rate" in options:  # offered 100 a second, it makes no more than it was offered
+        assert hookline["events_per_s"] <= 103, hookline
 
 
 def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
