@@ -170,3 +170,33 @@ def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
     assert spent["stays"] > 0.02 and spent["new"] > 0.02
     # and the probe's uncounted backend is in no stage
     assert pgcost.UNCOUNTED not in pgcost.cpu_by_role(before, after)
+
+
+def test_the_bare_relays_mark_stays_a_hot_update_behind_a_backlog(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bare relay is the least a relay must write: a deliverer working through a backlog
+    # (every row of its pages inserted before the first is marked, as in the closed loop with
+    # ten endpoints) must not pay a new heap tuple and key entry per mark on full pages.
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import pipeline
+    import pipeline_workers
+
+    with psycopg.connect(database_url) as conn:  # one transaction, rolled back
+        conn.execute(pipeline.BARE_DDL)
+        ids = [
+            row[0]
+            for n in range(200)
+            for row in conn.execute(
+                pipeline_workers.BARE_INSERT, (f"evt_{n}", b"x" * 1024, 10)
+            ).fetchall()
+        ]
+        for start in range(0, len(ids), 10):
+            conn.execute(pipeline_workers.BARE_MARK, (ids[start : start + 10],))
+        updated, hot = conn.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
+            " WHERE relname = 'bare_deliveries'"
+        ).fetchone()
+        conn.rollback()
+    assert updated == len(ids) == 2000
+    assert hot == updated
