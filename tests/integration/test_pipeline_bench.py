@@ -125,6 +125,25 @@ def test_deliver_pays_one_statement_a_batch_without_a_claim(
         assert hookline["events_per_s"] <= 103, hookline
 
 
+def test_every_what_if_shape_applies_to_the_schema_as_migrated(pg_admin_url: str) -> None:
+    # A shape edits the functions as migrated (each edit must match once) or drops what they
+    # built: one that no longer applies raises, and the figures priced with it in
+    # docs/performance.md could not be made again. All of them, in one run: under them the
+    # pipeline still stores and delivers every event it accepts.
+    shapes = sorted((REPO / "bench" / "shapes").glob("*.sql"))
+    assert len(shapes) >= 4
+    done = benches.run_bench(
+        "pipeline.py", pg_admin_url, "--processes", "1", "--endpoints", "2", "--seconds", "0.3",
+        "--json", "--shape", ",".join(str(path) for path in shapes),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "drain gave up" not in done.stderr
+    hookline = next(
+        r for r in json.loads(done.stdout.splitlines()[-1]) if r["pipeline"] == "hookline"
+    )
+    assert hookline["events_per_s"] > 0
+
+
 def test_server_cpu_counts_what_each_backend_spent_between_two_readings(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
