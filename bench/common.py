@@ -19,6 +19,13 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+# This tree's code, whichever checkout the virtualenv was installed from. The editable
+# install's finder answers only for what sys.path does not, so a bench run in an exported
+# tree (`git archive`, to time older code in turn) would otherwise import the checkout's
+# `hookline` beside the tree's own handlers and benches, and time a mix of the two.
+for _path in (REPO / "devtools", REPO / "layers" / "core"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 
 def quiet_environment() -> None:
