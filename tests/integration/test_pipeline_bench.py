@@ -131,7 +131,7 @@ def test_every_what_if_shape_applies_to_the_schema_as_migrated(pg_admin_url: str
     # docs/performance.md could not be made again. All of them, in one run: under them the
     # pipeline still stores and delivers every event it accepts.
     shapes = sorted((REPO / "bench" / "shapes").glob("*.sql"))
-    assert len(shapes) >= 4
+    assert len(shapes) >= 5
     done = benches.run_bench(
         "pipeline.py", pg_admin_url, "--processes", "1", "--endpoints", "2", "--seconds", "0.3",
         "--json", "--shape", ",".join(str(path) for path in shapes),
