@@ -357,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         help="Postgres settings for the local server, e.g. wal_compression=off",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.rate < 0:
+        parser.error(f"--rate must be 0 (a closed loop) or more events a second, not {args.rate:g}")
     import psycopg
 
     quiet_environment()

@@ -72,6 +72,20 @@ def test_an_offered_rate_spaces_a_receivers_requests_and_never_makes_up_for_lost
     assert len(slept) == 1 and 0 < slept[0] <= 0.005
 
 
+def test_a_negative_rate_is_refused_before_anything_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import pipeline
+
+    with pytest.raises(SystemExit) as refused:
+        pipeline.main(["--rate", "-5"])
+    assert refused.value.code == 2
+    assert "--rate must be 0 (a closed loop) or more events a second, not -5" in (
+        capsys.readouterr().err
+    )
+
+
 def test_every_pipeline_delivers_and_the_floor_pays_a_claim_per_batch(pg_admin_url: str) -> None:
     done = benches.run_bench(
         "pipeline.py", pg_admin_url,
