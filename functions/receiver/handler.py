@@ -41,7 +41,13 @@ from hookline.observability import (
     logger,
 )
 from hookline.problems import PROBLEM, problem_json, retry_headers, status_for
-from hookline.runtime import fanout_options, http_client, receipt_queues, source_cache, tracing
+from hookline.runtime import (
+    fanout_options,
+    guarded_http_client,
+    receipt_queues,
+    source_cache,
+    tracing,
+)
 from hookline.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -82,7 +88,8 @@ def wiring() -> Wiring:
         if wired.settings is settings:
             return wired
     fanout = fanout_options(settings) if settings.fanout_at_receipt else None
-    wired = Wiring(settings, partial(http_client, settings), fanout, source_cache(settings))
+    http = partial(guarded_http_client, settings)  # SNS sources only (decision 0083)
+    wired = Wiring(settings, http, fanout, source_cache(settings))
     _wired[:] = [wired]
     return wired
 

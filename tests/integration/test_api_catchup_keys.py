@@ -16,9 +16,9 @@ import pytest
 
 from hookline.catchup import CatchupContext, CatchupResult, catch_up_source
 from hookline.db import Database
+from hookline.guarded_http import guarded_client
 from hookline.observability import logger
 from hookline.secretbox import PREFIX, encrypt_existing_secrets
-from hookline.ssrf import guarded_client
 from tests.support.fake_providers import ProviderServer, running_providers
 
 pytestmark = pytest.mark.integration

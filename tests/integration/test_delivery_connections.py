@@ -1,6 +1,6 @@
 """The deliverer's connections to an endpoint, against a real keep-alive server on loopback:
 kept alive while other requests are busy, never reused once the server has closed them, and
-no cookie kept (hookline.connection_pool, hookline.webhook_client; decision 0075)."""
+no cookie kept (hookline.connection_pool, hookline.webhook_client; decisions 0075, 0112)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import httpx
 import pytest
 
-from hookline.ssrf import GuardedTransport
-from hookline.webhook_client import GuardedClient
+from hookline.guarded_http import guarded_client
+from hookline.webhook_client import WebhookClient
 
 pytestmark = pytest.mark.integration
 
@@ -76,16 +75,19 @@ def server() -> Iterator[Server]:
         thread.join(timeout=5)
 
 
-def client(max_keepalive: int = 20, max_connections: int = 10) -> GuardedClient:
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
-    transport = GuardedTransport(allow_private=True, allow_http=True, limits=limits)
-    return GuardedClient(transport, timeout=5, allow_http=True)
+def client(max_keepalive: int = 20, max_connections: int = 10) -> WebhookClient:
+    return WebhookClient(
+        allow_private=True,
+        allow_http=True,
+        max_connections=max_connections,
+        max_keepalive=max_keepalive,
+    )
 
 
-def post(http: GuardedClient, url: str) -> int:
-    response = http.post_to_endpoint(url, b"{}", {"content-type": "application/json"}, TIMEOUT)
+def post(http: WebhookClient, url: str) -> int:
+    response = http.post_webhook(url, b"{}", {"content-type": "application/json"}, TIMEOUT)
     try:
-        response.read()
+        assert b"".join(response.iter_bytes()) == b"ok"
         return response.status_code
     finally:
         response.close()
@@ -167,9 +169,18 @@ def test_a_cookie_an_endpoint_sets_is_never_sent_back(server):
     # Given a delivery whose endpoint answered with Set-Cookie
     http = client()
     assert post(http, server.url("/sets-cookie")) == 200
-    # When later deliveries go to the same host, through the deliverer's path and the client's
+    # When a later delivery goes to the same host
     assert post(http, server.url("/fast")) == 200
-    http.post(server.url("/fast"), content=b"{}")
-    # Then none carries the cookie, and the client kept none
-    assert server.cookies == [None, None, None]
-    assert not http.cookies
+    # Then it does not carry the cookie
+    assert server.cookies == [None, None]
+
+
+def test_the_guarded_httpx_client_keeps_no_cookie_either(server):
+    # Given the httpx client of token fetches and notifications, answered with Set-Cookie
+    with guarded_client(allow_private=True, allow_http=True, timeout=5) as http:
+        http.post(server.url("/sets-cookie"), content=b"{}")
+        # When it calls the same host again
+        http.post(server.url("/fast"), content=b"{}")
+        # Then the second request carries no cookie, and the client kept none
+        assert server.cookies == [None, None]
+        assert not http.cookies

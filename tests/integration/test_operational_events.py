@@ -23,7 +23,7 @@ from hookline.operational.monitor import OperationalMonitor
 from hookline.operational.notify import Notifier
 from hookline.operational_options import OperationalOptions
 from hookline.repositories import operational as repo
-from hookline.runtime import http_client
+from hookline.runtime import guarded_http_client
 from hookline.settings import Settings
 from tests.support import operator
 
@@ -58,7 +58,9 @@ def monitor_for(db, moto_endpoint, monkeypatch):
         settings = replace(
             settings, operational=replace(OperationalOptions(notify_from=SENDER), **options)
         )
-        return OperationalMonitor(db, settings, Notifier(ses, http_client(settings), SENDER))
+        return OperationalMonitor(
+            db, settings, Notifier(ses, guarded_http_client(settings), SENDER)
+        )
 
     return make
 

@@ -16,11 +16,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpcore
 import httpx
 import pytest
 
+from hookline.endpoint_auth.tls import tls_failure
 from hookline.errors import UnsafeURL
-from hookline.ssrf import check_url, guarded_client
+from hookline.guarded_http import guarded_client
+from hookline.ssrf import check_url
+from hookline.webhook_client import WebhookClient
 
 pytestmark = pytest.mark.integration
 
@@ -289,3 +293,87 @@ def test_https_to_a_rebound_host_is_refused_before_the_handshake(
     ):
         client.post(url, content=b"{}")
     assert tls_receiver.requests == []
+
+
+# The deliverer's own client (decision 0112): the same guard, without httpx.
+
+TIMEOUT = {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}
+
+
+def webhook(client: WebhookClient, url: str) -> tuple[int, bytes]:
+    answer = client.post_webhook(url, b"{}", {"content-type": "application/json"}, TIMEOUT)
+    try:
+        return answer.status_code, b"".join(answer.iter_bytes())
+    finally:
+        answer.close()
+
+
+def test_the_deliverers_client_refuses_a_host_rebound_to_loopback(receiver: Receiver) -> None:
+    # Given an endpoint whose host resolved to a public address when it was saved
+    resolve = rebinding_dns("rebind.test", first=PUBLIC, then="127.0.0.1")
+    url = f"http://rebind.test:{receiver.port}/hook"
+    check_url(url, allow_private=False, allow_http=True, resolve=resolve)
+    # When a webhook is sent and DNS now answers 127.0.0.1, then it is refused
+    with WebhookClient(allow_private=False, allow_http=True, resolve=resolve) as client:
+        with pytest.raises(UnsafeURL):
+            webhook(client, url)
+        # and so are localhost and the loopback literal through the real resolver
+        client_real = WebhookClient(allow_private=False, allow_http=True)
+        with pytest.raises(UnsafeURL):
+            webhook(client_real, f"http://localhost:{receiver.port}/hook")
+        with pytest.raises(UnsafeURL):
+            webhook(client_real, f"http://127.0.0.1:{receiver.port}/hook")
+    assert receiver.requests == []
+
+
+def test_the_deliverers_client_sends_by_name_and_follows_no_redirect(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given private targets allowed (local development), and proxy variables set
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:1")
+
+    def resolve(host: str, port: int) -> Sequence[str]:
+        assert host == "hooks.test"
+        return ["127.0.0.1"]
+
+    with WebhookClient(allow_private=True, allow_http=True, resolve=resolve) as client:
+        # When webhooks are sent by name, one answered with a redirect
+        answered = webhook(client, f"http://hooks.test:{receiver.port}/hook")
+        redirected = webhook(client, f"http://hooks.test:{receiver.port}/redirect")
+    # Then they reached the server directly, with the Host header of the URL,
+    # and the 302 is the answer: nothing else was requested
+    assert answered == (200, b"ok") and redirected[0] == 302
+    assert receiver.requests == [
+        ("POST", "/hook", f"hooks.test:{receiver.port}"),
+        ("POST", "/redirect", f"hooks.test:{receiver.port}"),
+    ]
+
+
+def test_the_deliverers_client_refuses_plain_http_unless_allowed(receiver: Receiver) -> None:
+    with (
+        WebhookClient(allow_private=True, allow_http=False) as client,
+        pytest.raises(UnsafeURL, match="https"),
+    ):
+        webhook(client, f"http://localhost:{receiver.port}/hook")
+    assert receiver.requests == []
+
+
+def test_the_deliverers_client_pins_the_address_and_verifies_the_name(
+    tls_receiver: Receiver, certificate: Certificate
+) -> None:
+    # Given hooks.test answering 127.0.0.1, and a certificate naming hooks.test
+    def resolve(host: str, port: int) -> Sequence[str]:
+        return ["127.0.0.1"]
+
+    with WebhookClient(
+        allow_private=True, allow_http=False, resolve=resolve, ssl_context=certificate.client
+    ) as client:
+        # When a webhook is sent by that name, then TLS accepts it
+        assert webhook(client, f"https://hooks.test:{tls_receiver.port}/hook") == (200, b"ok")
+        # When it is sent to another name or the bare address, then verification fails,
+        # with the handshake's reason behind the error (what an attempt records)
+        for host in ("impostor.test", "127.0.0.1"):
+            with pytest.raises(httpcore.ConnectError) as failed:
+                webhook(client, f"https://{host}:{tls_receiver.port}/hook")
+            assert tls_failure(failed.value) == "tls: CERTIFICATE_VERIFY_FAILED"
+    assert tls_receiver.requests == [("POST", "/hook", f"hooks.test:{tls_receiver.port}")]

@@ -20,7 +20,8 @@ import httpx
 import pytest
 
 from hookline.errors import UnsafeURL
-from hookline.ssrf import check_url, guarded_client
+from hookline.guarded_http import guarded_client
+from hookline.ssrf import check_url
 
 pytestmark = pytest.mark.integration
 

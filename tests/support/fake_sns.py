@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 
-from hookline.ssrf import guarded_client
+from hookline.guarded_http import guarded_client
 
 REGION = "us-east-1"
 HOST = f"sns.{REGION}.amazonaws.com"

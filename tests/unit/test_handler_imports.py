@@ -85,6 +85,9 @@ NEVER = {
         # endpoints that use them, and for fan-out, reconcile and replay (decision 0078).
         "hookline.transformers", "hookline.patterns", "hookline.pattern_matching",
         "hookline.ordering", "hookline.repositories.quarantine",
+        # Webhooks go out on httpcore alone; httpx's client is built for OAuth2 tokens only
+        # (decision 0112).
+        "httpx", "hookline.guarded_http",
     ),
     # The management API and the console build a resolver per resource (or set of pages) at
     # its first request, with only the routes that request may take (decision 0079): init
@@ -254,8 +257,10 @@ def test_delivers_first_batch_makes_no_aws_client(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
     # When its first batch builds the deliverer
     modules = loaded_modules("deliver", then="functions.deliver.handler.current_deliverer()")
-    # Then the HTTP client is there, and botocore is not: SQS is called only to retry, defer
-    # or hand on an ordered delivery, and its client is made then (decision 0083)
-    assert "httpx" in modules
+    # Then the webhook client is there, without httpx (decision 0112), and botocore is not:
+    # SQS is called only to retry, defer or hand on an ordered delivery, and its client is
+    # made then (decision 0083)
+    assert "hookline.webhook_client" in modules and "httpcore" in modules
+    assert [m for m in modules if m == "httpx" or m.startswith("httpx.")] == []
     # (Powertools imports the botocore package itself, for its user agent.)
     assert [m for m in ("botocore.session", "botocore.client") if m in modules] == []

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-import httpx
+import httpcore
 
 from hookline import USER_AGENT
 from hookline.db import Database
@@ -30,7 +30,14 @@ from hookline.retry import Outcome, RetryPolicy, parse_retry_after
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.signing import sign
-from hookline.webhook_client import GuardedClient, WebhookAnswer, response_headers
+from hookline.webhook_client import (
+    HTTP_ERRORS,
+    TIMEOUTS,
+    InvalidEndpointURL,
+    WebhookAnswer,
+    WebhookClient,
+    response_headers,
+)
 
 if TYPE_CHECKING:  # boto3 loads only when an AWS destination is sent to (cold start)
     from hookline.destinations.senders import AwsSenders
@@ -132,7 +139,7 @@ class Deliverer:
         self,
         db: Database,
         queues: DeliveryQueues,
-        http: GuardedClient,
+        http: WebhookClient,
         policy: RetryPolicy,
         options: DeliveryOptions,
         *,
@@ -140,7 +147,7 @@ class Deliverer:
         clock: Callable[[], datetime] = utcnow,
         destinations: Callable[[], AwsSenders] | None = None,
         endpoint_auth: EndpointAuth | None = None,
-        public_http: GuardedClient | None = None,
+        public_http: WebhookClient | None = None,
     ) -> None:
         """`settings` go to the operational events it publishes (`endpoint.disabled`).
         `public_http` connects to public addresses only, for the endpoints that must not
@@ -239,7 +246,7 @@ class Deliverer:
     ) -> AttemptResult:
         """POST the signed event to the endpoint. Never raises: whatever goes wrong with this
         one delivery (the endpoint's failures, but also a header stored before today's checks
-        that httpx cannot encode) is the attempt's error, so it is recorded and the delivery
+        that cannot be sent as ASCII) is the attempt's error, so it is recorded and the delivery
         moves on by the retry policy instead of sitting in `delivering` (issue 12)."""
         started_at = self.clock()
         began = time.monotonic()
@@ -302,13 +309,13 @@ class Deliverer:
                 break
         except EndpointAuthFailed as err:
             error = str(err)
-        except httpx.TimeoutException:
+        except TIMEOUTS:
             error = "timeout"
         except UnsafeURL:
             error = "unsafe_address"
-        except httpx.InvalidURL:  # not an HTTPError; only a URL stored before today's checks
+        except InvalidEndpointURL:  # only a URL stored before today's checks
             error = "invalid_url"
-        except httpx.HTTPError as err:
+        except HTTP_ERRORS as err:
             error = _error_class(err)
         except TimeoutError:
             error = "timeout"
@@ -441,14 +448,14 @@ def outgoing_body(job: Job) -> tuple[bytes, str]:
     return rendered.body, rendered.content_type
 
 
-def _error_class(err: httpx.HTTPError) -> str:
+def _error_class(err: Exception) -> str:
     from hookline.endpoint_auth.tls import tls_failure  # an attempt that failed only
 
     tls = tls_failure(err)  # a handshake failure or TLS alert, named (decision 0067)
     if tls is not None:
         return tls
-    if isinstance(err, httpx.ConnectError):
+    if isinstance(err, httpcore.ConnectError):
         return "connect_error"
-    if isinstance(err, httpx.RemoteProtocolError):
+    if isinstance(err, httpcore.RemoteProtocolError):
         return "protocol_error"
     return type(err).__name__

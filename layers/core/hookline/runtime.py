@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from hookline.replay import Continue, ReplayOptions
     from hookline.repositories.sources_cache import SourceCache
     from hookline.restore_requests import RestoreOptions
-    from hookline.webhook_client import GuardedClient
+    from hookline.webhook_client import WebhookClient
 
 # Each handler imports this module for a few factories; the services behind the others (the
 # queues and fan-out, the archive, httpx and the SSRF guard, replay, reconcile, catch-up) are
@@ -117,24 +117,23 @@ def retry_policy(config: HooklineConfig) -> RetryPolicy:
     )
 
 
-def http_client(settings: Settings) -> GuardedClient:
-    """One shared, SSRF-guarded client per process (connection reuse across messages)."""
+def http_client(settings: Settings) -> WebhookClient:
+    """One shared, SSRF-guarded webhook client per process (connection reuse across
+    messages)."""
     with _lock:
         return _http(settings)
 
 
 @lru_cache(maxsize=4)
-def _http(settings: Settings) -> GuardedClient:
-    from hookline.ssrf import guarded_client
+def _http(settings: Settings) -> WebhookClient:
+    from hookline.webhook_client import WebhookClient
 
-    return guarded_client(
-        allow_private=settings.allow_private_targets,
-        allow_http=settings.allow_http_targets,
-        timeout=settings.config.deliver_timeout_seconds,
+    return WebhookClient(
+        allow_private=settings.allow_private_targets, allow_http=settings.allow_http_targets
     )
 
 
-def public_http_client(settings: Settings) -> GuardedClient:
+def public_http_client(settings: Settings) -> WebhookClient:
     """The client for endpoints that must reach public addresses only whatever the
     deployment allows (decision 0059): `http_client` itself where it refuses private ones."""
     if not settings.allow_private_targets:
@@ -144,11 +143,25 @@ def public_http_client(settings: Settings) -> GuardedClient:
 
 
 @lru_cache(maxsize=4)
-def _public_http(settings: Settings) -> GuardedClient:
-    from hookline.ssrf import guarded_client
+def _public_http(settings: Settings) -> WebhookClient:
+    from hookline.webhook_client import WebhookClient
+
+    return WebhookClient(allow_private=False, allow_http=settings.allow_http_targets)
+
+
+def guarded_http_client(settings: Settings) -> httpx.Client:
+    """An SSRF-guarded httpx client, guarded as the webhooks are, for the URLs that are not
+    webhooks: chat notifications, SNS certificates and subscription confirmations."""
+    with _lock:
+        return _guarded_http(settings)
+
+
+@lru_cache(maxsize=4)
+def _guarded_http(settings: Settings) -> httpx.Client:
+    from hookline.guarded_http import guarded_client
 
     return guarded_client(
-        allow_private=False,
+        allow_private=settings.allow_private_targets,
         allow_http=settings.allow_http_targets,
         timeout=settings.config.deliver_timeout_seconds,
     )
@@ -238,6 +251,7 @@ def reset_runtime() -> None:
         _queues.cache_clear()
         _http.cache_clear()
         _public_http.cache_clear()
+        _guarded_http.cache_clear()
         _senders.cache_clear()
         _endpoint_auth.cache_clear()
         _provider_http.cache_clear()
@@ -285,7 +299,7 @@ def provider_http_client(settings: Settings) -> httpx.Client:
 def _provider_http(settings: Settings) -> httpx.Client:
     import httpx
 
-    from hookline.ssrf import guarded_client
+    from hookline.guarded_http import guarded_client
 
     return guarded_client(
         allow_private=settings.catchup_allow_private,
@@ -356,7 +370,7 @@ def operational_monitor(settings: Settings, db: Database) -> OperationalMonitor:
     options = settings.operational
     ses = client("ses", settings) if options.notify_from else None
     return OperationalMonitor(
-        db, settings, Notifier(ses, http_client(settings), options.notify_from)
+        db, settings, Notifier(ses, guarded_http_client(settings), options.notify_from)
     )
 
 

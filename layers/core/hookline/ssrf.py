@@ -6,16 +6,18 @@ Two checks, both needed:
   (http only where allowed for local development), userinfo, odd ports,
   non-canonical IPv4 spellings, and any host that resolves to a non-global
   address (`is_forbidden_address`).
-* `GuardedTransport` runs at connect time, because DNS can answer differently
-  an hour later (DNS rebinding). Its network backend resolves the host itself,
+* `GuardedNetworkBackend` runs at connect time, because DNS can answer
+  differently an hour later (DNS rebinding). It resolves the host itself,
   refuses if any answer is forbidden, and opens the socket to one of the
   addresses it just checked, so there is no second lookup to race. TLS still
   runs against the URL's host name (SNI and certificate verification), only
   the TCP peer is pinned. See docs/decisions/0003-ssrf-guard.md.
 
-Redirects are never followed: `guarded_client` sets `follow_redirects=False`,
-and a 3xx is classified as a failed attempt (`hookline.retry`). The client it
-returns posts webhooks straight to its pool (`hookline.webhook_client`).
+Two clients connect through it, and neither follows a redirect (a 3xx is a failed
+attempt, `hookline.retry`): the deliverer's `hookline.webhook_client.WebhookClient`, on
+httpcore alone (decision 0112), and `hookline.guarded_http.guarded_client`, an httpx
+client for everything else that fetches a URL a tenant or operator gave (OAuth2 tokens,
+chat notifications, provider APIs, SNS certificates).
 """
 
 from __future__ import annotations
@@ -23,17 +25,13 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-import ssl
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpcore
-import httpx
 
-from hookline.connection_pool import DeliveryPool
 from hookline.errors import UnsafeURL
-from hookline.webhook_client import GuardedClient
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -196,6 +194,8 @@ def check_url(
     checked is the host connected to. With `allow_private` the address checks
     are skipped (local development and tests); everything else still applies.
     """
+    import httpx  # when an endpoint is saved: the deliverer never loads httpx (decision 0112)
+
     if len(url) > MAX_URL_LENGTH:
         raise UnsafeURL(f"endpoint URL is longer than {MAX_URL_LENGTH} characters")
     try:
@@ -350,71 +350,3 @@ class GuardedNetworkBackend(httpcore.NetworkBackend):
         if not isinstance(peer, tuple) or not peer or is_forbidden_address(str(peer[0])):
             stream.close()
             raise UnsafeURL("endpoint connection reached a non-public address")
-
-
-# httpx's own defaults (httpx.Limits has none of its own).
-_DEFAULT_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-
-
-class GuardedTransport(httpx.HTTPTransport):
-    """`httpx.HTTPTransport` whose connections go through `GuardedNetworkBackend`.
-
-    Proxies are not supported: through a proxy the peer is the proxy, and the
-    check would say nothing about the endpoint.
-    """
-
-    def __init__(
-        self,
-        *,
-        allow_private: bool,
-        allow_http: bool,
-        resolve: Resolver = system_resolver,
-        verify: ssl.SSLContext | bool = True,
-        limits: httpx.Limits | None = None,
-        retries: int = 0,
-    ) -> None:
-        """Build the transport; `verify` as in httpx (True, False or an SSL context)."""
-        limits = limits if limits is not None else _DEFAULT_LIMITS
-        # One SSL context for both pools: httpx returns a context passed to it as is.
-        ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
-        super().__init__(verify=ssl_context, trust_env=False, limits=limits, retries=retries)
-        self._allow_http = allow_http
-        # httpx builds its pool without a way to pass a network backend; build the
-        # same pool with ours (and its cheaper bookkeeping, hookline.connection_pool).
-        # Pinned httpx version; tests/integration/test_ssrf_connect.py fails if this stops
-        # taking effect.
-        self._pool = DeliveryPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            retries=retries,
-            network_backend=GuardedNetworkBackend(allow_private=allow_private, resolve=resolve),
-        )
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Refuse plain http unless allowed, then send through the guarded pool."""
-        if request.url.scheme != "https" and not self._allow_http:
-            raise UnsafeURL("endpoint URL must use https")
-        return super().handle_request(request)
-
-
-def guarded_client(
-    *,
-    allow_private: bool,
-    allow_http: bool,
-    timeout: httpx.Timeout | float = 10.0,
-    resolve: Resolver = system_resolver,
-    verify: ssl.SSLContext | bool = True,
-) -> GuardedClient:
-    """An `httpx.Client` for sending webhooks: guarded transport, no redirects, no env proxies.
-
-    `trust_env=False` matters: with it on, httpx would mount proxy transports
-    from HTTPS_PROXY and friends, and those would bypass the guard.
-    Connect-time refusals raise `UnsafeURL`, which is not an `httpx.HTTPError`;
-    the caller catches both.
-    """
-    transport = GuardedTransport(
-        allow_private=allow_private, allow_http=allow_http, resolve=resolve, verify=verify
-    )
-    return GuardedClient(transport, timeout, allow_http=allow_http)

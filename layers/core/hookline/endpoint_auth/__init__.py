@@ -15,17 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from hookline.db import Connection
 from hookline.secretbox import reveal
 from hookline.settings import Settings
-from hookline.ssrf import guarded_client
-from hookline.webhook_client import GuardedClient
+from hookline.webhook_client import WebhookClient
 
 # OAuth2 and mutual TLS load when an endpoint uses them: most endpoints use neither, and
-# deliver's cold start need not pay for them (decision 0048).
+# deliver's cold start need not pay for them (decision 0048), nor for httpx, which fetches
+# the tokens (decision 0112).
 if TYPE_CHECKING:
+    import httpx
+
     from hookline.endpoint_auth.oauth2 import OAuth2Client, TokenCache
     from hookline.endpoint_auth.tls import TlsClients
     from hookline.repositories.deliveries import Job
@@ -50,15 +50,19 @@ class EndpointAuth:
 
     def __init__(
         self,
-        http: GuardedClient,
-        build_client: Callable[[ssl.SSLContext], GuardedClient],
+        http: WebhookClient,
+        build_client: Callable[[ssl.SSLContext], WebhookClient],
         *,
-        token_timeout: httpx.Timeout,
+        token_client: Callable[[], httpx.Client],
+        token_timeout: tuple[float, float],
     ) -> None:
-        """`http` is the shared SSRF-guarded client (it fetches tokens and sends to endpoints
-        without TLS material); `build_client` makes a guarded client around an SSL context."""
+        """`http` is the shared SSRF-guarded client (it sends to endpoints without TLS
+        material); `build_client` makes one around an SSL context; `token_client` makes the
+        guarded httpx client tokens are fetched with, and `token_timeout` is their (whole,
+        connect) seconds."""
         self.http = http
         self._build_client = build_client
+        self._token_client = token_client
         self._token_timeout = token_timeout
         self._lock = threading.Lock()
         self._tokens: TokenCache | None = None
@@ -69,9 +73,13 @@ class EndpointAuth:
         """The OAuth2 tokens, kept per endpoint (built for the first OAuth2 endpoint)."""
         with self._lock:
             if self._tokens is None:
+                import httpx
+
                 from hookline.endpoint_auth.oauth2 import TokenCache
 
-                self._tokens = TokenCache(self.http, timeout=self._token_timeout)
+                total, connect = self._token_timeout
+                timeout = httpx.Timeout(total, connect=connect)
+                self._tokens = TokenCache(self._token_client(), timeout=timeout)
             return self._tokens
 
     @property
@@ -104,7 +112,7 @@ class EndpointAuth:
         key = reveal(conn, tls_key) if needed and tls_key is not None else None
         return EndpointCredentials(oauth2, tls, version, key)
 
-    def client(self, endpoint_id: str, credentials: EndpointCredentials) -> GuardedClient:
+    def client(self, endpoint_id: str, credentials: EndpointCredentials) -> WebhookClient:
         """The client to send with: the endpoint's own TLS client, or the shared one."""
         if credentials.tls is None or credentials.tls_version is None:
             return self.http
@@ -131,17 +139,26 @@ class EndpointAuth:
         return sent
 
 
-def endpoint_auth_for(http: GuardedClient, settings: Settings, options: Any) -> EndpointAuth:
-    """The deliverer's EndpointAuth: TLS clients guarded like the shared one, tokens fetched
-    within the attempt's timeouts (`options` is the deliverer's DeliveryOptions)."""
+def endpoint_auth_for(http: WebhookClient, settings: Settings, options: Any) -> EndpointAuth:
+    """The deliverer's EndpointAuth: TLS clients and the token client guarded like the shared
+    one, tokens fetched within the attempt's timeouts (`options` is the deliverer's
+    DeliveryOptions)."""
 
-    def build(context: ssl.SSLContext) -> GuardedClient:
+    def build(context: ssl.SSLContext) -> WebhookClient:
+        return WebhookClient(
+            allow_private=settings.allow_private_targets,
+            allow_http=settings.allow_http_targets,
+            ssl_context=context,
+        )
+
+    def token_client() -> httpx.Client:
+        from hookline.guarded_http import guarded_client
+
         return guarded_client(
             allow_private=settings.allow_private_targets,
             allow_http=settings.allow_http_targets,
             timeout=settings.config.deliver_timeout_seconds,
-            verify=context,
         )
 
-    timeout = httpx.Timeout(options.timeout_seconds, connect=options.connect_timeout_seconds)
-    return EndpointAuth(http, build, token_timeout=timeout)
+    timeout = (options.timeout_seconds, options.connect_timeout_seconds)
+    return EndpointAuth(http, build, token_client=token_client, token_timeout=timeout)

@@ -98,7 +98,7 @@ class TokenCache:
         timeout: httpx.Timeout,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`http` is the deliverer's SSRF-guarded client."""
+        """`http` is an SSRF-guarded httpx client (`hookline.guarded_http`)."""
         self.http = http
         self.timeout = timeout
         self.clock = clock

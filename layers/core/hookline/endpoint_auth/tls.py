@@ -3,7 +3,7 @@ endpoint's server certificate, or both (decision 0067).
 
 What the API receives is checked when it is saved (each PEM parses, the key matches the
 certificate), so an attempt only fails on what the endpoint's server does. The deliverer
-keeps one SSRF-guarded httpx client per endpoint and TLS version in this container: building
+keeps one SSRF-guarded client per endpoint and TLS version in this container: building
 an SSL context costs milliseconds and a connection pool is worth reusing.
 """
 
@@ -21,15 +21,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from hookline.errors import BadRequest, EndpointAuthFailed
 
 if TYPE_CHECKING:  # the PEM checks run when an endpoint is saved, not in the deliverer's init
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
-    from hookline.webhook_client import GuardedClient
+    from hookline.webhook_client import WebhookClient
 
 MAX_CLIENTS = 256
 
@@ -113,15 +111,13 @@ def parse_tls(value: dict[str, Any]) -> ParsedTls:
 
 
 def ssl_context(tls: dict[str, Any], client_key: str | None) -> ssl.SSLContext:
-    """The SSL context of an endpoint: its private CA (else the public ones httpx trusts) and
+    """The SSL context of an endpoint: its private CA (else the public ones, certifi's) and
     its client certificate. The ssl module loads a certificate chain only from files, so the
     key is written to a private temporary directory for the load and removed right after."""
+    from hookline.webhook_client import default_ssl_context
+
     ca_bundle = tls.get("ca_bundle")
-    context = (
-        ssl.create_default_context(cadata=ca_bundle)
-        if ca_bundle
-        else httpx.create_ssl_context(verify=True, trust_env=False)
-    )
+    context = ssl.create_default_context(cadata=ca_bundle) if ca_bundle else default_ssl_context()
     certificate = tls.get("client_certificate")
     if certificate and client_key:
         with tempfile.TemporaryDirectory(prefix="hookline-tls-") as directory:
@@ -141,13 +137,13 @@ def ssl_context(tls: dict[str, Any], client_key: str | None) -> ssl.SSLContext:
 
 
 class TlsClients:
-    """httpx clients with an endpoint's SSL context, one per endpoint and TLS version (a
+    """Webhook clients with an endpoint's SSL context, one per endpoint and TLS version (a
     changed certificate, key or CA bundle is a new version), in this container."""
 
-    def __init__(self, build: Callable[[ssl.SSLContext], GuardedClient]) -> None:
+    def __init__(self, build: Callable[[ssl.SSLContext], WebhookClient]) -> None:
         """`build` makes an SSRF-guarded client around an SSL context."""
         self.build = build
-        self._clients: OrderedDict[tuple[str, str], GuardedClient] = OrderedDict()
+        self._clients: OrderedDict[tuple[str, str], WebhookClient] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -156,7 +152,7 @@ class TlsClients:
         material = json.dumps([tls, sealed_key], sort_keys=True)
         return hashlib.sha256(material.encode()).hexdigest()
 
-    def cached(self, endpoint_id: str, version: str) -> GuardedClient | None:
+    def cached(self, endpoint_id: str, version: str) -> WebhookClient | None:
         """The client already built for this endpoint and version, if any."""
         with self._lock:
             client = self._clients.get((endpoint_id, version))
@@ -166,7 +162,7 @@ class TlsClients:
 
     def client(
         self, endpoint_id: str, version: str, tls: dict[str, Any], client_key: str | None
-    ) -> GuardedClient:
+    ) -> WebhookClient:
         """The endpoint's client, built on first use (raises EndpointAuthFailed when its
         material does not load)."""
         cached = self.cached(endpoint_id, version)
