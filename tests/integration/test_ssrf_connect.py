@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import http.server
+import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -62,9 +63,14 @@ def _handler(receiver: Receiver) -> type[http.server.BaseHTTPRequestHandler]:
     return Handler
 
 
-def _serve(tls: ssl.SSLContext | None) -> Iterator[Receiver]:
+class _IPv6Server(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def _serve(tls: ssl.SSLContext | None, host: str = "127.0.0.1") -> Iterator[Receiver]:
     receiver = Receiver(port=0)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(receiver))
+    kind = _IPv6Server if ":" in host else http.server.ThreadingHTTPServer
+    server = kind((host, 0), _handler(receiver))
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     receiver.port = server.server_address[1]
@@ -81,6 +87,11 @@ def _serve(tls: ssl.SSLContext | None) -> Iterator[Receiver]:
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     yield from _serve(None)
+
+
+@pytest.fixture
+def ipv6_receiver() -> Iterator[Receiver]:
+    yield from _serve(None, host="::1")
 
 
 @dataclass
@@ -377,3 +388,16 @@ def test_the_deliverers_client_pins_the_address_and_verifies_the_name(
                 webhook(client, f"https://{host}:{tls_receiver.port}/hook")
             assert tls_failure(failed.value) == "tls: CERTIFICATE_VERIFY_FAILED"
     assert tls_receiver.requests == [("POST", "/hook", f"hooks.test:{tls_receiver.port}")]
+
+
+def test_the_deliverers_client_sends_to_a_url_only_httpx_reads(ipv6_receiver: Receiver) -> None:
+    # Given an endpoint URL outside the quick reader's form (an IPv6 literal)
+    url = f"http://[::1]:{ipv6_receiver.port}/hook"
+    # When a webhook is sent to it where private targets are allowed, then it is delivered,
+    # with the Host header httpx writes
+    with WebhookClient(allow_private=True, allow_http=True) as client:
+        assert webhook(client, url) == (200, b"ok")
+    assert ipv6_receiver.requests == [("POST", "/hook", f"[::1]:{ipv6_receiver.port}")]
+    # and where they are not, the guard refuses the loopback address
+    with WebhookClient(allow_private=False, allow_http=True) as client, pytest.raises(UnsafeURL):
+        webhook(client, url)
