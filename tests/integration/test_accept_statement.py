@@ -11,9 +11,10 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
+from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import NotFound
-from hookline.repositories.ledger import NewEvent, accept_event
+from hookline.repositories.ledger import NewEvent, accept_event, store_event
 from hookline.settings import get_settings
 from tests.support import operator
 from tests.support.sinks import Sink
@@ -141,3 +142,37 @@ def test_in_a_callers_transaction_the_event_rolls_back_with_it(
             "SELECT count(*) AS n FROM events WHERE id = %s", (received.stored.id,)
         ).fetchone()
     assert not received.stored.duplicate and found == {"n": 0}
+
+
+def test_a_key_is_one_key_for_its_tenant_and_origin_alone(
+    db: Database, tenant: dict[str, str]
+) -> None:
+    # Given a second tenant
+    other = operator.add_tenant(db, HooklineConfig(), name="other", group=None)["id"]
+
+    def accepted(tenant_id: str, origin: str, key: str) -> tuple[str, bool]:
+        with db.connection() as conn:
+            stored = accept_event(
+                conn, replace(new_event(tenant_id, None, key), origin=origin),
+                deadline=DEADLINE, lease=LEASE,
+            ).stored  # fmt: skip
+        return stored.id, stored.duplicate
+
+    # When the same key arrives for two tenants, for two origins, and split differently
+    # between the origin and the key
+    first, _ = accepted(tenant["id"], "src_a", "bc")
+    answers = [
+        accepted(other, "src_a", "bc"),
+        accepted(tenant["id"], "src_b", "bc"),
+        accepted(tenant["id"], "src_ab", "c"),
+        accepted(tenant["id"], "src_a", "bc "),
+    ]
+    # Then each is an event of its own
+    assert [duplicate for _, duplicate in answers] == [False] * 4
+    assert len({first, *(event_id for event_id, _ in answers)}) == 5
+    # And the same key again is the original, whether it comes back at receipt or through
+    # the API's statement
+    assert accepted(tenant["id"], "src_a", "bc") == (first, True)
+    with db.connection() as conn, conn.transaction():
+        again = store_event(conn, replace(new_event(tenant["id"], None, "bc"), origin="src_a"))
+    assert (again.id, again.duplicate) == (first, True)
