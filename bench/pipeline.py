@@ -52,33 +52,35 @@ stage (the workers' own).
         [--floor] [--prepared] [--no-receipt] [--statements [all]] [--wal-mix] [--json]
         [--past-days 90]
         [--steady 2000000] [--server wal_compression=off]
-        [--shape bench/shapes/stage2.sql[,...]] [--uncounted-claim] [--rate 500]
+        [--shape bench/shapes/stage2.sql[,...]] [--uncounted-claim] [--rate 500] [--perf]
 
 `--statements` preloads pg_stat_statements (with planning time) and prints each phase's
 costliest statements per delivered event (`--statements all`: the statements run inside
 functions too, whose times are also in their caller's; a statement's executor start-up and
-shut-down are in no one's but the top-level call's); `--wal-mix` reads each phase's WAL back with
-`pg_waldump` (bench/walmix.py) and prints its bytes per delivered event by table and index,
-and by record kind (local server only); `--shape` runs what-if SQL files after the migrations
-(bench/shapes: a row shape a migration might bring, measured before it is built);
-`--uncounted-claim` is a probe: Hookline's deliver makes its claims on a connection of their
-own that no stage counts (its backend's CPU, its round trips), so deliver's figures are those
-of a deliver that sends without a claim statement (decision 0107); `--rate R` offers every
-pipeline R events a second on a fixed schedule (an open loop, as a deployment's senders do:
-what an event costs at a given load, where the closed loop measures each pipeline at the
-rate its own receiver sets, and a slower receiver leaves deliver smaller batches); `--json`
-prints one line instead of the tables: a list of rows `{"pipeline", "processes",
+shut-down are in no one's but the top-level call's); `--perf` records each phase with Linux's
+`perf` and prints each stage's backend CPU by C function (bench/backend_perf.py: commit,
+parsing, planning, executor start-up, CHECK constraints, triggers' WHEN...); `--wal-mix` reads
+each phase's WAL back with `pg_waldump` (bench/walmix.py) and prints its bytes per delivered
+event by table and index, and by record kind (local server only); `--shape` runs what-if SQL
+files after the migrations (bench/shapes: a row shape a migration might bring, measured before
+it is built); `--uncounted-claim` is a probe: Hookline's deliver makes its claims on a
+connection of their own that no stage counts (its backend's CPU, its round trips), so deliver's
+figures are those of a deliver that sends without a claim statement (decision 0107); `--rate R`
+offers every pipeline R events a second on a fixed schedule (an open loop, as a deployment's
+senders do: what an event costs at a given load, where the closed loop measures each pipeline
+at the rate its own receiver sets, and a slower receiver leaves deliver smaller batches);
+`--json` prints one line instead of the tables: a list of rows `{"pipeline", "processes",
 "endpoints", "events_per_s", "server_cpu_us", "wal_bytes", "commits", "python_cpu_us",
 "log_bytes", "stages", "messages_per_batch"}`, per delivered event (`stages`: each stage's
 server and Python CPU and round trips, `{"receiver": {"server_cpu_us", "python_cpu_us",
-"round_trips"}, ...}`; `messages_per_batch`: the mean of deliver's batches). A fresh
-database has nine day partitions of each hot table (today, the week ahead, the default);
-`--past-days 90` first makes the 90 earlier days' partitions that the default retention
-(`ledger_retention_days`) keeps, as a deployment has them after three months. The bare
-relay's tables are not partitioned either way. `--steady N` begins each phase as a running
-deployment's minutes after a checkpoint (bench/steady.py): N dedupe keys per tenant (and
-N events per width in the bare relay's table) already there, random provider ids, and a
-`CHECKPOINT` before the intake, so full-page images are paid as they are in production.
+"round_trips"}, ...}`; `messages_per_batch`: the mean of deliver's batches). A fresh database
+has nine day partitions of each hot table (today, the week ahead, the default); `--past-days
+90` first makes the 90 earlier days' partitions that the default retention
+(`ledger_retention_days`) keeps, as a deployment has them after three months. The bare relay's
+tables are not partitioned either way. `--steady N` begins each phase as a running deployment's
+minutes after a checkpoint (bench/steady.py): N dedupe keys per tenant (and N events per width
+in the bare relay's table) already there, random provider ids, and a `CHECKPOINT` before the
+intake, so full-page images are paid as they are in production.
 
 Postgres is a durable local server (default fsync), or `DATABASE_URL` (then the server CPU
 columns are empty unless it runs on this machine). A benchmark: prints, never fails.
@@ -91,10 +93,12 @@ import json
 import multiprocessing as mp
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import backend_perf
 from common import (
     bench_database,
     machine_facts,
@@ -103,7 +107,7 @@ from common import (
     server_facts,
 )
 from pgcost import cpu_by_role, server_cpu_by_pid, wal_and_commits
-from pipeline_report import Phase, report, report_wal_mix
+from pipeline_report import Phase, report, report_backend_functions, report_wal_mix
 from pipeline_workers import STRIPE_SECRET, worker
 from sink import running_sink
 from steady import fill_keys
@@ -152,6 +156,7 @@ def run_phase(
     seconds: float,
     statements: str | None,
     checkpoint: bool = False,
+    perf_file: Path | None = None,
 ) -> Phase:
     """Start the workers, warm them, measure `seconds` of intake and the drain."""
     import psycopg
@@ -190,6 +195,7 @@ def run_phase(
         wal0, commits0 = wal_and_commits(conn)
         lsn0 = wal_position(conn)
         start_handled = handled_messages.value
+        recording = backend_perf.start(perf_file) if perf_file else None
         started = time.monotonic()
         go.set()
         time.sleep(seconds)
@@ -210,6 +216,8 @@ def run_phase(
         phase.seconds = time.monotonic() - started
         phase.events = (delivered_count(conn, pipeline) - start_delivered) // endpoints
         cpu1 = server_cpu_by_pid(url, conn.info.backend_pid)
+        if recording is not None:
+            backend_perf.stop(recording)
         stop_rest.set()
         for _ in procs:
             kind, cpu, trips, done, calls, log_bytes = out.get(timeout=60)
@@ -235,6 +243,10 @@ def run_phase(
         for role, seconds in cpu_by_role(cpu0, cpu1).items():
             stage = stage_of(role)
             phase.server_cpu[stage] = phase.server_cpu.get(stage, 0.0) + seconds
+    if perf_file is not None and cpu1 is not None:
+        stages = {pid: stage_of(role) for pid, (role, _) in cpu1.items()}
+        phase.backend_functions = backend_perf.by_stage(perf_file, stages, phase.events)
+        perf_file.unlink()
     return phase
 
 
@@ -319,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
         help="each phase's WAL by table, index and record kind (pg_waldump; local server)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="one line of JSON rows")
+    parser.add_argument(
+        "--perf", action="store_true",
+        help="each stage's backend CPU by C function (Linux perf; bench/backend_perf.py)",
+    )  # fmt: skip
     parser.add_argument(
         "--floor", action="store_true",
         help="a third pipeline: the bare relay that verifies before it stores and claims "
@@ -426,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
                             args.seconds,
                             args.statements,
                             bool(args.steady),
+                            Path(tempfile.gettempdir()) / f"hookline-perf-{os.getpid()}.data"
+                            if args.perf
+                            else None,
                         )
                     )
         print(f"machine after: {machine_facts()}\n", file=say)
@@ -435,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
             report(phases)
         if args.wal_mix:
             report_wal_mix(url, phases)
+        if args.perf:
+            report_backend_functions(phases)
     return 0
 
 

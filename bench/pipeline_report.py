@@ -35,6 +35,8 @@ class Phase:
     commits: int = 0
     statements: list[dict[str, Any]] = field(default_factory=list)  # pg_stat_statements
     wal_range: tuple[str, str] = ("", "")  # where the phase's WAL starts and ends
+    # --perf: by stage, bench/backend_perf.py's parts as µs per delivered event
+    backend_functions: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def per_event(self, value: float) -> float:
         """`value` per delivered event."""
@@ -163,3 +165,22 @@ def report_wal_mix(url: str, phases: list[Phase]) -> None:
             print_table(["relation", "WAL B/ev", "share"], mix_rows(mix, ph.events))
             if ph.events:
                 print(mix_kinds(mix, ph.events))
+
+
+def report_backend_functions(phases: list[Phase]) -> None:
+    """--perf: per width, each pipeline's stages side by side, their backends' CPU by part."""
+    from backend_perf import PARTS
+
+    for width in sorted({ph.endpoints for ph in phases}):
+        shown = [ph for ph in phases if ph.endpoints == width and ph.backend_functions]
+        columns = [(ph, stage) for ph in shown for stage in sorted(ph.backend_functions)
+                   if stage != "server"]  # fmt: skip
+        if not columns:
+            continue
+        print(f"\n{width} endpoints: the backends' CPU by C function (perf, inclusive), "
+              "µs per delivered event")  # fmt: skip
+        print_table(
+            ["part", *(f"{ph.pipeline} {stage}" for ph, stage in columns)],
+            [[name, *(f"{ph.backend_functions[stage][name]:.0f}" for ph, stage in columns)]
+             for name, _ in PARTS],
+        )  # fmt: skip
