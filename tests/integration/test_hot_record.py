@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
+import psycopg
 import pytest
 
 from hookline.db import Database
@@ -178,3 +179,72 @@ def test_the_lease_floor_passes_delivered_leases_and_waits_for_a_claimed_deliver
     # Then the floor is a minute behind: no lease that ran out is read again
     floor = datetime.fromisoformat(reconcile()["findings"]["lease_floor"])
     assert floor > lease["at"] + timedelta(minutes=8)
+
+
+def test_a_delivery_is_refused_a_state_outside_the_set_and_takes_every_one_in_it(
+    pipeline, db, sink
+):
+    # Given a delivery, queued by fan-out
+    t = tenant(db)
+    ep = endpoint(db, t, sink.url("/states"))
+    publish(db, t)
+    pipeline.fanout()
+    delivery = pipeline.delivery(endpoint_id=ep["id"])
+    # When a statement moves it to a state no delivery has, Then it is refused by name
+    with db.connection() as conn, pytest.raises(psycopg.errors.CheckViolation) as refused:
+        conn.execute("UPDATE deliveries SET state = 'Delivered' WHERE id = %s", (delivery["id"],))
+    assert refused.value.diag.constraint_name == "deliveries_state_check"
+    assert markers(db, delivery["id"])["state"] == "queued"
+    # And a new row in such a state is refused too, whatever else it carries
+    for state, ordering_key in (("sent", None), ("", "k")):
+        with db.connection() as conn, pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute(
+                "INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group,"
+                " deadline_at, state, ordering_key)"
+                " SELECT hookline_delivery_id(event_id, 'end_other'), event_id, endpoint_id,"
+                " tenant_id, tenant_group, deadline_at, %s, %s FROM deliveries WHERE id = %s",
+                (state, ordering_key, delivery["id"]),
+            )
+    assert len(sql(db, "SELECT id FROM deliveries")) == 1
+    # And a new row in any state of the set is taken, with its markers
+    insert = (
+        "INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group,"
+        " deadline_at, state, ordering_key)"
+        " SELECT hookline_delivery_id(event_id, %s), event_id, endpoint_id, tenant_id,"
+        " tenant_group, deadline_at, %s, %s FROM deliveries WHERE id = %s RETURNING id"
+    )
+    states = ("pending", "held", "queued", "delivering", "delivered", "failed", "dead")
+    for n, (state, key) in enumerate([(s, None) for s in states] + [("queued", "k")]):
+        [made] = sql(db, insert, (f"end_{n}", state, key, delivery["id"]))
+        row = markers(db, made["id"])
+        assert row["state"] == state
+        assert (row["due_at"] is not None) == (state == "pending"), state
+        assert (row["failed_at"] is not None) == (state in ("failed", "dead")), state
+        assert row["ordering_open"] == (True if key and state == "queued" else None), state
+    # And every state of the set is taken by an update, with its markers
+    for state in ("pending", "held", "delivering", "delivered", "failed", "dead", "queued"):
+        sql(db, "UPDATE deliveries SET state = %s WHERE id = %s", (state, delivery["id"]))
+        row = markers(db, delivery["id"])
+        assert row["state"] == state
+        assert (row["due_at"] is not None) == (state == "pending"), state
+        assert (row["failed_at"] is not None) == (state in ("failed", "dead")), state
+
+
+def test_a_deliverys_write_compiles_one_trigger_condition_and_no_check(db):
+    # Postgres reads a CHECK constraint and a trigger's WHEN back from their stored text and
+    # compiles them in every statement writing the table (decision 0114): the receipt's
+    # insert and deliver's record each pay for one condition, and for no CHECK.
+    tables = (
+        "SELECT 'deliveries'::regclass UNION ALL SELECT inhrelid FROM pg_inherits"
+        " WHERE inhparent = 'deliveries'::regclass"
+    )
+    assert sql(db, f"SELECT conname FROM pg_constraint WHERE contype = 'c'"
+                   f" AND conrelid IN ({tables})") == []  # fmt: skip
+    # tgtype: 4 is INSERT, 16 UPDATE
+    [conditions] = sql(
+        db,
+        "SELECT count(*) FILTER (WHERE tgtype & 4 <> 0) AS on_insert,"
+        " count(*) FILTER (WHERE tgtype & 16 <> 0) AS on_update"
+        " FROM pg_trigger WHERE tgrelid = 'deliveries'::regclass AND tgqual IS NOT NULL",
+    )
+    assert conditions == {"on_insert": 1, "on_update": 1}
