@@ -83,7 +83,7 @@ def by_stage(path: Path, stage_of_pid: dict[int, str], events: int) -> dict[str,
     counts: dict[str, Counter[str]] = {}
     for pid, frames in stacks(path):
         stage = stage_of_pid.get(pid)
-        if stage is None:  # a process the bench does not count, or the server's own
+        if stage is None:  # not in the phase's reading of the server (started after it)
             continue
         held = set(frames)
         tally = counts.setdefault(stage, Counter())
