@@ -36,7 +36,6 @@ from hookline.config import load_config
 from hookline.db import Database, reset_database
 from hookline.settings import Settings, get_settings
 from hookline_dev.local.devstate import DevState, healthy, read_state
-from hookline_dev.localpg import free_port
 from tests.support import operator
 from tests.support.sinks import Sink
 
@@ -67,11 +66,14 @@ DEV_ARGS = ["--fanout-every", "1", "--visibility-timeout", "2", "--status", "pla
 
 @dataclass
 class DevProcess:
-    """A `hookline dev` child process on a fixed port, which tests may kill and restart."""
+    """A `hookline dev` child process, which tests may kill and restart on the same port.
+
+    The first start asks for any free port (`--port 0`) and keeps the one the stack bound: a
+    port picked here and handed over could be taken by another process in between."""
 
     workdir: Path
-    port: int
     env: dict[str, str]
+    port: int = 0
     process: subprocess.Popen[bytes] | None = None
     state: DevState | None = None
     starts: int = 0
@@ -111,6 +113,7 @@ class DevProcess:
             state = read_state(self.state_dir)
             if state is not None and state.pid == self.process.pid and healthy(state.url):
                 self.state = state
+                self.port = state.port
                 return state
             time.sleep(0.1)
         raise AssertionError(f"hookline dev did not come up:\n{log.read_text()}")
@@ -236,7 +239,7 @@ def dev_process(
     localstack = os.environ.get("HOOKLINE_E2E_AWS_ENDPOINT_URL")
     if localstack:
         env["AWS_ENDPOINT_URL"] = localstack
-    dev = DevProcess(workdir, free_port(), env)
+    dev = DevProcess(workdir, env)
     dev.start()
     try:
         yield dev
