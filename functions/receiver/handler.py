@@ -19,7 +19,6 @@ import binascii
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -41,6 +40,7 @@ from hookline.observability import (
     logger,
 )
 from hookline.problems import PROBLEM, problem_json, retry_headers, status_for
+from hookline.records import frozen
 from hookline.runtime import (
     fanout_options,
     guarded_http_client,
@@ -60,7 +60,7 @@ ROUTE_PREFIX = "/in/"
 ONLY_POST = {"Allow": "POST"}
 
 
-@dataclass(frozen=True)
+@frozen
 class Wiring:
     """What every request under one settings object uses, looked up once: each factory's cache
     hashes the whole settings on every call, which cost more than the rest of the wiring."""

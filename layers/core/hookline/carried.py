@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
+from hookline.records import frozen
+
 MAX_CARRIED_PAYLOAD = 16 * 1024  # bytes; base64 makes ~21.9 KB of a message of it
 
 
-@dataclass(frozen=True)
+@frozen
 class CarriedEvent:
     """An event as its deliveries' first messages carry it."""
 

@@ -13,16 +13,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from itertools import accumulate
 from typing import Any
 
 from hookline.errors import BadRequest, PayloadTooLarge
+from hookline.records import frozen
 
 LOG2_10 = math.log2(10)
 
 
-@dataclass(frozen=True)
+@frozen
 class CatalogueLimits:
     """The limits of the event-type catalogue and of published payloads. Each can be set
     with the environment variable `HOOKLINE_<NAME>` (upper case), such as

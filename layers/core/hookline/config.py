@@ -7,11 +7,12 @@ schedules, deadlines and retention are declared once.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from hookline.records import frozen
 from hookline.retry import DEFAULT_DEADLINE, DEFAULT_JITTER, DEFAULT_SCHEDULE
 
 DEFAULT_RESOURCE_PREFIX = "hookline"
@@ -60,7 +61,7 @@ def supported_regions(config: HooklineConfig) -> tuple[str, ...]:
     return tuple(r for r in SUPPORTED_REGIONS if r not in missing)
 
 
-@dataclass(frozen=True)
+@frozen
 class TenantGroup:
     """An isolation class: its own queue, DLQ, deliver function and concurrency cap."""
 
@@ -90,7 +91,7 @@ class TenantGroup:
         return f"{prefix}-deliver-{self.name}-dlq"
 
 
-@dataclass(frozen=True)
+@frozen
 class Schedules:
     """EventBridge schedule expressions (the local runner reads the same periods)."""
 
@@ -98,7 +99,7 @@ class Schedules:
     reconcile_minutes: int = 5
 
 
-@dataclass(frozen=True)
+@frozen
 class Infrastructure:
     """Sizes, switches and alarm thresholds of the AWS stack (read by the CDK app in infra/)."""
 
@@ -201,7 +202,7 @@ class Infrastructure:
 MFA_CHOICES = ("required", "optional")
 
 
-@dataclass(frozen=True)
+@frozen
 class Console:
     """The operator console on AWS (docs/decisions/0053): its Cognito user pool's first
     operator and hosted UI."""
@@ -213,7 +214,7 @@ class Console:
     mfa: str = "required"  # one of MFA_CHOICES; the second factor is TOTP (no SMS)
 
 
-@dataclass(frozen=True)
+@frozen
 class HooklineConfig:
     """Everything that sizes and names a deployment."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
@@ -23,6 +22,7 @@ from hookline.errors import EndpointAuthFailed, UnsafeURL, failure_reason
 from hookline.observability import logger
 from hookline.postgres_text import storable_text
 from hookline.queues import DeliveryMessage, DeliveryQueues
+from hookline.records import frozen
 from hookline.repositories import deliveries as repo
 from hookline.repositories.deliveries import AttemptRecord, Claim, Finish, Job
 from hookline.repositories.sendable_endpoints import SendableEndpoints
@@ -70,7 +70,7 @@ class Result(StrEnum):
     SKIPPED = "skipped"  # stale or duplicate message, or already finished
 
 
-@dataclass(frozen=True)
+@frozen
 class DeliveryOptions:
     """Timeouts, leases and limits of the deliver function."""
 
@@ -95,7 +95,7 @@ class DeliveryOptions:
         return timedelta(seconds=self.timeout_seconds + 30)
 
 
-@dataclass(frozen=True)
+@frozen
 class AttemptResult:
     """One HTTP try as the endpoint answered it (or did not)."""
 
@@ -109,7 +109,7 @@ class AttemptResult:
     headers: dict[str, str] | None = None  # the response's, bounded (response_headers)
 
 
-@dataclass(frozen=True)
+@frozen
 class Handled:
     """The result of one message, with the attempt made (if any)."""
 

@@ -7,12 +7,12 @@ told; short retries sent on their SQS delay."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from hookline.db import Connection, Database
 from hookline.observability import logger
 from hookline.queues import MAX_DELAY_SECONDS, DeliveryMessage, DeliveryQueues
+from hookline.records import frozen
 from hookline.repositories import endpoints as endpoint_repo
 from hookline.repositories.deliveries import AttemptRecord, Finish, Job
 from hookline.repositories.delivery_batches import FailedRecord, record_batch_failed
@@ -22,7 +22,7 @@ from hookline.settings import Settings
 GONE = "the endpoint answered 410 Gone"
 
 
-@dataclass(frozen=True)
+@frozen
 class Failure:
     """A failed attempt with what follows it decided: what its record writes; for a short
     retry, when its message is due; for a 410 Gone, why its endpoint is disabled."""

@@ -13,6 +13,7 @@ from hookline.db import Database
 from hookline.ids import ulid_time
 from hookline.observability import logger
 from hookline.queues import DeliveryMessage, DeliveryQueues
+from hookline.records import frozen
 from hookline.repositories import deliveries as repo
 from hookline.retry import DEFAULT_DEADLINE
 
@@ -28,7 +29,7 @@ class FanoutReport:
     oldest_pending_seconds: float = 0.0
 
 
-@dataclass(frozen=True)
+@frozen
 class FanoutOptions:
     """Sizes and leases of a fan-out run."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -31,6 +31,7 @@ from hookline.errors import (
 from hookline.ids import new_id
 from hookline.nudge import nudge_on_commit
 from hookline.postgres_text import storable_text
+from hookline.records import frozen
 from hookline.repositories.ledger import NewEvent, Received, accept_event, store_event
 from hookline.repositories.source_activity import (
     adopt_handshake_secret,
@@ -65,7 +66,7 @@ REJECTIONS = (VerificationFailed, BadRequest, UnsupportedMediaType, HandshakeRef
 RECHECKED = (VerificationFailed, UnsupportedMediaType)
 
 
-@dataclass(frozen=True)
+@frozen
 class Accepted:
     """The answer to an accepted request: the event id, and whether it was a duplicate."""
 
@@ -81,7 +82,7 @@ class Accepted:
     carried: CarriedEvent | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Handshook:
     """A provider handshake, answered: nothing was stored (decision 0038)."""
 
@@ -187,7 +188,7 @@ def _store(conn: Connection, fanout: FanoutOptions | None, event: NewEvent) -> R
     return accept_event(conn, event, deadline=fanout.deadline, lease=fanout.queued_lease)
 
 
-@dataclass(frozen=True)
+@frozen
 class _Request:
     headers: Headers
     body: bytes

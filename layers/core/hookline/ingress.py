@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hookline.config import INGRESSES
+from hookline.records import frozen
 
 if TYPE_CHECKING:  # the receiver reads its events without a resolver, never importing one
     from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
@@ -70,7 +70,7 @@ def iam_principal(event: dict[str, Any]) -> str | None:
     return identity.get("userArn") or identity.get("caller") or None
 
 
-@dataclass(frozen=True)
+@frozen
 class ProxyRequest:
     """What the receiver reads of a proxy event, whichever front sent it (1.0 or 2.0).
 

@@ -7,7 +7,6 @@ recorded in `schema_migrations` in the same transaction that applies it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import timedelta
 from importlib import resources
 
@@ -17,6 +16,7 @@ from psycopg.rows import dict_row
 from hookline.config import HooklineConfig
 from hookline.db import Connection
 from hookline.observability import logger
+from hookline.records import frozen
 from hookline.repositories.reconcile import receipt_lease, set_receipt_lease
 
 # An arbitrary constant; every migrator takes the same lock.
@@ -24,7 +24,7 @@ _LOCK_KEY = 0x486F6F6B6C696E65  # "Hookline"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
-@dataclass(frozen=True)
+@frozen
 class Migration:
     """One numbered migration file."""
 

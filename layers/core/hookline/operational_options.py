@@ -5,14 +5,15 @@ quiet period of e-mail and chat messages (docs/decisions/0068)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from hookline.records import frozen
 
 
 def _emails(value: str) -> tuple[str, ...]:
     return tuple(sorted({v.strip() for v in value.split(",") if v.strip()}))
 
 
-@dataclass(frozen=True)
+@frozen
 class OperationalOptions:
     """Defaults for every endpoint (each may override the three thresholds) and the
     operator's subscriptions."""

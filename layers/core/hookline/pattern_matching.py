@@ -31,12 +31,12 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
 from hookline.errors import EvaluationBudgetExceeded
+from hookline.records import frozen
 
 # Steps one event may spend in content filters, all its endpoints together. A step is
 # ~0.2-1 µs of CPU here, so the worst event costs tens of milliseconds.
@@ -233,7 +233,7 @@ def wildcard(pattern: str, leaf: str, budget: Budget) -> bool:
 Test = Callable[[Any, Budget], bool]
 
 
-@dataclass(frozen=True)
+@frozen
 class Leaf:
     """The matchers of one field whose pattern is an array."""
 
@@ -244,7 +244,7 @@ class Leaf:
     tests: tuple[Test, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Node:
     """A pattern object: its fields (nested `Node`s or `Leaf`s) and its `$or` groups."""
 

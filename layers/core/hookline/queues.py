@@ -6,20 +6,20 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from hookline.carried import CarriedEvent
 from hookline.config import DEFAULT_RESOURCE_PREFIX, HooklineConfig
 from hookline.errors import BadRequest
+from hookline.records import frozen
 
 MAX_DELAY_SECONDS = 900  # SQS's longest DelaySeconds: 15 minutes
 BATCH = 10  # SendMessageBatch takes at most 10 entries
 TRACEPARENT = "traceparent"  # the message attribute that carries a trace (decision 0070)
 
 
-@dataclass(frozen=True)
+@frozen
 class DeadLetter:
     """A message received from a tenant group's dead-letter queue, to be moved back."""
 
@@ -54,7 +54,7 @@ class DeadLetter:
             return self.message_id
 
 
-@dataclass(frozen=True)
+@frozen
 class DeliveryMessage:
     """What a queue message says: which delivery, and which enqueue generation; for a
     deferral sent back to the queue, how many times in a row it was deferred."""

@@ -48,6 +48,7 @@ from hookline.fanout import FanoutOptions, FanoutReport, run_fanout
 from hookline.ids import new_id
 from hookline.observability import logger
 from hookline.queues import DeliveryQueues
+from hookline.records import frozen
 from hookline.repositories import deliveries as delivery_repo
 from hookline.repositories import quarantine as quarantine_repo
 from hookline.repositories import reconcile as repo
@@ -63,7 +64,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
+@frozen
 class ReconcileOptions:
     """Thresholds and sizes of a reconcile run."""
 
@@ -90,7 +91,7 @@ class ReconcileOptions:
 MISSING_DELIVERIES_WALK = "missing_deliveries"
 
 
-@dataclass(frozen=True)
+@frozen
 class MissingWalk:
     """What one run's part of the missing-delivery walk did."""
 

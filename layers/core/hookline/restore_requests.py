@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,6 +31,7 @@ from hookline.errors import (
 from hookline.ids import new_id
 from hookline.management.access import Caller
 from hookline.management.paging import page_of, paged
+from hookline.records import frozen
 from hookline.replay.request import parse_instant
 from hookline.replay.starters import start_in_thread
 from hookline.repositories import restores as repo
@@ -48,7 +48,7 @@ RUNNING_QUIET = timedelta(minutes=20)
 ACCEPTED_QUIET = timedelta(minutes=15)
 
 
-@dataclass(frozen=True)
+@frozen
 class RestoreRequest:
     """One tenant's archived window [since, until) to put back and deliver again."""
 
@@ -68,7 +68,7 @@ class RestoreRequest:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class RestoreOptions:
     """What a restore needs besides its request: how long the window is held from retention,
     and the ordinary fan-out run that delivers the restored events (None: leave them to the

@@ -26,12 +26,13 @@ from hookline.archive import ArchiveStore, archive_line, encode_lines, object_ke
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import ArchiveUnavailable, BadRequest, DeliveryStillOpen, NotFound
+from hookline.records import frozen
 from hookline.repositories import retention as repo
 
 TABLES = ("events", "outbox", "deliveries", "attempts")
 
 
-@dataclass(frozen=True)
+@frozen
 class RetentionPolicy:
     """How long things stay."""
 

@@ -18,13 +18,14 @@ a delivery for days.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Literal
 
 from hookline.draws import draws
+from hookline.records import frozen
 
 DEFAULT_SCHEDULE: tuple[timedelta, ...] = (
     timedelta(0),
@@ -55,7 +56,7 @@ class Outcome(StrEnum):
     GONE = "gone"  # 410: give up and disable the endpoint
 
 
-@dataclass(frozen=True)
+@frozen
 class RetryDecision:
     """When a failed delivery runs next, or that it is dead."""
 
@@ -64,7 +65,7 @@ class RetryDecision:
     delay: timedelta | None  # `at - now`; None when dead
 
 
-@dataclass(frozen=True)
+@frozen
 class RetryPolicy:
     """Schedule, jitter and deadline of deliveries; pure, so every caller agrees."""
 

@@ -17,7 +17,6 @@ import binascii
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +26,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from hookline.db import Connection, Database
 from hookline.errors import SecretsUnavailable as SecretsUnavailable  # re-exported
 from hookline.ids import new_id
+from hookline.records import frozen
 from hookline.settings import Settings, get_settings
 from hookline.sqlfiles import query
 
@@ -111,7 +111,7 @@ class LocalWrapper:
             raise SecretsUnavailable("the data key was wrapped by another master key") from err
 
 
-@dataclass(frozen=True)
+@frozen
 class _DataKey:
     id: str
     aead: AESGCM

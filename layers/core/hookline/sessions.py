@@ -17,12 +17,12 @@ import base64
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hookline.aws import client
 from hookline.errors import SessionInvalid
+from hookline.records import frozen
 from hookline.secretbox import LocalWrapper, SecretsUnavailable
 from hookline.settings import Settings
 
@@ -32,7 +32,7 @@ MAX_TTL = timedelta(hours=24)
 _secret_keys: dict[str, bytes] = {}  # per container: the secret is read once
 
 
-@dataclass(frozen=True)
+@frozen
 class TenantSession:
     """A verified token: which tenant, until when."""
 

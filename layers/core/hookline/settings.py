@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 
 from hookline.catalogue_limits import CatalogueLimits
 from hookline.config import HooklineConfig, load_config
 from hookline.operational_options import OperationalOptions
+from hookline.records import frozen
 
 
 def _bool(value: str | None, default: bool = False) -> bool:
@@ -36,7 +37,7 @@ def _api_bases(value: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs.items()))
 
 
-@dataclass(frozen=True)
+@frozen
 class Settings:
     """Runtime settings of every Hookline process (Lambda or local)."""
 

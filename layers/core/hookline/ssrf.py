@@ -26,12 +26,12 @@ import ipaddress
 import re
 import socket
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpcore
 
 from hookline.errors import UnsafeURL
+from hookline.records import frozen
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -94,7 +94,7 @@ _CANONICAL_IPV4 = re.compile(
 _HOST_NAME = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$")
 
 
-@dataclass(frozen=True)
+@frozen
 class ParsedTarget:
     """An endpoint URL that passed the save-time check."""
 

@@ -16,9 +16,10 @@ import logging
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from hookline.records import frozen
 
 SERVICE = "hookline"
 # A flush at the end of an invocation waits at most this long, and an export too: the
@@ -106,7 +107,7 @@ class _Sdk:
         return context if span_context.is_valid else None
 
 
-@dataclass(frozen=True)
+@frozen
 class Tracing:
     """The process's tracing: spans exported by OTLP/HTTP to `endpoint`, or off (None).
 

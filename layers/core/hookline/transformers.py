@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from hookline.errors import BadRequest
+from hookline.records import frozen
 
 MAX_TEMPLATE_CHARS = 8192
 MAX_PATHS = 100
@@ -50,7 +50,7 @@ class TransformFailed(Exception):
     """The template cannot render for this event; `str(err)` says why (safe to show)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Rendered:
     """A transformed body and the content type it is sent with."""
 
@@ -198,7 +198,7 @@ def _lookup(document: Any, steps: list[str | int]) -> tuple[bool, Any]:
 # -- templates --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class _Slot:
     name: str
     in_string: bool

@@ -4,7 +4,6 @@ create. One `Edge` per resolver, handed to each router as it is built."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
@@ -17,6 +16,7 @@ from hookline.db import get_database
 from hookline.ingress import iam_principal
 from hookline.management.access import Caller, resolve_caller
 from hookline.problems import header
+from hookline.records import frozen
 from hookline.settings import get_settings
 
 Identify = Callable[[ApiGatewayResolver], Caller]
@@ -45,7 +45,7 @@ def new_router() -> Router:
     return Router()  # type: ignore[no-untyped-call]  # Powertools leaves __init__ untyped
 
 
-@dataclass(frozen=True)
+@frozen
 class Edge:
     """The resolver the routes run in, and how it identifies callers."""
 

@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 
 from hookline.db import Database
+from hookline.records import frozen
 from hookline.secretbox import PREFIX as SEALED_PREFIX
 
 DEFAULT_LOOKBACK = timedelta(hours=24)
@@ -64,7 +65,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
+@frozen
 class CatchupContext:
     """What a catch-up run works with."""
 
@@ -100,7 +101,7 @@ class CatchupResult:
         return dict(vars(self))
 
 
-@dataclass(frozen=True)
+@frozen
 class CatchupSettings:
     """A source's `options.catchup`, validated."""
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+
+from hookline.records import frozen
 
 WIDTH, HEIGHT, PAD = 480, 160, 24
 
 
-@dataclass(frozen=True)
+@frozen
 class Bar:
     """One hour's bar: where it is, how tall, and what it says to a screen reader."""
 
@@ -44,7 +45,7 @@ def success_rate_bars(rows: list[dict[str, Any]], now: datetime) -> list[Bar]:
     return bars
 
 
-@dataclass(frozen=True)
+@frozen
 class Point:
     """One hour's value on a line: where it is and what it says to a screen reader."""
 
@@ -53,7 +54,7 @@ class Point:
     label: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Line:
     """A series of points (hours without a value are left out, so the line skips them)."""
 

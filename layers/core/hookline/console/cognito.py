@@ -13,13 +13,13 @@ import base64
 import hashlib
 import secrets
 import threading
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from hookline.aws import client
 from hookline.errors import SessionInvalid, UpstreamUnavailable
+from hookline.records import frozen
 from hookline.settings import Settings
 
 # PyJWT (and cryptography's RSA and x509 under it) loads at a sign-in's callback: every other
@@ -38,7 +38,7 @@ _jwks_clients: dict[str, jwt.PyJWKClient] = {}
 _client_ids: dict[str, str] = {}  # SSM parameter name -> app client id, read once
 
 
-@dataclass(frozen=True)
+@frozen
 class UserPool:
     """Where the console's operators sign in: the pool, its app client and hosted UI."""
 
@@ -76,7 +76,7 @@ class UserPool:
         return self.jwks_override or f"{self.issuer}/.well-known/jwks.json"
 
 
-@dataclass(frozen=True)
+@frozen
 class SignedInUser:
     """What a verified ID token says about who signed in."""
 

@@ -10,12 +10,12 @@ Hookline's own resources (`OwnResources`, decision 0061: checked at save and aga
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from hookline.destination_kinds import HTTPS as HTTPS  # re-exported
 from hookline.destination_kinds import KINDS as KINDS  # re-exported
 from hookline.errors import BadRequest
+from hookline.records import frozen
 from hookline.transformers import check_path
 
 # The deliver functions may assume only roles so named (infra/components/delivery.py).
@@ -62,7 +62,7 @@ SIZE_LIMITS = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     """A parsed target ARN."""
 
@@ -93,7 +93,7 @@ def parse_target(kind: str, arn: str) -> Target:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class OwnResources:
     """What no destination may name (decision 0061): the deployment's own account (targets
     and roles in it), its archive bucket (bucket names are global), and, where the account

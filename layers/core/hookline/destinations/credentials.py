@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from hookline.records import frozen
 
 SESSION_SECONDS = 900  # the shortest STS allows: a revoked trust stops working soonest
 REFRESH_BEFORE = timedelta(minutes=3)
 
 
-@dataclass(frozen=True)
+@frozen
 class RoleCredentials:
     """What AssumeRole answered."""
 

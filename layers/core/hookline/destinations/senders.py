@@ -15,7 +15,6 @@ import contextlib
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -24,6 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from hookline.destinations import SIZE_LIMITS, OwnResources, Target, parse_target
 from hookline.destinations.credentials import RoleCredentialCache, RoleCredentials
+from hookline.records import frozen
 from hookline.transformers import TransformFailed, lookup_path
 
 # Our own retry schedule retries; botocore tries once (`max_attempts` would count retries).
@@ -40,7 +40,7 @@ THROTTLING = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@frozen
 class OutgoingMessage:
     """One signed message to a destination."""
 
@@ -70,7 +70,7 @@ class OutgoingMessage:
             raise _Refused("the body is not UTF-8 text, which this target requires") from err
 
 
-@dataclass(frozen=True)
+@frozen
 class SendResult:
     """How a send went: `error` None when the target took it; else whether to retry.
     `answer` is what the target answered, where it answers (a Lambda function's result)."""

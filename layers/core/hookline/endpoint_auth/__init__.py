@@ -12,10 +12,10 @@ from __future__ import annotations
 import ssl
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hookline.db import Connection
+from hookline.records import frozen
 from hookline.secretbox import reveal
 from hookline.settings import Settings
 from hookline.webhook_client import WebhookClient
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from hookline.repositories.deliveries import Job
 
 
-@dataclass(frozen=True)
+@frozen
 class EndpointCredentials:
     """What one attempt needs of an endpoint's auth, revealed: the OAuth2 client, and the TLS
     client's version (with the key only when that client is not built yet)."""

@@ -22,6 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from hookline.errors import BadRequest, EndpointAuthFailed, UnsafeURL
+from hookline.records import frozen
 from hookline.ssrf import check_url
 
 GRANT = "oauth2_client_credentials"
@@ -33,7 +34,7 @@ RENEW_BEFORE_SECONDS = 60.0
 MAX_CACHED = 4096
 
 
-@dataclass(frozen=True)
+@frozen
 class OAuth2Client:
     """An endpoint's client credentials, the client secret revealed."""
 

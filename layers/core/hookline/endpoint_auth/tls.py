@@ -17,11 +17,11 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from hookline.errors import BadRequest, EndpointAuthFailed
+from hookline.records import frozen
 
 if TYPE_CHECKING:  # the PEM checks run when an endpoint is saved, not in the deliverer's init
     from cryptography import x509
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the PEM checks run when an endpoint is saved, not in the de
 MAX_CLIENTS = 256
 
 
-@dataclass(frozen=True)
+@frozen
 class ParsedTls:
     """An endpoint's TLS material as stored: the public parts, the key (to be sealed) and the
     client certificate's expiry."""

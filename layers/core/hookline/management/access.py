@@ -14,10 +14,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from dataclasses import dataclass
 
 from hookline.db import Database
 from hookline.errors import BadRequest, NotFound, Unauthorized
+from hookline.records import frozen
 from hookline.repositories import api as repo
 from hookline.settings import Settings
 
@@ -25,7 +25,7 @@ OPERATOR = "*"
 _ASSUMED_ROLE = re.compile(r"^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role/([^/]+)/.+$")
 
 
-@dataclass(frozen=True)
+@frozen
 class Caller:
     """An authenticated caller: its principal and scope (a tenant id, or `*`)."""
 

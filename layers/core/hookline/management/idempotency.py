@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from hookline.db import Database
 from hookline.errors import BadRequest, Conflict
+from hookline.records import frozen
 from hookline.repositories import api as repo
 from hookline.secretbox import reveal, seal
 
@@ -29,7 +29,7 @@ SHOWN_ONCE = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Answer:
     """What a create answers: its status and body, and whether it is a kept earlier answer."""
 

@@ -5,8 +5,9 @@ any other event; listed in the portal's event catalogue and in docs/operational-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from hookline.records import frozen
 
 ENDPOINT_FAILING = "endpoint.failing"
 ENDPOINT_RECOVERED = "endpoint.recovered"
@@ -14,7 +15,7 @@ ENDPOINT_DISABLED = "endpoint.disabled"
 DELIVERY_DEAD = "delivery.dead"
 
 
-@dataclass(frozen=True)
+@frozen
 class OperationalType:
     """One operational event type, documented."""
 

@@ -33,6 +33,7 @@ from hookline.observability import logger
 from hookline.operational import catalogue as types
 from hookline.operational.notify import Notice, Notifier, Sent, Targets
 from hookline.operational_options import OperationalOptions
+from hookline.records import frozen
 from hookline.repositories import operational as repo
 from hookline.settings import Settings
 
@@ -74,7 +75,7 @@ class MonitorResult:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Change:
     """One endpoint's state change to announce."""
 

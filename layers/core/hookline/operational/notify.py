@@ -15,11 +15,12 @@ from typing import Any
 import httpx
 
 from hookline.observability import logger
+from hookline.records import frozen
 
 SUBJECT_LIMIT = 200
 
 
-@dataclass(frozen=True)
+@frozen
 class Notice:
     """One state change, worded for people."""
 
@@ -27,7 +28,7 @@ class Notice:
     text: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Targets:
     """Who hears of one tenant's endpoint: e-mail addresses and chat webhooks."""
 

@@ -10,13 +10,14 @@ from datetime import timedelta
 
 from hookline.db import Database
 from hookline.queues import DeliveryQueues
+from hookline.records import frozen
 from hookline.replay.pacing import Pacer
 from hookline.replay.request import ReplayRequest
 from hookline.replay.result import ReplayResult
 from hookline.retry import DEFAULT_DEADLINE
 
 
-@dataclass(frozen=True)
+@frozen
 class ReplayOptions:
     """Deadlines, leases and batch sizes of a replay."""
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hookline.errors import BadRequest
+from hookline.records import frozen
 from hookline.repositories.replay import Window
 
 STATES = ("pending", "queued", "delivering", "delivered", "failed", "dead", "held")
@@ -41,7 +42,7 @@ def utcnow() -> datetime:
 # -- the request ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class ReplayRequest:
     """A validated replay request. `selector` is one of delivery_ids, event_ids, endpoint,
     window, redrive_dlq."""

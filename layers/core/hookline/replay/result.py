@@ -6,10 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hookline.records import frozen
+
 SAMPLE_SIZE = 10
 
 
-@dataclass(frozen=True)
+@frozen
 class Resume:
     """Where a replay stopped by its time limit carries on in its next run."""
 

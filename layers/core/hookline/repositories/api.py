@@ -8,7 +8,6 @@ another tenant is not found — the same answer as a row that does not exist.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,11 +15,12 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
+from hookline.records import frozen
 from hookline.repositories.tenant_walk import walked_tenant
 from hookline.sqlfiles import query
 
 
-@dataclass(frozen=True)
+@frozen
 class Page:
     """Where a page starts (after this id) and how many rows it holds."""
 

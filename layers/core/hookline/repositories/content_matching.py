@@ -5,17 +5,17 @@ re-fan-out and the reconciler's repair."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hookline.db import Connection
 from hookline.errors import failure_reason
+from hookline.records import frozen
 
 if TYPE_CHECKING:
     from hookline.repositories.quarantine import Undecided
 
 
-@dataclass(frozen=True)
+@frozen
 class Matching:
     """What matching decided: the (event, endpoint, tenant, group) pairs that matched, and
     those whose matching raised (to quarantine, decision 0059)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +10,7 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
+from hookline.records import frozen
 from hookline.repositories.content_matching import content_matches
 from hookline.repositories.hot_cursors import CLAIM, RECORD, day_execute
 from hookline.sqlfiles import query
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     pass
 
 
-@dataclass(frozen=True)
+@frozen
 class Enqueued:
     """A delivery marked queued, to be sent to its group's queue."""
 
@@ -32,7 +32,7 @@ class Enqueued:
     seq: int
 
 
-@dataclass(frozen=True)
+@frozen
 class Job:
     """A claimed delivery with everything needed to send it."""
 
@@ -67,7 +67,7 @@ class Job:
     tls_key: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Finish:
     """How a delivery stands after an attempt (or without one, e.g. endpoint disabled)."""
 
@@ -184,7 +184,7 @@ def release_ordered_heads(conn: Connection, pairs: Sequence[tuple[str, str]]) ->
     return int(row["released"]) if row else 0
 
 
-@dataclass(frozen=True)
+@frozen
 class FanoutRound:
     """What one fan_out_and_claim statement did."""
 
@@ -248,7 +248,7 @@ def oldest_pending_outbox_age(conn: Connection) -> float:
     return float(row["seconds"]) if row else 0.0
 
 
-@dataclass(frozen=True)
+@frozen
 class Claim:
     """What `claim_to_send` took: the job, and for a sendable one its secrets and slot."""
 
@@ -373,7 +373,7 @@ def park(conn: Connection, job: Job, wait: timedelta) -> None:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class AttemptRecord:
     """One HTTP try as recorded in `attempts`."""
 

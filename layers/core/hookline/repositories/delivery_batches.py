@@ -5,12 +5,12 @@ calling the function made for the day partition the batch lies in when there is 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
+from hookline.records import frozen
 from hookline.repositories.deliveries import (
     AttemptRecord,
     Claim,
@@ -79,7 +79,7 @@ def record_batch_delivered(
     return {r["id"] for r in rows}
 
 
-@dataclass(frozen=True)
+@frozen
 class FailedRecord:
     """A failed attempt as its record writes it: the attempt, the delivery's state after it
     (`finish`, always an attempted one), and whether it counts toward its endpoint's failure
@@ -91,7 +91,7 @@ class FailedRecord:
     streak: bool = True
 
 
-@dataclass(frozen=True)
+@frozen
 class FailuresRecorded:
     """What a record of failed attempts found: the deliveries whose claim still stood, with
     their generation after it, and the failure streaks of the endpoints it counted, by when

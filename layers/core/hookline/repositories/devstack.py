@@ -3,17 +3,17 @@ numbers of its status line."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hookline.db import Connection
+from hookline.records import frozen
 from hookline.sqlfiles import query
 
 # Any constant works; every dev stack takes the same one ("HookDev!").
 DEV_STACK_LOCK_KEY = 0x486F6F6B44657621
 
 
-@dataclass(frozen=True)
+@frozen
 class StatusCounts:
     """Events and deliveries, for the status line."""
 

@@ -3,7 +3,6 @@ secret parts sealed here, as the endpoint's signing secrets are."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -11,11 +10,12 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
+from hookline.records import frozen
 from hookline.secretbox import seal
 from hookline.sqlfiles import query
 
 
-@dataclass(frozen=True)
+@frozen
 class AuthChange:
     """What to change: `auth`/`tls` replace the whole part when their `set_` flag is on (None
     with the flag clears it); `signing` None keeps the scheme."""

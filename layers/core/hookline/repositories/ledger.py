@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -17,13 +17,14 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import NotFound
 from hookline.ids import new_id
+from hookline.records import frozen
 from hookline.sqlfiles import query
 
 if TYPE_CHECKING:
     from hookline.repositories.deliveries import Enqueued
 
 
-@dataclass(frozen=True)
+@frozen
 class NewEvent:
     """An event about to enter the ledger."""
 
@@ -40,7 +41,7 @@ class NewEvent:
     traceparent: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Stored:
     """Where an event landed: its id, and whether it was already there."""
 
@@ -48,7 +49,7 @@ class Stored:
     duplicate: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class Received:
     """An event stored by `accept_event`: where it landed and, when it was fanned out in the
     same statement, its deliveries (queued with a lease: to be sent once committed)."""

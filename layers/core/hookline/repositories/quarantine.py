@@ -5,17 +5,17 @@ the others; an operator decides it again once the cause is fixed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from hookline.db import Connection
 from hookline.errors import failure_reason
 from hookline.patterns import event_document, matches
+from hookline.records import frozen
 from hookline.sqlfiles import query
 
 
-@dataclass(frozen=True)
+@frozen
 class Undecided:
     """A content-filtered (event, endpoint) pair whose matching raised."""
 
@@ -53,7 +53,7 @@ def list_page(
     return [dict(r) for r in conn.execute(query("list_quarantine"), params)]
 
 
-@dataclass(frozen=True)
+@frozen
 class QuarantineSize:
     """How much is quarantined, for the metric and the status page."""
 
@@ -69,7 +69,7 @@ def size(conn: Connection) -> QuarantineSize:
     return QuarantineSize(int(row["n"]), float(row["oldest_seconds"]))
 
 
-@dataclass(frozen=True)
+@frozen
 class Retried:
     """What a retry decided: deliveries created, pairs released without one (the pattern did
     not match, or the endpoint no longer takes the event) and pairs still failing."""

@@ -4,7 +4,6 @@ missing deliveries, the report rows, and the provider catch-up state of sources.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,12 +11,13 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.ids import ulid_time
+from hookline.records import frozen
 from hookline.repositories.content_matching import content_match_arrays
 from hookline.repositories.deliveries import hold_new_ordered
 from hookline.sqlfiles import query
 
 
-@dataclass(frozen=True)
+@frozen
 class Repaired:
     """A delivery a repair moved, and the state it was found in."""
 
@@ -98,7 +98,7 @@ SCAN_WHEN_DENSE = 2
 FLOOR_MARGIN = timedelta(minutes=1)
 
 
-@dataclass(frozen=True)
+@frozen
 class MissingPage:
     """One step of the missing-delivery repair: what it created, and where the next starts."""
 
@@ -145,7 +145,7 @@ def create_missing_deliveries(
     return MissingPage(created, head["last"], bool(head["more"]), bool(head["full"]))
 
 
-@dataclass(frozen=True)
+@frozen
 class WalkPosition:
     """Where a walk kept between runs resumes (decision 0056)."""
 

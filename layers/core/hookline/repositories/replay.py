@@ -7,7 +7,6 @@ lost hand-offs."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,12 +14,13 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import NotFound
+from hookline.records import frozen
 from hookline.repositories.content_matching import content_match_arrays
 from hookline.repositories.deliveries import hold_new_ordered, release_ordered_heads
 from hookline.sqlfiles import query
 
 
-@dataclass(frozen=True)
+@frozen
 class Window:
     """Events received in [since, until), optionally of one tenant and some event types."""
 
@@ -30,7 +30,7 @@ class Window:
     types: tuple[str, ...] = ()  # filter patterns (`*` wildcards); empty = every type
 
 
-@dataclass(frozen=True)
+@frozen
 class Reset:
     """What resetting one delivery came to: its new generation, or why it was skipped."""
 

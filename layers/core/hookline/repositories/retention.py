@@ -4,7 +4,6 @@ bounded storage (sql/retention.sql, docs/decisions/0039-0041)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -13,10 +12,11 @@ from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
 from hookline.errors import DeliveryStillOpen
+from hookline.records import frozen
 from hookline.sqlfiles import query
 
 
-@dataclass(frozen=True)
+@frozen
 class DayBounds:
     """The partition-key ranges of one day: event ids [lo, hi), delivery ids [dlo, dhi)."""
 
@@ -31,7 +31,7 @@ class DayBounds:
         return {"lo": self.lo, "hi": self.hi, "dlo": self.dlo, "dhi": self.dhi}
 
 
-@dataclass(frozen=True)
+@frozen
 class DayTenant:
     """One tenant's share of a day: events, those an unfinished delivery holds, its retention
     override, and whether a restore hold covers the day."""

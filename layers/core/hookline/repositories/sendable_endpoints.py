@@ -16,17 +16,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from hookline.db import Connection
+from hookline.records import frozen
 from hookline.sqlfiles import query
 
 MAX_ENDPOINTS = 4096
 
 
-@dataclass(frozen=True)
+@frozen
 class SendableEndpoint:
     """An endpoint as `read_sendable_endpoints` read it."""
 

@@ -10,7 +10,7 @@ opens it (`reveal_catchup_key`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import psycopg
@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 from hookline.db import Connection
 from hookline.errors import BadRequest, NotFound
 from hookline.ids import new_id
+from hookline.records import frozen
 from hookline.repositories.api import Page, one_or_not_found
 from hookline.secretbox import PREFIX, reveal, seal
 from hookline.sqlfiles import query
@@ -27,7 +28,7 @@ REDACTED = "<redacted>"
 """What callers see for a stored catch-up API key; sent back in a PATCH, it keeps the key."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Source:
     """What the receiver needs to verify a request of one source."""
 

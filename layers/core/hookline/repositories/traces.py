@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from hookline.db import Connection
+from hookline.records import frozen
 from hookline.sqlfiles import query
 
 
-@dataclass(frozen=True)
+@frozen
 class EventTrace:
     """A delivery's event and the traceparent its receive span left on the outbox row."""
 

@@ -11,11 +11,12 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, TypeVar, overload
 from urllib.parse import parse_qs
 
 from hookline.errors import BadRequest, UnsupportedMediaType, VerificationFailed
+from hookline.records import frozen
 
 JSON_MEDIA_TYPE = "application/json"
 FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
@@ -56,7 +57,7 @@ class Headers(Mapping[str, str]):
         return self._items.get(key.lower(), default)
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceConfig:
     """What a verifier needs to know about one source. Secrets are plain strings here.
 
@@ -69,7 +70,7 @@ class SourceConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen
 class VerifiedRequest:
     """What a verifier learned from a request whose signature checked out."""
 
@@ -82,7 +83,7 @@ class VerifiedRequest:
 Clock = Callable[[], float]
 
 
-@dataclass(frozen=True)
+@frozen
 class RequestContext:
     """What a verifier may need beyond headers and body: the method, the query parameters,
     and the URL the provider posted to (the source's `public_url` when set, since a provider
@@ -96,7 +97,7 @@ class RequestContext:
     http: Callable[[], Any] | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class HandshakeAnswer:
     """The answer to a provider's handshake: never stored as an event."""
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import string
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
 from hookline.errors import VerificationFailed
+from hookline.records import frozen
 from hookline.verifiers.base import (
     Clock,
     Headers,
@@ -40,7 +40,7 @@ SIGNED_FIELDS = ("body", "timestamp", "id", "url", "method")
 WHSEC_PREFIX = "whsec_"
 
 
-@dataclass(frozen=True)
+@frozen
 class Entry:
     """One provider's inbound format. Only `scheme`, `title` and `docs` are required.
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import string
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from hookline.errors import VerificationFailed
+from hookline.records import frozen
 from hookline.verifiers.base import (
     Clock,
     Headers,
@@ -43,7 +43,7 @@ STRING_OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class HmacOptions:
     """How one sender signs: where the signature is, how it is computed and encoded.
 
