@@ -23,7 +23,8 @@ def both(body: dict[str, Any], annotations: dict[str, str], name: str = "Thing")
     """The class of `body` made by @frozen and by @dataclass(frozen=True)."""
 
     def make() -> type:
-        return type(name, (), {**body, "__annotations__": dict(annotations), "__module__": __name__})
+        namespace = {**body, "__annotations__": dict(annotations), "__module__": __name__}
+        return type(name, (), namespace)
 
     return frozen(make()), dataclass(frozen=True)(make())
 
@@ -61,8 +62,9 @@ def test_equality_hash_and_repr_are_the_dataclass_ones(
     record_class, data_class = both(body, annotations)
     for left in range(3):
         for right in range(3):
-            mine = record_class(*values(annotations, left)), record_class(*values(annotations, right))
-            theirs = data_class(*values(annotations, left)), data_class(*values(annotations, right))
+            first, second = values(annotations, left), values(annotations, right)
+            mine = record_class(*first), record_class(*second)
+            theirs = data_class(*first), data_class(*second)
             assert (mine[0] == mine[1]) == (theirs[0] == theirs[1])
             assert (mine[0] != mine[1]) == (theirs[0] != theirs[1])
         one = record_class(*values(annotations, left))
@@ -79,7 +81,7 @@ def test_fields_copies_and_pickles_as_a_dataclass() -> None:
     assert [f.name for f in dataclasses.fields(thing)] == ["a", "b"]
     assert dataclasses.replace(thing, a=2) == record_class(2, "y")
     assert dataclasses.asdict(thing) == {"a": 1, "b": "y"}
-    assert pickle.loads(pickle.dumps(thing)) == thing
+    assert pickle.loads(pickle.dumps(thing)) == thing  # noqa: S301 - our own bytes
     assert record_class.__match_args__ == ("a", "b")
     with pytest.raises(dataclasses.FrozenInstanceError):
         thing.a = 3  # type: ignore[attr-defined]
@@ -98,7 +100,7 @@ def test_a_subclass_compares_and_shows_its_own_fields() -> None:
 
     assert Child(1, 2) == Child(1, 2) and Child(1, 2) != Child(1, 3)
     assert Child(1) != Base(1)  # as dataclasses: another class
-    assert repr(Child(1, 2)) == "test_records.test_a_subclass_compares_and_shows_its_own_fields.<locals>.Child(a=1, b=2)".split(".", 1)[1]  # fmt: skip
+    assert repr(Child(1, 2)).endswith(".<locals>.Child(a=1, b=2)")
     assert hash(Child(1, 2)) == hash((1, 2))
 
 
