@@ -107,10 +107,11 @@ class Workload:
     log_bytes_emf_per_invocation: int = 300  # Powertools EMF blob
     log_bytes_access_log: int = 600  # API Gateway JSON access log line (none for a URL)
     traces_per_event: float = 3  # receiver, fanout, deliver
-    # WAL in a deployment's steady state with wal_compression = on (decisions 0094, 0096,
-    # 0097; bench/pipeline.py --steady: 5.1 KB per event with one delivery, 15.0 KB with ten)
-    wal_kb_per_event: float = 3.95
-    wal_kb_per_delivery: float = 1.11
+    # WAL in a deployment's steady state with wal_compression = on (decision 0094;
+    # bench/pipeline.py --steady 2000000, two runs on decision 0115's code, 2026-12-07: 4.7 KB
+    # per event with one delivery, 11.0 KB with ten)
+    wal_kb_per_event: float = 4.05
+    wal_kb_per_delivery: float = 0.70
     custom_metrics: int = 34  # metric x dimension combinations the code emits
 
 

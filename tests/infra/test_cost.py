@@ -113,7 +113,7 @@ def test_the_wal_kept_for_recovery_follows_the_deliveries_and_the_retention() ->
         lines = variable_per_million(cfg, Workload(deliveries_per_event=deliveries))
         return {line.item: line.usd for line in lines}["RDS backup storage (WAL)"]
 
-    # 5.06 KB of WAL per event with one delivery, kept 7 days of a 30.4-day month at $0.095
-    assert backup(config) == pytest.approx(1e6 * 5.06 * 1024 / 1024**3 * 7 / (730 / 24) * 0.095)
+    # 4.75 KB of WAL per event with one delivery, kept 7 days of a 30.4-day month at $0.095
+    assert backup(config) == pytest.approx(1e6 * 4.75 * 1024 / 1024**3 * 7 / (730 / 24) * 0.095)
     assert backup(longer) == pytest.approx(2 * backup(config))
-    assert backup(config, 10) == pytest.approx(backup(config) * 15.05 / 5.06)
+    assert backup(config, 10) == pytest.approx(backup(config) * 11.05 / 4.75)
