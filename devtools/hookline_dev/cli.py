@@ -181,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err.detail}", file=sys.stderr)
         return 3 if err.unavailable else 1
     except DatabaseUnavailable as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {err}{_cause(err)}", file=sys.stderr)
         return 3
     except HooklineError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -193,6 +193,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         result, code = result.result, result.code
     print(render(result, as_json=args.json))
     return code
+
+
+def _cause(err: Exception) -> str:
+    """What the driver said, for the operator at the terminal: " (its class: its first line)"."""
+    cause = err.__cause__
+    first = str(cause).strip().splitlines()[:1] if cause is not None else []
+    return f" ({type(cause).__name__}: {first[0][:300]})" if first else ""
 
 
 def render(result: Any, *, as_json: bool) -> str:

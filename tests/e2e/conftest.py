@@ -200,8 +200,9 @@ class Stack:
             capture_output=True,
             text=True,
             timeout=60,
-            check=True,
         )
+        if result.returncode:  # say what the CLI said, not only its exit status
+            pytest.fail(f"hookline {' '.join(argv)} exited {result.returncode}: {result.stderr}")
         return json.loads(result.stdout)
 
 

@@ -234,6 +234,9 @@ def test_a_database_that_is_down_exits_3(
     started = time.monotonic()
     assert main(["tenants", "list", *remote]) == 3
     assert "database unavailable" in capsys.readouterr().err
+    if mode == "in-process":  # a command on the database itself says what the driver said
+        assert main(["retention", "--once", "--dry-run"]) == 3
+        assert "database unavailable (PoolTimeout: couldn't get" in capsys.readouterr().err
     assert time.monotonic() - started < 10
 
 
