@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import boto3
+import psycopg
 import pytest
 
 import hookline
@@ -346,3 +348,87 @@ def test_events_outside_every_day_partition_are_reported(db, s3, now):
     # Then it says so, as an error an operator sees, and removes nothing
     assert report.events_outside_days == 1 and "outside every day partition" in report.errors[0]
     assert count(db, "SELECT count(*) FROM events_default") == 1
+
+
+def test_retention_gives_way_to_the_pipeline_and_leaves_the_day_to_the_next_run(
+    pipeline, db, sink, s3, database_url, now
+):
+    # Given a delivered event of today, and a reader that has read `attempts` and will read
+    # `deliveries` in the same open transaction (as the operational monitor does)
+    t = tenant(db)
+    operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/in"))
+    publish(db, t, {"n": 1})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    policy = RetentionPolicy(lock_wait_ms=200)
+    ensure_partitions(db, as_of=now + LATER, ahead_days=policy.partitions_ahead_days)
+    reports: list = []
+    failures: list[BaseException] = []
+
+    def retain() -> None:
+        try:
+            reports.append(apply_retention(db, s3.store(), policy, as_of=now + LATER))
+        except BaseException as err:
+            failures.append(err)
+
+    with psycopg.connect(database_url, autocommit=True) as reader, \
+            psycopg.connect(database_url, autocommit=True) as writer:  # fmt: skip
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM attempts").fetchone()
+        # When retention runs meanwhile (its day's drop waits for `attempts`)
+        runner = threading.Thread(target=retain)
+        runner.start()
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        deadline = time.monotonic() + 10
+        while reader.execute(waiting).fetchone()[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # Then a statement of the pipeline over `deliveries`' partitions neither deadlocks nor
+        # waits behind retention longer than its lock wait (it fails after 5 s if it does)
+        writer.execute("SET statement_timeout = '5s'")
+        writer.execute("UPDATE deliveries SET state = state WHERE tenant_id = %s", (t,))
+        # And the reader's next table is free too
+        reader.execute("SELECT count(*) FROM deliveries").fetchone()
+        runner.join(30)
+        reader.execute("COMMIT")
+    # And retention, which could not have its locks in three tries, kept every row, said so,
+    # and ended the run
+    assert failures == [] and not runner.is_alive()
+    [report] = reports
+    assert report.days_dropped == [] and report.archived_objects == 0
+    assert "the pipeline held the day's tables" in report.errors[0], report.errors
+    assert "the next run tries again" in report.errors[0]
+    assert count(db, "SELECT count(*) FROM events") == 1
+    assert count(db, "SELECT count(*) FROM deliveries WHERE state = 'delivered'") == 1
+    # When the next run finds the tables free, the day goes
+    again = apply_retention(db, s3.store(), policy, as_of=now + LATER)
+    assert now.date().isoformat() in again.days_dropped and again.errors == []
+    assert count(db, "SELECT count(*) FROM events") == 0 and len(archived(s3)) == 1
+
+
+def test_a_day_whose_tables_were_busy_a_moment_is_tried_again_in_the_same_run(
+    pipeline, db, sink, s3, database_url, now
+):
+    # Given a delivered event of today, and a reader of `attempts` in an open transaction
+    t = tenant(db)
+    operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/in"))
+    publish(db, t, {"n": 1})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    policy = RetentionPolicy(lock_wait_ms=100, tries_per_day=12)  # retried over ~6.6 s
+    ensure_partitions(db, as_of=now + LATER, ahead_days=policy.partitions_ahead_days)
+    reports: list = []
+    with psycopg.connect(database_url) as reader:
+        reader.execute("SELECT count(*) FROM attempts").fetchone()
+
+        def retain() -> None:
+            reports.append(apply_retention(db, s3.store(), policy, as_of=now + LATER))
+
+        runner = threading.Thread(target=retain)
+        runner.start()
+        time.sleep(0.3)  # When the reader ends its transaction after retention's first try
+    runner.join(30)
+    # Then the same run retired the day: archived, dropped, no error
+    [report] = reports
+    assert now.date().isoformat() in report.days_dropped and report.errors == []
+    assert count(db, "SELECT count(*) FROM events") == 0 and len(archived(s3)) == 1

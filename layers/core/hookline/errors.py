@@ -88,6 +88,11 @@ class DeliveryStillOpen(Conflict):
     """A delivery of rows about to be removed is unfinished: nothing of them is removed."""
 
 
+class LedgerBusy(Conflict):
+    """Retention could not take the hot tables' locks within its wait, or a deadlock chose it:
+    it gave way to the pipeline and removed nothing; the next run tries again."""
+
+
 class EndpointAuthFailed(HooklineError):
     """An endpoint's own authentication could not be set up for an attempt: its OAuth2 token
     endpoint failed or answered garbage, or its TLS material did not load. The attempt fails

@@ -11,7 +11,9 @@ A run, at `as_of` (now, or a time given for a preview or a test):
 3. dedupe keys older than `dedupe_retention_days` whose event has left are pruned.
 
 Each day is one transaction: the archive objects are written first, and an archive that fails
-rolls the day back, so nothing is removed that is not archived.
+rolls the day back, so nothing is removed that is not archived. The day gives way to the
+pipeline: it waits for a lock at most `lock_wait_ms`, and a day that could not have its locks
+is tried again, then left to the next run (decision 0116).
 """
 
 from __future__ import annotations
@@ -20,12 +22,19 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from time import sleep
 from typing import Any
 
 from hookline.archive import ArchiveStore, archive_line, encode_lines, object_key
 from hookline.config import HooklineConfig
 from hookline.db import Database
-from hookline.errors import ArchiveUnavailable, BadRequest, DeliveryStillOpen, NotFound
+from hookline.errors import (
+    ArchiveUnavailable,
+    BadRequest,
+    DeliveryStillOpen,
+    LedgerBusy,
+    NotFound,
+)
 from hookline.records import frozen
 from hookline.repositories import retention as repo
 
@@ -39,9 +48,16 @@ class RetentionPolicy:
     ledger_days: int = 90
     dedupe_days: int = 30
     partitions_ahead_days: int = 7
+    # A day's transaction waits at most this long for each lock: a day's drop waits for at most
+    # five (four parents, the day's deliveries), so what it holds while waiting is let go within
+    # Postgres's default deadlock_timeout (1 s). A day that could not have its locks is tried
+    # this many times, a pause longer each time (decision 0116).
+    lock_wait_ms: int = 200
+    tries_per_day: int = 5
 
     def __post_init__(self) -> None:
-        for name in ("ledger_days", "dedupe_days", "partitions_ahead_days"):
+        for name in ("ledger_days", "dedupe_days", "partitions_ahead_days", "lock_wait_ms",
+                     "tries_per_day"):  # fmt: skip
             if getattr(self, name) <= 0:
                 raise BadRequest(f"retention: {name} must be at least 1, not {getattr(self, name)}")
 
@@ -117,9 +133,10 @@ def apply_retention(
             report.errors.append("no archive bucket configured: nothing removed")
             break
         try:
-            _retire_day(db, archive, policy, day, as_of=as_of, dry_run=dry_run, report=report)
-        except ArchiveUnavailable as err:
-            report.errors.append(f"{day}: {err}; its rows are kept")
+            _retire_day_giving_way(db, archive, policy, day, as_of=as_of, dry_run=dry_run,
+                                   report=report)  # fmt: skip
+        except (ArchiveUnavailable, LedgerBusy) as err:
+            report.errors.append(f"{day}: {err}; its rows are kept, the next run tries again")
             break
         except DeliveryStillOpen as err:
             # A replay made a delivery of the day unfinished meanwhile: the day waits.
@@ -137,6 +154,31 @@ def apply_retention(
     return report
 
 
+def _retire_day_giving_way(
+    db: Database,
+    archive: ArchiveStore | None,
+    policy: RetentionPolicy,
+    day: date,
+    *,
+    as_of: datetime,
+    dry_run: bool,
+    report: RetentionReport,
+) -> None:
+    """Retire the day; while the pipeline holds its tables, try again after a pause, up to
+    `tries_per_day` times, then raise the last LedgerBusy (the run ends; the next tries again).
+    A try rolled back removed nothing; its archive objects are written again under the same
+    keys."""
+    wait = timedelta(milliseconds=policy.lock_wait_ms)
+    for attempt in range(1, policy.tries_per_day + 1):
+        try:
+            _retire_day(db, archive, policy, day, as_of=as_of, dry_run=dry_run, report=report)
+            return
+        except LedgerBusy:
+            if attempt == policy.tries_per_day:
+                raise
+            sleep((wait * attempt).total_seconds())
+
+
 def _retire_day(
     db: Database,
     archive: ArchiveStore | None,
@@ -149,7 +191,8 @@ def _retire_day(
 ) -> None:
     """Archive and remove what of one day is past retention, in one transaction."""
     end = _day_end(day)
-    with db.connection() as conn, conn.transaction():
+    wait = timedelta(milliseconds=policy.lock_wait_ms)
+    with db.connection() as conn, conn.transaction(), repo.giving_way(conn, lock_wait=wait):
         bounds = repo.day_bounds(conn, day)
         tenants = repo.day_tenants(conn, bounds, as_of=as_of)
         expired = [

@@ -4,6 +4,7 @@ bounded storage (sql/retention.sql, docs/decisions/0039-0041)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -11,7 +12,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from hookline.db import Connection
-from hookline.errors import DeliveryStillOpen
+from hookline.errors import DeliveryStillOpen, LedgerBusy
 from hookline.records import frozen
 from hookline.sqlfiles import query
 
@@ -59,11 +60,27 @@ def create_day_partitions(conn: Connection, day: date) -> int:
     return made
 
 
+@contextmanager
+def giving_way(conn: Connection, *, lock_wait: timedelta) -> Iterator[None]:
+    """Within it, a statement waits at most `lock_wait` for a lock (for the rest of the
+    transaction); one that waited longer, or that a deadlock chose, raises LedgerBusy for the
+    caller to roll back (decision 0116)."""
+    ms = max(1, int(lock_wait.total_seconds() * 1000))
+    try:
+        conn.execute(query("set_lock_wait"), {"wait": f"{ms}ms"})
+        yield
+    except (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected) as err:
+        raise LedgerBusy(f"the pipeline held the day's tables ({type(err).__name__})") from err
+
+
 def drop_day_partitions(conn: Connection, day: date) -> int:
     """Drop the day's partitions (and its events' rows in the default partitions) and deliver's
-    functions for them."""
+    functions for them, the hot tables' parents locked first; in a transaction (a savepoint of
+    the caller's, if it has one)."""
     try:
-        row = conn.execute(query("drop_day_partitions"), {"day": day}).fetchone()
+        with conn.transaction():
+            conn.execute(query("lock_hot_parents"))
+            row = conn.execute(query("drop_day_partitions"), {"day": day}).fetchone()
     except psycopg.errors.ObjectInUse as err:
         raise DeliveryStillOpen(f"day {day} has unfinished deliveries") from err
     return int(row["dropped"]) if row else 0
