@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
+import boto3
 import psycopg
 import pytest
 from psycopg import sql
 
 import hookline
+from hookline.archive import S3Archive
 from hookline.config import HooklineConfig
+from hookline.db import Database, StaticCredentials
+from hookline.retention import RetentionPolicy, apply_retention
 from hookline.settings import get_settings
 from tests.integration.conftest import STRIPE_SECRET
 from tests.support import operator
@@ -142,3 +147,37 @@ def test_the_hot_paths_behind_the_proxy_send_no_pinning_statement(
         text for _, text in statements if re.search(r"hookline_claim_batch(_d\d{8})?\(", text)
     ]
     assert claims and all(re.search(r"double precision,\s*false\)", c) for c in claims), claims
+
+
+def test_retention_behind_the_proxy_sends_no_pinning_statement(
+    pipeline, db, sink, database_url, moto_endpoint, statement_log, now
+):
+    # Given a delivered event, and retention on a pool configured as behind RDS Proxy
+    tenant = operator.add_tenant(db, HooklineConfig(), name="t", group="standard")["id"]
+    operator.add_endpoint(db, get_settings(), tenant_id=tenant, url=sink.url("/ok"))
+    with db.connection() as conn, conn.transaction():
+        hookline.publish(conn, tenant_id=tenant, type="order.created", payload={})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    s3 = boto3.client(
+        "s3", endpoint_url=moto_endpoint, region_name="us-east-1",
+        aws_access_key_id="testing", aws_secret_access_key="testing",
+    )  # fmt: skip
+    s3.create_bucket(Bucket=(bucket := f"pin-{tenant.lower()[-12:]}"))
+    proxied = Database(StaticCredentials(database_url, proxied=True), max_size=2)
+    # When it archives and drops the day, its partitions made ahead (more than psycopg's
+    # automatic-prepare threshold of 5 statements each)
+    try:
+        report = apply_retention(
+            proxied, S3Archive(s3, bucket), RetentionPolicy(), as_of=now + timedelta(days=91)
+        )
+    finally:
+        proxied.close()
+    assert now.date().isoformat() in report.days_dropped, report.errors
+    # Then its lock wait and its locks were sent, and nothing it sent pins the session but the
+    # archive selection's cursor (a known limit, decision 0116): the lock wait's set_config
+    # runs inside hookline_set_lock_wait (migration 0054)
+    statements = statement_log()
+    texts = " ".join(text for _, text in statements)
+    assert "hookline_set_lock_wait" in texts and "hookline_lock_hot_parents" in texts
+    pins = [text[:60] for kind, text in statements if pinning(kind, text)]
+    assert pins == ['DECLARE "hookline_archive_selection" CURSOR FOR WITH day_del'] * len(pins)

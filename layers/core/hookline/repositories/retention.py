@@ -65,9 +65,9 @@ def giving_way(conn: Connection, *, lock_wait: timedelta) -> Iterator[None]:
     """Within it, a statement waits at most `lock_wait` for a lock (for the rest of the
     transaction); one that waited longer, or that a deadlock chose, raises LedgerBusy for the
     caller to roll back (decision 0116)."""
-    ms = max(1, int(lock_wait.total_seconds() * 1000))
+    wait_ms = max(1, int(lock_wait.total_seconds() * 1000))
     try:
-        conn.execute(query("set_lock_wait"), {"wait": f"{ms}ms"})
+        conn.execute(query("set_lock_wait"), {"wait_ms": wait_ms})
         yield
     except (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected) as err:
         raise LedgerBusy(f"the pipeline held the day's tables ({type(err).__name__})") from err

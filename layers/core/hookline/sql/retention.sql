@@ -16,15 +16,12 @@ SELECT hookline_make_day_functions(%(day)s::date) AS made
 -- How long a statement of this transaction waits for a lock before it fails with
 -- lock_not_available (decision 0116): below Postgres's deadlock_timeout, so in a deadlock with
 -- the pipeline retention gives way, and a pipeline statement queued behind it waits no longer.
-SELECT set_config('lock_timeout', %(wait)s, true)
+-- Set inside a function, which RDS Proxy does not pin on (migration 0054).
+SELECT hookline_set_lock_wait(%(wait_ms)s)
 
 -- lock_hot_parents --
--- The hot tables' parents, before any of the day's partitions, in the order an event's writes
--- take them (the event, its outbox row, its deliveries, their attempts): a statement
--- over a parent locks it before its partitions, so it never holds a parent retention waits for
--- while it waits for the day's partition (decision 0116). ONLY: the other days' partitions
--- stay free.
-LOCK TABLE ONLY events, ONLY outbox, ONLY deliveries, ONLY attempts IN ACCESS EXCLUSIVE MODE
+-- The hot tables' parents, before any of the day's partitions (migration 0054).
+SELECT hookline_lock_hot_parents()
 
 -- drop_day_partitions --
 -- The day's partitions and its functions, in one transaction: both stay if the drop refuses.
