@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from functools import partial
 from time import sleep
 from typing import Any
 
@@ -60,6 +61,11 @@ class RetentionPolicy:
                      "tries_per_day"):  # fmt: skip
             if getattr(self, name) <= 0:
                 raise BadRequest(f"retention: {name} must be at least 1, not {getattr(self, name)}")
+
+    @property
+    def lock_wait(self) -> timedelta:
+        """How long a day's transaction waits for each lock."""
+        return timedelta(milliseconds=self.lock_wait_ms)
 
 
 @dataclass
@@ -133,8 +139,9 @@ def apply_retention(
             report.errors.append("no archive bucket configured: nothing removed")
             break
         try:
-            _retire_day_giving_way(db, archive, policy, day, as_of=as_of, dry_run=dry_run,
-                                   report=report)  # fmt: skip
+            retire = partial(_retire_day, db, archive, policy, day, as_of=as_of,
+                             dry_run=dry_run, report=report)  # fmt: skip
+            _tried_while_busy(policy, retire)
         except (ArchiveUnavailable, LedgerBusy) as err:
             report.errors.append(f"{day}: {err}; its rows are kept, the next run tries again")
             break
@@ -154,29 +161,19 @@ def apply_retention(
     return report
 
 
-def _retire_day_giving_way(
-    db: Database,
-    archive: ArchiveStore | None,
-    policy: RetentionPolicy,
-    day: date,
-    *,
-    as_of: datetime,
-    dry_run: bool,
-    report: RetentionReport,
-) -> None:
-    """Retire the day; while the pipeline holds its tables, try again after a pause, up to
-    `tries_per_day` times, then raise the last LedgerBusy (the run ends; the next tries again).
-    A try rolled back removed nothing; its archive objects are written again under the same
-    keys."""
-    wait = timedelta(milliseconds=policy.lock_wait_ms)
+def _tried_while_busy(policy: RetentionPolicy, retire: Callable[[], None]) -> None:
+    """Run `retire` (one day's transaction); while the pipeline holds the day's tables, try
+    again after a pause, up to `tries_per_day` times, then raise the last LedgerBusy (the run
+    ends; the next tries again). A try rolled back removed nothing; its archive objects are
+    written again under the same keys."""
     for attempt in range(1, policy.tries_per_day + 1):
         try:
-            _retire_day(db, archive, policy, day, as_of=as_of, dry_run=dry_run, report=report)
+            retire()
             return
         except LedgerBusy:
             if attempt == policy.tries_per_day:
                 raise
-            sleep((wait * attempt).total_seconds())
+            sleep((policy.lock_wait * attempt).total_seconds())
 
 
 def _retire_day(
@@ -191,8 +188,11 @@ def _retire_day(
 ) -> None:
     """Archive and remove what of one day is past retention, in one transaction."""
     end = _day_end(day)
-    wait = timedelta(milliseconds=policy.lock_wait_ms)
-    with db.connection() as conn, conn.transaction(), repo.giving_way(conn, lock_wait=wait):
+    with (
+        db.connection() as conn,
+        conn.transaction(),
+        repo.giving_way(conn, lock_wait=policy.lock_wait),
+    ):
         bounds = repo.day_bounds(conn, day)
         tenants = repo.day_tenants(conn, bounds, as_of=as_of)
         expired = [
