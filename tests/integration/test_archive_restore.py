@@ -3,6 +3,7 @@ restored and delivered again with the same webhook-ids; erased for good, audited
 
 from __future__ import annotations
 
+import os
 import uuid
 from datetime import timedelta
 
@@ -12,6 +13,7 @@ import pytest
 import hookline
 from hookline.archive import S3Archive
 from hookline.config import HooklineConfig
+from hookline.errors import ArchiveUnavailable
 from hookline.restore import erase_tenant, restore_window
 from hookline.retention import RetentionPolicy, apply_retention
 from hookline.settings import get_settings
@@ -170,3 +172,35 @@ def test_the_api_erasure_is_for_operators_and_needs_erase_true(db, archive):
     assert erase_tenant_by_api(db, archive, Caller("arn:op", "*"), t, erase=True)["events"] == 0
     [audit] = rows(db, "SELECT actor FROM audit_log WHERE action = 'tenant.erase'")
     assert audit["actor"] == "arn:op"
+
+
+def test_an_archive_object_of_several_parts_is_one_object_in_the_bucket(archive):
+    # Given an object's parts as retention makes them: 5 MiB and more but the last
+    first, last = os.urandom(5 * 1024 * 1024), b"the last part"
+    # When the store puts them
+    archive.put_parts("ledger/tenant=t/date=2026-12-07/day-1.jsonl.gz", iter([first, last]))
+    # Then the bucket holds one object, their bytes in order, and no upload is left open
+    assert archive.get("ledger/tenant=t/date=2026-12-07/day-1.jsonl.gz") == first + last
+    assert archive.s3.list_multipart_uploads(Bucket=archive.bucket).get("Uploads", []) == []
+
+
+def test_parts_whose_source_fails_store_nothing_and_the_failure_passes_through(archive):
+    # Given parts whose source fails after the first (as the day's selection would)
+    def parts():
+        yield os.urandom(5 * 1024 * 1024)
+        yield os.urandom(5 * 1024 * 1024)
+        raise RuntimeError("the selection failed")
+
+    # When the store puts them, the source's own error comes out (not an archive error)
+    with pytest.raises(RuntimeError, match="the selection failed"):
+        archive.put_parts("ledger/tenant=t/date=2026-12-07/day-2.jsonl.gz", parts())
+    # Then nothing is stored and the upload was aborted
+    assert archive.keys("ledger/tenant=t/") == []
+    assert archive.s3.list_multipart_uploads(Bucket=archive.bucket).get("Uploads", []) == []
+
+
+def test_parts_the_bucket_refuses_are_an_archive_error(archive):
+    missing = S3Archive(archive.s3, f"no-such-{uuid.uuid4().hex[:8]}")
+    for parts in ([b"one part"], [os.urandom(5 * 1024 * 1024), b"two"]):
+        with pytest.raises(ArchiveUnavailable, match="archive upload failed"):
+            missing.put_parts("ledger/tenant=t/date=2026-12-07/day-3.jsonl.gz", iter(parts))

@@ -173,11 +173,11 @@ def test_retention_behind_the_proxy_sends_no_pinning_statement(
     finally:
         proxied.close()
     assert now.date().isoformat() in report.days_dropped, report.errors
-    # Then its lock wait and its locks were sent, and nothing it sent pins the session but the
-    # archive selection's cursor (a known limit, decision 0116): the lock wait's set_config
-    # runs inside hookline_set_lock_wait (migration 0054)
+    # Then its lock wait, its locks and its selection were sent, and nothing it sent pins the
+    # session: the lock wait's set_config runs inside hookline_set_lock_wait (migration 0054),
+    # and the selection is streamed, not read through a cursor it DECLAREs (decision 0117)
     statements = statement_log()
     texts = " ".join(text for _, text in statements)
     assert "hookline_set_lock_wait" in texts and "hookline_lock_hot_parents" in texts
-    pins = [text[:60] for kind, text in statements if pinning(kind, text)]
-    assert pins == ['DECLARE "hookline_archive_selection" CURSOR FOR WITH day_del'] * len(pins)
+    assert "WITH day_deliveries AS MATERIALIZED" in texts
+    assert [(kind, text[:120]) for kind, text in statements if pinning(kind, text)] == []

@@ -435,3 +435,45 @@ def test_a_day_whose_tables_were_busy_a_moment_is_tried_again_in_the_same_run(
     [report] = reports
     assert now.date().isoformat() in report.days_dropped and report.errors == []
     assert count(db, "SELECT count(*) FROM events") == 0 and len(archived(s3)) == 1
+
+
+def test_an_archived_delivery_keeps_each_of_its_attempts_in_order(pipeline, db, sink, s3, now):
+    # Given an event whose first delivery failed once then succeeded, and one to an endpoint
+    # that took it at once
+    t = tenant(db)
+    sink.behave("/flaky", statuses=[503, 200])
+    for path in ("/flaky", "/ok"):
+        operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url(path))
+    publish(db, t, {"n": 1})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 2}, timeout=30)
+    # When its day is archived
+    report = apply_retention(db, s3.store(), RetentionPolicy(), as_of=now + LATER)
+    assert now.date().isoformat() in report.days_dropped and report.removed["attempts"] == {t: 3}
+    # Then each delivery's line holds its own attempts, in the order they were made
+    [record] = archived(s3)
+    statuses = sorted([a["status_code"] for a in d["attempts"]] for d in record["deliveries"])
+    assert statuses == [[200], [503, 200]]
+
+
+def test_an_archive_that_fails_midway_through_a_day_leaves_its_connection_usable(
+    pipeline, db, sink, s3, database_url, now
+):
+    # Given a day of two tenants' events, and retention on a pool of one connection
+    for name in ("first", "second"):
+        publish(db, tenant(db, name), {"n": name})
+    pipeline.fanout()
+    one = Database(database_url, max_size=1)
+    try:
+        # When the archive refuses the first tenant's object, with the second's rows unread
+        failed = apply_retention(
+            one, S3Archive(s3.client, "no-such-bucket"), RetentionPolicy(), as_of=now + LATER
+        )
+        # Then the day is kept and said so
+        assert now.date().isoformat() not in failed.days_dropped
+        assert "archive upload failed" in failed.errors[0] and "kept" in failed.errors[0]
+        # And the same connection archives and drops the day on the next run
+        done = apply_retention(one, s3.store(), RetentionPolicy(), as_of=now + LATER)
+    finally:
+        one.close()
+    assert now.date().isoformat() in done.days_dropped and done.errors == []
+    assert len(archived(s3)) == 2

@@ -3,21 +3,33 @@ written before retention removes rows, read back by a restore, removed by an era
 
 Layout: `ledger/tenant=<tenant id>/date=<YYYY-MM-DD>/<label>.jsonl.gz`, one line per event
 with its payload's exact bytes in base64 (`payload_base64`) and its delivery outcomes; the
-Glue table `hookline_ledger_archive` (infra/components/archive.py) reads it with Athena.
+Glue table `hookline_ledger_archive` (infra/components/archive.py) reads it with Athena. An
+object is encoded as its lines come and stored in parts (decision 0117).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
+import itertools
 import json
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Protocol
 
+from hookline.errors import ArchiveUnavailable
+
 PREFIX = "ledger"
+
+
+# What an archive object is written in: the gzip stream is cut into parts of this size (S3's
+# multipart upload takes parts of 5 MiB and more but the last), so retention holds one part
+# of a day's archive in memory, not the day (decision 0117).
+PART_BYTES = 8 * 1024 * 1024
 
 
 class ArchiveStore(Protocol):
@@ -25,6 +37,11 @@ class ArchiveStore(Protocol):
 
     def put(self, key: str, body: bytes) -> None:
         """Store one object (raises when it could not be stored)."""
+
+    def put_parts(self, key: str, parts: Iterable[bytes]) -> None:
+        """Store one object given as consecutive parts, each but the last at least 5 MiB,
+        holding one part at a time; ArchiveUnavailable when the store refused it (an error
+        of the parts' source passes through, and nothing is stored)."""
 
     def keys(self, prefix: str) -> list[str]:
         """Every key under `prefix`."""
@@ -36,6 +53,9 @@ class ArchiveStore(Protocol):
         """Remove objects (every version); returns how many keys."""
 
 
+_OBJECT_TYPE = {"ContentType": "application/x-ndjson", "ContentEncoding": "gzip"}
+
+
 @dataclass
 class S3Archive:
     """The archive bucket through a boto3 S3 client."""
@@ -45,10 +65,38 @@ class S3Archive:
 
     def put(self, key: str, body: bytes) -> None:
         """Store one object, encrypted at rest by the bucket's default (SSE)."""
-        self.s3.put_object(
-            Bucket=self.bucket, Key=key, Body=body, ContentType="application/x-ndjson",
-            ContentEncoding="gzip",
-        )  # fmt: skip
+        self.s3.put_object(Bucket=self.bucket, Key=key, Body=body, **_OBJECT_TYPE)
+
+    def put_parts(self, key: str, parts: Iterable[bytes]) -> None:
+        """One PUT when there is one part; else a multipart upload, aborted if anything fails
+        before it completes."""
+        chunks = iter(parts)
+        first = next(chunks, b"")
+        second = next(chunks, None)
+        if second is None:
+            self._s3("put_object", Key=key, Body=first, **_OBJECT_TYPE)
+            return
+        upload = self._s3("create_multipart_upload", Key=key, **_OBJECT_TYPE)["UploadId"]
+        done: list[dict[str, Any]] = []
+        try:
+            for number, body in enumerate(itertools.chain((first, second), chunks), start=1):
+                answer = self._s3("upload_part", Key=key, UploadId=upload, PartNumber=number,
+                                  Body=body)  # fmt: skip
+                done.append({"PartNumber": number, "ETag": answer["ETag"]})
+            self._s3("complete_multipart_upload", Key=key, UploadId=upload,
+                     MultipartUpload={"Parts": done})  # fmt: skip
+        except BaseException:
+            with contextlib.suppress(Exception):  # the bucket's lifecycle rule ends it too
+                self.s3.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload)
+            raise
+
+    def _s3(self, method: str, **params: Any) -> Any:
+        """One S3 call on the bucket; its failure as ArchiveUnavailable (botocore raises many
+        kinds)."""
+        try:
+            return getattr(self.s3, method)(Bucket=self.bucket, **params)
+        except Exception as err:
+            raise ArchiveUnavailable(f"archive upload failed ({type(err).__name__})") from err
 
     def keys(self, prefix: str) -> list[str]:
         """Every key under `prefix`, paged."""
@@ -123,8 +171,22 @@ def archive_line(row: dict[str, Any]) -> dict[str, Any]:
 
 def encode_lines(records: Iterable[dict[str, Any]]) -> bytes:
     """Records as gzip-compressed JSON Lines."""
-    text = "".join(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n" for r in records)
-    return gzip.compress(text.encode(), mtime=0)
+    return b"".join(gzip_parts(records))
+
+
+def gzip_parts(records: Iterable[dict[str, Any]], part_bytes: int = PART_BYTES) -> Iterator[bytes]:
+    """Records as one gzip stream of JSON Lines, cut into parts of `part_bytes` (the last one
+    shorter), encoded as they come: what is held is one part, whatever the records."""
+    stream = zlib.compressobj(wbits=31)  # gzip framing, mtime 0
+    held = bytearray()
+    for record in records:
+        line = json.dumps(record, separators=(",", ":"), sort_keys=True) + "\n"
+        held += stream.compress(line.encode())
+        while len(held) >= part_bytes:
+            yield bytes(held[:part_bytes])
+            del held[:part_bytes]
+    held += stream.flush()
+    yield bytes(held)
 
 
 def decode_lines(body: bytes) -> Iterator[dict[str, Any]]:

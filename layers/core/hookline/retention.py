@@ -18,15 +18,18 @@ is tried again, then left to the next run (decision 0116).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
+from itertools import groupby
+from operator import itemgetter
 from time import sleep
 from typing import Any
 
-from hookline.archive import ArchiveStore, archive_line, encode_lines, object_key
+from hookline.archive import ArchiveStore, archive_line, gzip_parts, object_key
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import (
@@ -205,45 +208,63 @@ def _retire_day(
         if not expired and tenants:
             return
         selection = None if whole else [t.tenant_id for t in expired]
-        by_tenant: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for row in repo.archive_selection(conn, bounds, selection):
-            by_tenant[row["tenant_id"]].append(archive_line(row))
-        event_ids = [r["id"] for lines in by_tenant.values() for r in lines]
-        delivery_ids = [d["id"] for lines in by_tenant.values() for r in lines
-                        for d in r["deliveries"]]  # fmt: skip
-        if dry_run:
-            _count(report, by_tenant, day if whole else None)
-            return
-        assert archive is not None
         label = f"{'day' if whole else 'expired'}-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
-        for tenant_id, lines in sorted(by_tenant.items()):
-            try:
-                archive.put(object_key(tenant_id, day, label), encode_lines(lines))
-            except Exception as err:  # botocore raises many kinds; the day is rolled back
-                raise ArchiveUnavailable(f"archive upload failed ({type(err).__name__})") from err
+        tally = _Tally(keep_ids=not whole)
+        with closing(repo.archive_selection(conn, bounds, selection)) as rows:  # tenant order
+            for tenant_id, of_tenant in groupby(rows, key=itemgetter("tenant_id")):
+                lines = tally.lines(tenant_id, of_tenant)
+                if dry_run:
+                    deque(lines, maxlen=0)  # counted, not written
+                else:
+                    assert archive is not None
+                    archive.put_parts(object_key(tenant_id, day, label), gzip_parts(lines))
+        if dry_run:
+            tally.add_to(report, day if whole else None)
+            return
         if whole:
             repo.drop_day_partitions(conn, day)
-        elif event_ids:
-            repo.delete_events(conn, bounds, event_ids, delivery_ids)
+        elif tally.event_ids:
+            repo.delete_events(conn, bounds, tally.event_ids, tally.delivery_ids)
     # Counted once the day's transaction committed: a day rolled back removed nothing.
-    report.archived_objects += len(by_tenant)
-    _count(report, by_tenant, day if whole else None)
+    report.archived_objects += len(tally.counts)
+    tally.add_to(report, day if whole else None)
 
 
-def _count(
-    report: RetentionReport, by_tenant: dict[str, list[dict[str, Any]]], dropped: date | None
-) -> None:
-    """Add what a day removed to the report, per table and tenant."""
-    removed = report.removed
-    for tenant_id, lines in by_tenant.items():
-        removed["events"][tenant_id] += len(lines)
-        removed["outbox"][tenant_id] += len(lines)
-        removed["deliveries"][tenant_id] += sum(len(r["deliveries"]) for r in lines)
-        removed["attempts"][tenant_id] += sum(
-            len(d["attempts"]) for r in lines for d in r["deliveries"]
-        )
-    if dropped is not None:
-        report.days_dropped.append(dropped.isoformat())
+@dataclass
+class _Tally:
+    """A day's archive counted as its lines pass on their way to the store, which are not
+    kept (decision 0117): per tenant its events, deliveries and attempts, and for a day not
+    dropped whole the ids its delete removes."""
+
+    keep_ids: bool
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    event_ids: list[str] = field(default_factory=list)
+    delivery_ids: list[str] = field(default_factory=list)
+
+    def lines(self, tenant_id: str, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """The tenant's archive lines, each counted as it is made."""
+        counts = self.counts.setdefault(tenant_id, [0, 0, 0])
+        for row in rows:
+            line = archive_line(row)
+            deliveries = line["deliveries"]
+            counts[0] += 1
+            counts[1] += len(deliveries)
+            counts[2] += sum(len(d["attempts"]) for d in deliveries)
+            if self.keep_ids:
+                self.event_ids.append(line["id"])
+                self.delivery_ids += [d["id"] for d in deliveries]
+            yield line
+
+    def add_to(self, report: RetentionReport, dropped: date | None) -> None:
+        """Add what the day removed to the report, per table and tenant."""
+        removed = report.removed
+        for tenant_id, (events, deliveries, attempts) in self.counts.items():
+            removed["events"][tenant_id] += events
+            removed["outbox"][tenant_id] += events
+            removed["deliveries"][tenant_id] += deliveries
+            removed["attempts"][tenant_id] += attempts
+        if dropped is not None:
+            report.days_dropped.append(dropped.isoformat())
 
 
 def _day_end(day: date) -> datetime:

@@ -79,19 +79,25 @@ WITH day_deliveries AS MATERIALIZED (
     UNION ALL
     SELECT a.* FROM attempts_default a
     WHERE a.delivery_id IN (SELECT id FROM day_deliveries)
+), attempts_by_delivery AS (
+    -- grouped once and joined: a sub-query per delivery over the CTE, which has no index,
+    -- read the day's attempts once per delivery (a day of 40,000 took 110 s; decision 0117)
+    SELECT a.delivery_id, jsonb_agg(jsonb_build_object(
+               'attempted_at', a.attempted_at, 'duration_ms', a.duration_ms,
+               'status_code', a.status_code, 'error_class', a.error_class) ORDER BY a.id)
+               AS attempts
+    FROM day_attempts a GROUP BY a.delivery_id
 ), outcomes AS (
     SELECT d.event_id, jsonb_agg(jsonb_build_object(
                'id', d.id, 'endpoint_id', d.endpoint_id, 'state', d.state,
                'attempt_count', d.attempt_count, 'last_status', d.last_status,
                'last_error', d.last_error, 'created_at', d.created_at,
                'finished_at', d.finished_at,
-               'attempts', coalesce((SELECT jsonb_agg(jsonb_build_object(
-                   'attempted_at', a.attempted_at, 'duration_ms', a.duration_ms,
-                   'status_code', a.status_code, 'error_class', a.error_class) ORDER BY a.id)
-                   FROM day_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb)
+               'attempts', coalesce(x.attempts, '[]'::jsonb)
            ) ORDER BY d.id) AS deliveries,
            bool_or(d.state IN ('pending', 'queued', 'delivering', 'held')) AS unfinished
-    FROM day_deliveries d GROUP BY d.event_id
+    FROM day_deliveries d LEFT JOIN attempts_by_delivery x ON x.delivery_id = d.id
+    GROUP BY d.event_id
 )
 SELECT e.id, e.tenant_id, e.source_id, e.origin, e.type, e.dedupe_key, e.payload,
        e.content_type, e.headers, e.received_at,
