@@ -1,0 +1,200 @@
+"""What retention's archive of one day costs the function that runs it: time and memory, as the
+day grows (decisions 0039-0041, 0116, 0117).
+
+Retention archives a day in one transaction (`hookline.retention`): it streams the day's
+events with their deliveries, encodes each tenant's lines into a gzip object as they come
+(held a part at a time), then drops the day. Reconcile runs it hourly with `worker_memory_mb`
+(256) of memory and `reconcile_timeout_seconds` (120) for the whole run: this bench says how
+large a day fits.
+
+For each `--events` N: a day of N events (1 KB payloads, one tenant) in today's partitions,
+each with `--endpoints` delivered deliveries. Then, each in a fresh interpreter:
+
+* **hookline**: `apply_retention` as reconcile calls it (a 1-day retention, two days later),
+  with an archive store that keeps only the sizes it is given (no S3: the upload's time and
+  its copy of the body are not counted);
+* **streaming** (the baseline, in the same run): the least an archiver of the same objects
+  pays: the same selection, streamed the same way, each line encoded as Hookline encodes it
+  into one gzip stream, nothing kept, no drop. Read-only: it runs first.
+
+The table gives each one's wall seconds, its peak resident memory over the interpreter's
+before the run (VmHWM, reset at the start), and the gzip bytes; below it, the seconds per
+1,000 events (the slope of the largest two N) and the largest day reconcile's 120 s fit.
+
+    .venv/bin/python bench/retention_archive.py [--events 5000,20000] [--endpoints 1]
+
+Postgres is `DATABASE_URL` if set, else a durable local server in a temp dir (bench/common.py).
+A benchmark: it prints, never fails on a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from common import bench_database, insert_events, machine_facts, print_table, server_facts
+
+from hookline.archive import PART_BYTES
+
+PAYLOAD = b'{"order": "ord_0000", "items": [' + b'"item", ' * 110 + b'"item"]}'  # ~1 KB
+DELIVERED = """
+INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, state,
+                        attempt_count, deadline_at, created_at, updated_at, finished_at,
+                        last_status, enqueue_seq)
+SELECT hookline_delivery_id(e.id, 'ep_bench_' || k), e.id, 'ep_bench_' || k, e.tenant_id,
+       'standard', 'delivered', 1, now() + interval '1 day', e.received_at, now(), now(), 200, 1
+FROM events e CROSS JOIN generate_series(1, %(endpoints)s) AS k
+"""
+TIMEOUT_S = 120  # HooklineConfig.reconcile_timeout_seconds
+
+
+class SizesOnly:
+    """An archive store that keeps the sizes of what it is given, not the bytes."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[str, int] = {}
+
+    def put(self, key: str, body: bytes) -> None:
+        self.sizes[key] = len(body)
+
+    def put_parts(self, key: str, parts: Iterable[bytes]) -> None:
+        self.sizes[key] = sum(len(part) for part in parts)
+
+    def keys(self, prefix: str) -> list[str]:
+        return [k for k in self.sizes if k.startswith(prefix)]
+
+    def get(self, key: str) -> bytes:
+        raise KeyError(key)
+
+    def delete(self, keys: list[str]) -> int:
+        return 0
+
+
+def seed(url: str, events: int, endpoints: int) -> None:
+    """Today's partitions made again, and a day of `events` delivered events."""
+    import psycopg
+
+    from hookline.config import HooklineConfig
+    from hookline.db import Database
+    from hookline.management import tenant_service
+    from hookline.management.access import Caller
+    from hookline.retention import ensure_partitions
+
+    db = Database(url, max_size=1)
+    try:
+        ensure_partitions(db, as_of=datetime.now(UTC), ahead_days=1)
+        tenant = tenant_service.create_tenant(
+            db, HooklineConfig(), Caller("bench", "*"), name=f"bench{events}", group=None
+        )
+    finally:
+        db.close()
+    insert_events(url, tenant["id"], events, ["order.created"], PAYLOAD)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(DELIVERED, {"endpoints": endpoints})
+        conn.execute("VACUUM ANALYZE deliveries")
+
+
+def child(kind: str, url: str) -> dict[str, Any]:
+    """One archive of the day in this interpreter: seconds, peak MB over the start, bytes."""
+    from hookline.archive import archive_line
+    from hookline.db import Database
+    from hookline.repositories import retention as repo
+    from hookline.retention import RetentionPolicy, apply_retention
+
+    db = Database(url, max_size=1)
+    with db.connection() as conn:
+        conn.execute("SELECT 1")
+    start_kb = _rss_kb("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # the peak (VmHWM) starts again from here
+    started = time.perf_counter()
+    if kind == "hookline":
+        store = SizesOnly()
+        as_of = datetime.now(UTC) + timedelta(days=2)
+        report = apply_retention(db, store, RetentionPolicy(ledger_days=1), as_of=as_of)
+        if report.errors or not report.days_dropped:
+            raise SystemExit(f"retention did not drop the day: {report.as_dict()}")
+        written = sum(store.sizes.values())
+    else:
+        day = datetime.now(UTC).date()
+        sink = zlib.compressobj(wbits=31)  # a gzip stream
+        written = 0
+        with db.connection() as conn, conn.transaction():
+            for row in repo.archive_selection(conn, repo.day_bounds(conn, day), None):
+                line = json.dumps(archive_line(row), separators=(",", ":"), sort_keys=True)
+                written += len(sink.compress(line.encode() + b"\n"))
+        written += len(sink.flush())
+    seconds = time.perf_counter() - started
+    peak_kb = _rss_kb("VmHWM")
+    db.close()
+    return {"seconds": seconds, "peak_mb": (peak_kb - start_kb) / 1024, "bytes": written}
+
+
+def _rss_kb(field: str) -> int:
+    """This process's resident memory (VmRSS) or its peak since the last reset (VmHWM), KB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def measure(kind: str, url: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__)), "--child", kind, "--url", url],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if out.returncode:
+        raise SystemExit(f"the {kind} archive failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", default="5000,20000", help="day sizes, comma-separated")
+    parser.add_argument("--endpoints", type=int, default=1, help="deliveries per event")
+    parser.add_argument("--child", choices=["hookline", "streaming"], help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.url)))
+        return
+    sizes = [int(n) for n in args.events.split(",")]
+    rows, slopes = [], []
+    with bench_database("retention") as (url, where):
+        print(f"# {machine_facts()}; Postgres: {where}, {server_facts(url)}")
+        for n in sizes:
+            seed(url, n, args.endpoints)
+            floor = measure("streaming", url)
+            built = measure("hookline", url)
+            rows.append([n, args.endpoints,
+                         f"{built['seconds']:.2f}", f"{built['peak_mb']:.1f}",
+                         f"{floor['seconds']:.2f}", f"{floor['peak_mb']:.1f}",
+                         f"{built['bytes']:,}"])  # fmt: skip
+            slopes.append((n, built))
+    print_table(["events", "endpoints", "hookline s", "hookline peak MB", "streaming s",
+                 "streaming peak MB", "gzip bytes"], rows)  # fmt: skip
+    if len(slopes) >= 2:
+        (n0, a), (n1, b) = slopes[-2], slopes[-1]
+        per_event = (b["seconds"] - a["seconds"]) / (n1 - n0)
+        print(
+            f"\nhookline: {per_event * 1000:.3f} s per 1,000 events of a day; peak memory"
+            f" {b['peak_mb']:.1f} MB at {n1:,} (held: up to two parts of"
+            f" {PART_BYTES // 2**20} MiB, whatever the day)"
+        )
+        if per_event > 0:
+            print(
+                f"a day that fits reconcile's {TIMEOUT_S} s (the whole run, before the"
+                f" upload's time): < {TIMEOUT_S / per_event:,.0f} events,"
+                f" {TIMEOUT_S / per_event / 86_400:,.1f} events/s sustained"
+            )
+
+
+if __name__ == "__main__":
+    main()
