@@ -477,3 +477,37 @@ def test_an_archive_that_fails_midway_through_a_day_leaves_its_connection_usable
         one.close()
     assert now.date().isoformat() in done.days_dropped and done.errors == []
     assert len(archived(s3)) == 2
+
+
+def test_a_day_tried_again_counts_what_it_kept_once(pipeline, db, sink, s3, database_url, now):
+    # Given a day of two tenants kept one day: one delivered event, and one whose delivery is
+    # still pending (it keeps its event, so the day is not dropped whole)
+    short, stuck = tenant(db, "short"), tenant(db, "stuck")
+    with db.connection() as conn:
+        for t in (short, stuck):
+            hookline.repositories.retention.set_tenant_retention(conn, t, 1)
+    operator.add_endpoint(db, get_settings(), tenant_id=short, url=sink.url("/in"))
+    publish(db, short, {"n": 1})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    operator.add_endpoint(db, get_settings(), tenant_id=stuck, url=sink.url("/never"))
+    publish(db, stuck, {"n": 2})
+    with db.connection() as conn:
+        hookline.repositories.deliveries.fan_out_batch(conn, limit=10, deadline=timedelta(days=1))
+    later = now + timedelta(days=2)
+    policy = RetentionPolicy(lock_wait_ms=100, tries_per_day=12)
+    ensure_partitions(db, as_of=later, ahead_days=policy.partitions_ahead_days)
+    reports: list = []
+    # When the delivered row is locked by another transaction for the run's first tries
+    with psycopg.connect(database_url) as locker:
+        locker.execute("SELECT id FROM deliveries WHERE tenant_id = %s FOR UPDATE", (short,))
+        runner = threading.Thread(
+            target=lambda: reports.append(apply_retention(db, s3.store(), policy, as_of=later))
+        )
+        runner.start()
+        time.sleep(0.4)
+    runner.join(30)
+    # Then the run removed the delivered event, kept the pending one, and counted it once
+    [report] = reports
+    assert report.errors == [] and report.removed["events"] == {short: 1}
+    assert report.kept_unfinished == 1
+    assert count(db, "SELECT count(*) FROM events WHERE tenant_id = %s", stuck) == 1

@@ -142,9 +142,8 @@ def apply_retention(
             report.errors.append("no archive bucket configured: nothing removed")
             break
         try:
-            retire = partial(_retire_day, db, archive, policy, day, as_of=as_of,
-                             dry_run=dry_run, report=report)  # fmt: skip
-            _tried_while_busy(policy, retire)
+            retire = partial(_retire_day, db, archive, policy, day, as_of=as_of, dry_run=dry_run)
+            _tried_while_busy(policy, retire).add_to(report)
         except (ArchiveUnavailable, LedgerBusy) as err:
             report.errors.append(f"{day}: {err}; its rows are kept, the next run tries again")
             break
@@ -164,19 +163,17 @@ def apply_retention(
     return report
 
 
-def _tried_while_busy(policy: RetentionPolicy, retire: Callable[[], None]) -> None:
-    """Run `retire` (one day's transaction); while the pipeline holds the day's tables, try
-    again after a pause, up to `tries_per_day` times, then raise the last LedgerBusy (the run
-    ends; the next tries again). A try rolled back removed nothing; its archive objects are
-    written again under the same keys."""
-    for attempt in range(1, policy.tries_per_day + 1):
+def _tried_while_busy(policy: RetentionPolicy, retire: Callable[[], _Tally]) -> _Tally:
+    """What `retire` (one day's transaction) did; while the pipeline holds the day's tables,
+    it is tried again after a pause, up to `tries_per_day` times, then the last LedgerBusy is
+    raised (the run ends; the next tries again). A try rolled back removed nothing and counts
+    for nothing; its archive objects are written again under the same keys."""
+    for attempt in range(1, policy.tries_per_day):
         try:
-            retire()
-            return
+            return retire()
         except LedgerBusy:
-            if attempt == policy.tries_per_day:
-                raise
             sleep((policy.lock_wait * attempt).total_seconds())
+    return retire()
 
 
 def _retire_day(
@@ -187,10 +184,11 @@ def _retire_day(
     *,
     as_of: datetime,
     dry_run: bool,
-    report: RetentionReport,
-) -> None:
-    """Archive and remove what of one day is past retention, in one transaction."""
+) -> _Tally:
+    """Archive and remove what of one day is past retention, in one transaction; what it
+    removed (or would), and what it kept."""
     end = _day_end(day)
+    tally = _Tally()
     with (
         db.connection() as conn,
         conn.transaction(),
@@ -202,14 +200,14 @@ def _retire_day(
             t for t in tenants
             if not t.held and end <= as_of - timedelta(days=t.retention_days or policy.ledger_days)
         ]  # fmt: skip
-        report.kept_held += sum(t.events for t in tenants if t.held)
-        report.kept_unfinished += sum(t.unfinished for t in expired)
+        tally.kept_held = sum(t.events for t in tenants if t.held)
+        tally.kept_unfinished = sum(t.unfinished for t in expired)
         whole = len(expired) == len(tenants) and not any(t.unfinished for t in tenants)
         if not expired and tenants:
-            return
+            return tally
         selection = None if whole else [t.tenant_id for t in expired]
         label = f"{'day' if whole else 'expired'}-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
-        tally = _Tally(keep_ids=not whole)
+        tally.keep_ids = not whole
         with closing(repo.archive_selection(conn, bounds, selection)) as rows:  # tenant order
             for tenant_id, of_tenant in groupby(rows, key=itemgetter("tenant_id")):
                 lines = tally.lines(tenant_id, of_tenant)
@@ -218,25 +216,30 @@ def _retire_day(
                 else:
                     assert archive is not None
                     archive.put_parts(object_key(tenant_id, day, label), gzip_parts(lines))
+        tally.dropped = day if whole else None
         if dry_run:
-            tally.add_to(report, day if whole else None)
-            return
+            return tally
         if whole:
             repo.drop_day_partitions(conn, day)
         elif tally.event_ids:
             repo.delete_events(conn, bounds, tally.event_ids, tally.delivery_ids)
-    # Counted once the day's transaction committed: a day rolled back removed nothing.
-    report.archived_objects += len(tally.counts)
-    tally.add_to(report, day if whole else None)
+        tally.objects = len(tally.counts)
+    return tally
 
 
 @dataclass
 class _Tally:
-    """A day's archive counted as its lines pass on their way to the store, which are not
-    kept (decision 0117): per tenant its events, deliveries and attempts, and for a day not
-    dropped whole the ids its delete removes."""
+    """What one day's transaction did, for the report once it committed (a day rolled back
+    counts for nothing): its archive counted as the lines pass on their way to the store,
+    which are not kept (decision 0117), per tenant its events, deliveries and attempts; for a
+    day not dropped whole the ids its delete removes; what it kept; the objects written; and
+    the day, if dropped whole."""
 
-    keep_ids: bool
+    keep_ids: bool = False
+    kept_held: int = 0
+    kept_unfinished: int = 0
+    objects: int = 0
+    dropped: date | None = None
     counts: dict[str, list[int]] = field(default_factory=dict)
     event_ids: list[str] = field(default_factory=list)
     delivery_ids: list[str] = field(default_factory=list)
@@ -255,16 +258,19 @@ class _Tally:
                 self.delivery_ids += [d["id"] for d in deliveries]
             yield line
 
-    def add_to(self, report: RetentionReport, dropped: date | None) -> None:
-        """Add what the day removed to the report, per table and tenant."""
+    def add_to(self, report: RetentionReport) -> None:
+        """Add what the day removed (or would) and kept to the report."""
+        report.kept_held += self.kept_held
+        report.kept_unfinished += self.kept_unfinished
+        report.archived_objects += self.objects
         removed = report.removed
         for tenant_id, (events, deliveries, attempts) in self.counts.items():
             removed["events"][tenant_id] += events
             removed["outbox"][tenant_id] += events
             removed["deliveries"][tenant_id] += deliveries
             removed["attempts"][tenant_id] += attempts
-        if dropped is not None:
-            report.days_dropped.append(dropped.isoformat())
+        if self.dropped is not None:
+            report.days_dropped.append(self.dropped.isoformat())
 
 
 def _day_end(day: date) -> datetime:
