@@ -127,8 +127,10 @@ class LedgerArchive(Construct):
         )
         function.add_to_role_policy(
             iam.PolicyStatement(
-                actions=["s3:PutObject", "s3:GetObject", "s3:DeleteObject",
-                         "s3:DeleteObjectVersion"],
+                # AbortMultipartUpload: retention writes a large object in parts and ends the
+                # upload itself when the day fails (decision 0117)
+                actions=["s3:PutObject", "s3:AbortMultipartUpload", "s3:GetObject",
+                         "s3:DeleteObject", "s3:DeleteObjectVersion"],
                 resources=[self.bucket.arn_for_objects("ledger/*")],
             )
         )  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.infra.view import StackView, env_of
+from tests.infra.view import StackView, actions_of, env_of, resources_of
 
 pytestmark = pytest.mark.infra
 
@@ -38,3 +38,14 @@ def test_reconcile_replay_and_the_api_know_the_archive_bucket(aws: StackView):
     # reconcile archives, replay restores, the management API erases a tenant's objects
     having = [f for f in aws.functions().values() if "HOOKLINE_ARCHIVE_BUCKET" in env_of(f)]
     assert len(having) == 3
+
+
+def test_reconcile_may_write_an_archive_object_in_parts_and_abort_it(aws: StackView):
+    # Retention writes a large object as a multipart upload (PutObject covers its parts) and
+    # aborts the upload when the day fails (decision 0117)
+    role = aws.role_of(aws.function("Reconcile")[0])
+    granted = [
+        set(actions_of(s)) for s in aws.policy_statements(role)
+        if any("ledger/*" in str(r) for r in resources_of(s))
+    ]  # fmt: skip
+    assert any({"s3:PutObject", "s3:AbortMultipartUpload"} <= actions for actions in granted)
