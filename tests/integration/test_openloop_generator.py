@@ -80,7 +80,9 @@ def test_a_server_stall_is_measured_from_the_schedule_not_hidden_by_the_generato
     assert step.elapsed < 2.0
     # and the stall shows in full, from each request's scheduled time: request n in the
     # stall waited (60 - n) x 10 ms, so ~21 of them 100 ms or more and the first ~300 ms —
-    # a closed-loop generator on one connection would have recorded one slow request
+    # a closed-loop generator on one connection would have recorded one slow request. At most
+    # 60: a generator that waited out the stall would make every later request slow too (70);
+    # a loaded machine makes a few outside it slow (37 in one CI run, with a bound of 35)
     slow = [ms for ms in step.latency_ms if ms >= 100]
-    assert 15 <= len(slow) <= 35
+    assert 15 <= len(slow) <= 60
     assert 250 <= max(step.latency_ms) < 1000
