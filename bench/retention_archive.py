@@ -8,14 +8,17 @@ events with their deliveries, encodes each tenant's lines into a gzip object as 
 large a day fits.
 
 For each `--events` N: a day of N events (1 KB payloads, one tenant) in today's partitions,
-each with `--endpoints` delivered deliveries. Then, each in a fresh interpreter:
+each with `--endpoints` delivered deliveries, each holding its first attempt on its row as the
+record writes it (decision 0109), one in twenty replayed once (its second attempt a row of
+`attempts`).
+Then, each in a fresh interpreter:
 
 * **hookline**: `apply_retention` as reconcile calls it (a 1-day retention, two days later),
   with an archive store that keeps only the sizes it is given (no S3: the upload's time and
   its copy of the body are not counted);
 * **streaming** (the baseline, in the same run): the least an archiver of the same objects
-  pays: the same selection, streamed the same way, each line encoded as Hookline encodes it
-  into one gzip stream, nothing kept, no drop. Read-only: it runs first.
+  pays: the same selection, streamed the same way, its lines into one gzip stream, nothing
+  kept or counted, no drop. Read-only: it runs first.
 
 The table gives each one's wall seconds, its peak resident memory over the interpreter's
 before the run (VmHWM, reset at the start), and the gzip bytes; below it, the seconds per
@@ -48,10 +51,18 @@ PAYLOAD = b'{"order": "ord_0000", "items": [' + b'"item", ' * 110 + b'"item"]}' 
 DELIVERED = """
 INSERT INTO deliveries (id, event_id, endpoint_id, tenant_id, tenant_group, state,
                         attempt_count, deadline_at, created_at, updated_at, finished_at,
-                        last_status, enqueue_seq)
+                        last_status, enqueue_seq, first_attempt_id, first_attempted_at,
+                        first_duration_ms, first_status, first_excerpt, first_headers)
 SELECT hookline_delivery_id(e.id, 'ep_bench_' || k), e.id, 'ep_bench_' || k, e.tenant_id,
-       'standard', 'delivered', 1, now() + interval '1 day', e.received_at, now(), now(), 200, 1
+       'standard', 'delivered', 1, now() + interval '1 day', e.received_at, now(), now(), 200, 1,
+       nextval(pg_get_serial_sequence('attempts', 'id')), now(), 12, 200, 'ok',
+       '{"content-type": "text/plain"}'
 FROM events e CROSS JOIN generate_series(1, %(endpoints)s) AS k
+"""
+# One delivery in twenty replayed once: its second attempt is a row of `attempts`.
+REPLAYED = """
+INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt)
+SELECT id, now(), 30, 200, 'ok' FROM deliveries WHERE random() < 0.05
 """
 TIMEOUT_S = 120  # HooklineConfig.reconcile_timeout_seconds
 
@@ -99,12 +110,13 @@ def seed(url: str, events: int, endpoints: int) -> None:
     insert_events(url, tenant["id"], events, ["order.created"], PAYLOAD)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(DELIVERED, {"endpoints": endpoints})
+        conn.execute(REPLAYED)
         conn.execute("VACUUM ANALYZE deliveries")
+        conn.execute("VACUUM ANALYZE attempts")
 
 
 def child(kind: str, url: str) -> dict[str, Any]:
     """One archive of the day in this interpreter: seconds, peak MB over the start, bytes."""
-    from hookline.archive import archive_line
     from hookline.db import Database
     from hookline.repositories import retention as repo
     from hookline.retention import RetentionPolicy, apply_retention
@@ -127,9 +139,9 @@ def child(kind: str, url: str) -> dict[str, Any]:
         sink = zlib.compressobj(wbits=31)  # a gzip stream
         written = 0
         with db.connection() as conn, conn.transaction():
-            for row in repo.archive_selection(conn, repo.day_bounds(conn, day), None):
-                line = json.dumps(archive_line(row), separators=(",", ":"), sort_keys=True)
-                written += len(sink.compress(line.encode() + b"\n"))
+            bounds = repo.day_bounds(conn, day)
+            for row in repo.archive_selection(conn, bounds, None, with_ids=False):
+                written += len(sink.compress(row["line"].encode() + b"\n"))
         written += len(sink.flush())
     seconds = time.perf_counter() - started
     peak_kb = _rss_kb("VmHWM")

@@ -6,6 +6,7 @@ loopback sink, the real fan-out, deliver and replay."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -171,20 +172,38 @@ def test_a_replay_keeps_the_first_attempt_and_lists_its_own_after_it(pipeline, d
     ]
 
 
-def test_the_archive_carries_the_first_attempt(pipeline, db, sink):
-    # Given a delivered event whose attempt is on its delivery's row
+def test_the_archive_carries_the_first_attempt_then_a_replays(pipeline, db, sink):
+    # Given a delivery delivered at the first try (its attempt on its row), then replayed and
+    # delivered again (that attempt a row of `attempts`)
     _, delivery = delivered(pipeline, db, sink, "/archived")
+    from hookline.management import delivery_service
+    from hookline.replay import run_replay
+    from hookline.runtime import delivery_queues, replay_options
+    from hookline.settings import get_settings
+
+    settings = get_settings()
+    delivery_service.resend_delivery(
+        db, operator.OPERATOR, delivery["id"],
+        lambda doc: run_replay(db, delivery_queues(settings), doc, replay_options(settings)),
+    )  # fmt: skip
+    pipeline.run_until(lambda: len(shown(db, delivery["id"])) == 2)
+    listed = shown(db, delivery["id"])
     # When the day's archive lines are selected
     from hookline.repositories import retention as retention_repo
 
     day = datetime.now(UTC).date()
     with db.connection() as conn, conn.transaction():
         bounds = retention_repo.day_bounds(conn, day)
-        lines = list(retention_repo.archive_selection(conn, bounds, None))
-    # Then the event's delivery carries its attempt
-    [line] = [x for x in lines if x["id"] == delivery["event_id"]]
-    [archived] = line["deliveries"]
-    assert [a["status_code"] for a in archived["attempts"]] == [200]
+        rows = list(retention_repo.archive_selection(conn, bounds, None, with_ids=True))
+    # Then the event's line holds both attempts, as the API lists them, in their order, and
+    # the selection counts them and names the delivery
+    [row] = [x for x in rows if x["id"] == delivery["event_id"]]
+    [archived] = json.loads(row["line"])["deliveries"]
+    assert [
+        (datetime.fromisoformat(a["attempted_at"]), a["status_code"], a["duration_ms"])
+        for a in archived["attempts"]
+    ] == [(a["attempted_at"], a["status_code"], a["duration_ms"]) for a in listed]
+    assert (row["deliveries"], row["attempts"], row["delivery_ids"]) == (1, 2, [delivery["id"]])
 
 
 def test_turned_off_for_a_rollback_the_first_attempts_move_to_attempts(pipeline, db, sink):

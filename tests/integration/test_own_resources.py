@@ -17,7 +17,7 @@ import boto3
 import pytest
 
 import hookline
-from hookline.archive import S3Archive, archive_line, encode_lines, object_key
+from hookline.archive import S3Archive, gzip_parts, object_key
 from hookline.config import HooklineConfig
 from hookline.errors import BadRequest
 from hookline.restore import restore_window
@@ -101,6 +101,11 @@ def test_an_endpoint_saved_before_the_check_is_refused_at_send(pipeline, db, arc
     assert archive.keys("ledger/") == []
 
 
+def encode_lines(records: list[dict[str, Any]]) -> bytes:
+    """Archive records as the archiver stores them: one gzip object of JSON Lines."""
+    return b"".join(gzip_parts(json.dumps(r) for r in records))
+
+
 def forged_line(event_id: str, tenant_id: str, source_id: str | None) -> dict[str, Any]:
     return {
         "id": event_id, "tenant_id": tenant_id, "source_id": source_id, "origin": "publish",
@@ -119,9 +124,10 @@ def test_a_restore_puts_back_only_what_the_archiver_wrote(db, archive):
     genuine = {
         "id": "evt_genuine", "tenant_id": b, "source_id": None, "origin": "publish", "type": "x",
         "dedupe_key": "k1", "content_type": "application/json", "headers": {},
-        "received_at": NOW, "payload": b"{}", "deliveries": [],
+        "received_at": NOW.isoformat(), "fanned_out_at": None, "deliveries": [],
+        "payload_base64": base64.b64encode(b"{}").decode(), "payload_size": 2,
     }  # fmt: skip
-    archive.put(object_key(b, TODAY, "day-1"), encode_lines([archive_line(genuine)]))
+    archive.put(object_key(b, TODAY, "day-1"), encode_lines([genuine]))
     # And what A's s3 destination could have written under B's prefix: an object named by
     # webhook-id, a well-named object whose record is A's, and one whose source is A's
     prefix = f"ledger/tenant={b}/date={TODAY.isoformat()}/"

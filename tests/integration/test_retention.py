@@ -5,6 +5,7 @@ archive that fails keeps the rows, and dedupe that outlives the archived event."
 from __future__ import annotations
 
 import base64
+import re
 import threading
 import time
 import uuid
@@ -210,6 +211,50 @@ def test_an_expired_day_is_archived_then_dropped_with_payload_bytes_exact(
         assert base64.b64decode(record["payload_base64"]) == payloads[event_id]
         [delivery] = record["deliveries"]
         assert delivery["state"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
+
+
+def test_an_archive_line_is_what_the_archive_table_reads_with_the_ledgers_values(
+    pipeline, db, sink, s3, now
+):
+    # Given a delivered event with a dedupe key, and its rows as the ledger holds them
+    from infra.components.archive import COLUMNS  # the Glue table Athena reads
+
+    t = tenant(db)
+    operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/in"))
+    publish(db, t, {"text": "grüße ☃", "quote": '"'}, key="order-1")
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 1})
+    with db.connection() as conn:
+        [event] = conn.execute("SELECT * FROM events").fetchall()
+        [delivery] = conn.execute("SELECT * FROM deliveries").fetchall()
+    # When its day is archived
+    apply_retention(db, s3.store(), RetentionPolicy(), as_of=now + LATER)
+    [line] = archived(s3)
+    # Then the line has the table's columns (and the tenant, the table's partition), the
+    # delivery and its attempt the table's fields
+    fields = dict(COLUMNS)
+    assert set(line) == set(fields) | {"tenant_id"}
+    [archived_delivery] = line["deliveries"]
+    [attempt] = archived_delivery["attempts"]
+    assert set(archived_delivery) | set(attempt) == set(re.findall(r"(\w+):", fields["deliveries"]))
+    # And the ledger's values: the payload's exact bytes, the times as they were
+    assert {k: line[k] for k in ("id", "tenant_id", "source_id", "origin", "type", "dedupe_key",
+                                 "content_type", "headers")} == {
+        k: event[k] for k in ("id", "tenant_id", "source_id", "origin", "type", "dedupe_key",
+                              "content_type", "headers")
+    }  # fmt: skip
+    assert base64.b64decode(line["payload_base64"]) == bytes(event["payload"])
+    assert line["payload_size"] == len(bytes(event["payload"]))
+    assert datetime.fromisoformat(line["received_at"]) == event["received_at"]
+    assert datetime.fromisoformat(line["fanned_out_at"]) >= event["received_at"]
+    assert {k: archived_delivery[k] for k in ("id", "endpoint_id", "state", "attempt_count",
+                                              "last_status", "last_error")} == {
+        k: delivery[k] for k in ("id", "endpoint_id", "state", "attempt_count", "last_status",
+                                 "last_error")
+    }  # fmt: skip
+    for k in ("created_at", "finished_at"):
+        assert datetime.fromisoformat(archived_delivery[k]) == delivery[k], k
+    assert datetime.fromisoformat(attempt["attempted_at"]) == delivery["first_attempted_at"]
+    assert (attempt["status_code"], attempt["error_class"]) == (200, None)
 
 
 def test_a_dry_run_removes_nothing_and_says_what_it_would(pipeline, db, s3, now):

@@ -3,8 +3,10 @@ written before retention removes rows, read back by a restore, removed by an era
 
 Layout: `ledger/tenant=<tenant id>/date=<YYYY-MM-DD>/<label>.jsonl.gz`, one line per event
 with its payload's exact bytes in base64 (`payload_base64`) and its delivery outcomes; the
-Glue table `hookline_ledger_archive` (infra/components/archive.py) reads it with Athena. An
-object is encoded as its lines come and stored in parts (decision 0117).
+Glue table `hookline_ledger_archive` (infra/components/archive.py) reads it with Athena. The
+lines are made by the archive's selection (`archive_selection` in sql/retention.sql, decision
+0118) and read back by `decode_lines` and `restorable_event`; an object is encoded as its lines
+come and stored in parts (decision 0117).
 """
 
 from __future__ import annotations
@@ -149,39 +151,14 @@ def object_key(tenant_id: str, day: date, label: str) -> str:
     return f"{tenant_prefix(tenant_id)}date={day.isoformat()}/{label}.jsonl.gz"
 
 
-def archive_line(row: dict[str, Any]) -> dict[str, Any]:
-    """One event row of the archive selection as its archive record."""
-    payload = bytes(row["payload"])
-    return {
-        "id": row["id"],
-        "tenant_id": row["tenant_id"],
-        "source_id": row["source_id"],
-        "origin": row["origin"],
-        "type": row["type"],
-        "dedupe_key": row["dedupe_key"],
-        "content_type": row["content_type"],
-        "headers": row["headers"],
-        "received_at": _iso(row["received_at"]),
-        "fanned_out_at": _iso(row.get("fanned_out_at")),
-        "payload_base64": base64.b64encode(payload).decode(),
-        "payload_size": len(payload),
-        "deliveries": row["deliveries"],
-    }
-
-
-def encode_lines(records: Iterable[dict[str, Any]]) -> bytes:
-    """Records as gzip-compressed JSON Lines."""
-    return b"".join(gzip_parts(records))
-
-
-def gzip_parts(records: Iterable[dict[str, Any]], part_bytes: int = PART_BYTES) -> Iterator[bytes]:
-    """Records as one gzip stream of JSON Lines, cut into parts of `part_bytes` (the last one
-    shorter), encoded as they come: what is held is one part, whatever the records."""
+def gzip_parts(lines: Iterable[str], part_bytes: int = PART_BYTES) -> Iterator[bytes]:
+    """JSON lines (each one record, without its newline) as one gzip stream, cut into parts of
+    `part_bytes` (the last one shorter), encoded as they come: what is held is one part,
+    whatever the lines."""
     stream = zlib.compressobj(wbits=31)  # gzip framing, mtime 0
     held = bytearray()
-    for record in records:
-        line = json.dumps(record, separators=(",", ":"), sort_keys=True) + "\n"
-        held += stream.compress(line.encode())
+    for line in lines:
+        held += stream.compress(line.encode() + b"\n")
         while len(held) >= part_bytes:
             yield bytes(held[:part_bytes])
             del held[:part_bytes]
@@ -210,7 +187,3 @@ def restorable_event(record: dict[str, Any]) -> dict[str, Any]:
         "received_at": datetime.fromisoformat(record["received_at"]),
         "payload": base64.b64decode(record["payload_base64"]),
     }
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None

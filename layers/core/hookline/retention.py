@@ -29,7 +29,7 @@ from operator import itemgetter
 from time import sleep
 from typing import Any
 
-from hookline.archive import ArchiveStore, archive_line, gzip_parts, object_key
+from hookline.archive import ArchiveStore, gzip_parts, object_key
 from hookline.config import HooklineConfig
 from hookline.db import Database
 from hookline.errors import (
@@ -208,7 +208,8 @@ def _retire_day(
         selection = None if whole else [t.tenant_id for t in expired]
         label = f"{'day' if whole else 'expired'}-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
         tally.keep_ids = not whole
-        with closing(repo.archive_selection(conn, bounds, selection)) as rows:  # tenant order
+        selected = repo.archive_selection(conn, bounds, selection, with_ids=not whole)
+        with closing(selected) as rows:  # tenant order
             for tenant_id, of_tenant in groupby(rows, key=itemgetter("tenant_id")):
                 lines = tally.lines(tenant_id, of_tenant)
                 if dry_run:
@@ -244,19 +245,17 @@ class _Tally:
     event_ids: list[str] = field(default_factory=list)
     delivery_ids: list[str] = field(default_factory=list)
 
-    def lines(self, tenant_id: str, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        """The tenant's archive lines, each counted as it is made."""
+    def lines(self, tenant_id: str, rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+        """The tenant's archive lines, each counted as it passes."""
         counts = self.counts.setdefault(tenant_id, [0, 0, 0])
         for row in rows:
-            line = archive_line(row)
-            deliveries = line["deliveries"]
             counts[0] += 1
-            counts[1] += len(deliveries)
-            counts[2] += sum(len(d["attempts"]) for d in deliveries)
+            counts[1] += row["deliveries"]
+            counts[2] += row["attempts"]
             if self.keep_ids:
-                self.event_ids.append(line["id"])
-                self.delivery_ids += [d["id"] for d in deliveries]
-            yield line
+                self.event_ids.append(row["id"])
+                self.delivery_ids += row["delivery_ids"]
+            yield row["line"]
 
     def add_to(self, report: RetentionReport) -> None:
         """Add what the day removed (or would) and kept to the report."""

@@ -110,15 +110,17 @@ def day_tenants(conn: Connection, bounds: DayBounds, *, as_of: datetime) -> list
 
 
 def archive_selection(
-    conn: Connection, bounds: DayBounds, tenants: Sequence[str] | None
+    conn: Connection, bounds: DayBounds, tenants: Sequence[str] | None, *, with_ids: bool
 ) -> Generator[dict[str, Any], None, None]:
-    """The day's events of `tenants` (all when None) that nothing unfinished holds, each with
-    its deliveries and attempts, in tenant order, streamed 500 rows at a time (decision 0117):
-    no server-side cursor, whose plan would be made for its first tenth of rows (a nested
-    loop over the day's outcomes: quadratic) and whose DECLARE pins an RDS Proxy session. The
-    connection runs nothing else until the rows are read; closing the iterator early cancels
-    the rest."""
-    params = {**bounds.params(), "tenants": list(tenants) if tenants is not None else None}
+    """The day's events of `tenants` (all when None) that nothing unfinished holds, in tenant
+    order, each as `tenant_id`, `id`, `line` (its archive line, JSON made by Postgres: decision
+    0118), how many `deliveries` and `attempts` the line holds and, when `with_ids`, its
+    `delivery_ids`. Streamed 500 rows at a time (decision 0117): no server-side cursor, whose
+    plan would be made for its first tenth of rows and whose DECLARE pins an RDS Proxy session.
+    The connection runs nothing else until the rows are read; closing the iterator early
+    cancels the rest."""
+    params = {**bounds.params(), "tenants": list(tenants) if tenants is not None else None,
+              "with_ids": with_ids}  # fmt: skip
     yield from conn.cursor().stream(query("archive_selection"), params, size=500)
 
 
