@@ -153,7 +153,7 @@ class Reconciler:
         *,
         catchup: CatchupContext | None = None,
         sweep_replays: Callable[[], Mapping[str, int]] | None = None,
-        retention: Callable[[datetime], dict[str, Any]] | None = None,
+        retention: Callable[[datetime, Callable[[], bool]], dict[str, Any]] | None = None,
         operational: Callable[[datetime], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
@@ -257,7 +257,9 @@ class Reconciler:
         if retention is not None:
             # Partitions ahead, archive and retention (hookline.retention): its own errors
             # (an archive that failed keeps its rows) are this run's errors.
-            retained: dict[str, Any] = step("retention", lambda: retention(report.started_at), {})
+            retained: dict[str, Any] = step(
+                "retention", lambda: retention(report.started_at, keep_going), {}
+            )
             report.findings["retention"] = retained
             errors += [f"retention: {e}" for e in retained.get("errors", [])]
 

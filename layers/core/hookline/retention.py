@@ -31,7 +31,7 @@ from typing import Any
 
 from hookline.archive import ArchiveStore, gzip_parts, object_key
 from hookline.config import HooklineConfig
-from hookline.db import Database
+from hookline.db import Connection, Database
 from hookline.errors import (
     ArchiveUnavailable,
     BadRequest,
@@ -58,10 +58,13 @@ class RetentionPolicy:
     # this many times, a pause longer each time (decision 0116).
     lock_wait_ms: int = 200
     tries_per_day: int = 5
+    # A day past retention is archived in slices of about this many events, each in its own
+    # transaction, across runs if need be (decision 0118): ~10 s a slice with ten endpoints.
+    slice_events: int = 50_000
 
     def __post_init__(self) -> None:
         for name in ("ledger_days", "dedupe_days", "partitions_ahead_days", "lock_wait_ms",
-                     "tries_per_day"):  # fmt: skip
+                     "tries_per_day", "slice_events"):  # fmt: skip
             if getattr(self, name) <= 0:
                 raise BadRequest(f"retention: {name} must be at least 1, not {getattr(self, name)}")
 
@@ -85,6 +88,8 @@ class RetentionReport:
     kept_unfinished: int = 0
     kept_held: int = 0
     archived_objects: int = 0
+    slices_archived: int = 0
+    day_in_progress: str | None = None
     event_keys_pruned: int = 0
     events_outside_days: int = 0
     errors: list[str] = field(default_factory=list)
@@ -100,6 +105,8 @@ class RetentionReport:
             "kept_unfinished": self.kept_unfinished,
             "kept_held": self.kept_held,
             "archived_objects": self.archived_objects,
+            "slices_archived": self.slices_archived,
+            "day_in_progress": self.day_in_progress,
             "event_keys_pruned": self.event_keys_pruned,
             "events_outside_days": self.events_outside_days,
             "errors": self.errors,
@@ -142,8 +149,11 @@ def apply_retention(
             report.errors.append("no archive bucket configured: nothing removed")
             break
         try:
-            retire = partial(_retire_day, db, archive, policy, day, as_of=as_of, dry_run=dry_run)
+            retire = partial(_retire_day, db, archive, policy, day, as_of=as_of, dry_run=dry_run,
+                             keep_going=keep_going)  # fmt: skip
             _tried_while_busy(policy, retire).add_to(report)
+            if report.day_in_progress:
+                break  # out of time: the next run goes on with the day's next slice
         except (ArchiveUnavailable, LedgerBusy) as err:
             report.errors.append(f"{day}: {err}; its rows are kept, the next run tries again")
             break
@@ -184,48 +194,160 @@ def _retire_day(
     *,
     as_of: datetime,
     dry_run: bool,
+    keep_going: Callable[[], bool],
 ) -> _Tally:
-    """Archive and remove what of one day is past retention, in one transaction; what it
-    removed (or would), and what it kept."""
-    end = _day_end(day)
+    """Archive and remove what of one day is past retention; what it removed (or would), and
+    what it kept. A day past retention for every tenant is archived slice by slice first
+    (`_archive_in_slices`), then checked and dropped in one transaction; otherwise the expired
+    tenants' rows are archived and deleted in one transaction."""
     tally = _Tally()
+    if not dry_run and archive is not None:
+        finished = _archive_in_slices(db, archive, policy, day, tally, as_of=as_of,
+                                      keep_going=keep_going)  # fmt: skip
+        if not finished:
+            tally.in_progress = day
+            return tally
     with (
         db.connection() as conn,
         conn.transaction(),
         repo.giving_way(conn, lock_wait=policy.lock_wait),
     ):
         bounds = repo.day_bounds(conn, day)
+        plan = _DayPlan.of(conn, bounds, policy, as_of=as_of)
+        tally.kept_held, tally.kept_unfinished = plan.kept_held, plan.kept_unfinished
+        if not plan.expired and plan.tenants:
+            return tally
+        if plan.whole and not dry_run:
+            assert archive is not None
+            if not _check_slices(conn, archive, bounds, tally):
+                tally.in_progress = day  # it became whole since: the next run slices it
+                return tally
+            repo.drop_day_partitions(conn, day)
+            repo.forget_slices(conn, day)
+            tally.dropped = day
+            return tally
+        # a dry run of a whole day, or the expired tenants' share of a day
+        tally.keep_ids = not plan.whole
+        label = f"expired-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
+        selection = None if plan.whole else [t.tenant_id for t in plan.expired]
+        _write_archive(conn, None if dry_run else archive, bounds, selection, tally, label)
+        if dry_run:
+            return tally
+        if tally.event_ids:
+            repo.delete_events(conn, bounds, tally.event_ids, tally.delivery_ids)
+    return tally
+
+
+@frozen
+class _DayPlan:
+    """Who has events in a day, which of them are past retention and what keeps them, and
+    whether the whole day may go."""
+
+    tenants: list[repo.DayTenant]
+    expired: list[repo.DayTenant]
+    kept_held: int
+    kept_unfinished: int
+    whole: bool
+
+    @classmethod
+    def of(
+        cls, conn: Connection, bounds: repo.DayBounds, policy: RetentionPolicy, *, as_of: datetime
+    ) -> _DayPlan:
+        end = _day_end(bounds.day)
         tenants = repo.day_tenants(conn, bounds, as_of=as_of)
         expired = [
             t for t in tenants
             if not t.held and end <= as_of - timedelta(days=t.retention_days or policy.ledger_days)
         ]  # fmt: skip
-        tally.kept_held = sum(t.events for t in tenants if t.held)
-        tally.kept_unfinished = sum(t.unfinished for t in expired)
         whole = len(expired) == len(tenants) and not any(t.unfinished for t in tenants)
-        if not expired and tenants:
-            return tally
-        selection = None if whole else [t.tenant_id for t in expired]
-        label = f"{'day' if whole else 'expired'}-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
-        tally.keep_ids = not whole
-        selected = repo.archive_selection(conn, bounds, selection, with_ids=not whole)
-        with closing(selected) as rows:  # tenant order
-            for tenant_id, of_tenant in groupby(rows, key=itemgetter("tenant_id")):
-                lines = tally.lines(tenant_id, of_tenant)
-                if dry_run:
-                    deque(lines, maxlen=0)  # counted, not written
-                else:
-                    assert archive is not None
-                    archive.put_parts(object_key(tenant_id, day, label), gzip_parts(lines))
-        tally.dropped = day if whole else None
-        if dry_run:
-            return tally
-        if whole:
-            repo.drop_day_partitions(conn, day)
-        elif tally.event_ids:
-            repo.delete_events(conn, bounds, tally.event_ids, tally.delivery_ids)
-        tally.objects = len(tally.counts)
-    return tally
+        return cls(
+            tenants, expired, kept_held=sum(t.events for t in tenants if t.held),
+            kept_unfinished=sum(t.unfinished for t in expired), whole=whole,
+        )  # fmt: skip
+
+
+def _archive_in_slices(
+    db: Database,
+    archive: ArchiveStore,
+    policy: RetentionPolicy,
+    day: date,
+    tally: _Tally,
+    *,
+    as_of: datetime,
+    keep_going: Callable[[], bool],
+) -> bool:
+    """When the whole day may go, archive its slices not yet archived, each in its own
+    transaction, while `keep_going` (decision 0118), counting the slices and objects in
+    `tally`; whether the day is archived to its end (or is not one for a whole drop)."""
+    with db.connection() as conn:
+        bounds = repo.day_bounds(conn, day)
+        if not _DayPlan.of(conn, bounds, policy, as_of=as_of).whole:
+            return True
+        done = repo.day_slices(conn, day)
+    lo = done[-1].hi if done else bounds.lo
+    while lo < bounds.hi:
+        if not keep_going():
+            return False
+        with db.connection() as conn, conn.transaction():
+            piece = bounds.between(lo, repo.slice_end(conn, bounds, lo, events=policy.slice_events))
+            written = _Tally()
+            _write_archive(conn, archive, piece, None, written, _slice_label(piece))
+            repo.record_slice(conn, piece, written.counts)
+        lo = piece.hi
+        tally.slices, tally.objects = tally.slices + 1, tally.objects + written.objects
+    return True
+
+
+def _check_slices(
+    conn: Connection, archive: ArchiveStore, bounds: repo.DayBounds, tally: _Tally
+) -> bool:
+    """In the day's drop: whether its archived slices cover it, end to end; each counted again,
+    and archived again if its rows changed since (a replay, a restore, an erasure); what the
+    day's objects hold added to the tally."""
+    done = repo.day_slices(conn, bounds.day)
+    edges = [bounds.lo] + [p.hi for p in done]
+    if [p.lo for p in done] != edges[:-1] or edges[-1] != bounds.hi:
+        return False
+    for piece_done in done:
+        piece = bounds.between(piece_done.lo, piece_done.hi)
+        counts = piece_done.counts
+        if repo.slice_counts(conn, piece) != counts:
+            again = _Tally()
+            _write_archive(conn, archive, piece, None, again, _slice_label(piece))
+            repo.record_slice(conn, piece, again.counts)
+            counts, tally.objects = again.counts, tally.objects + again.objects
+        for tenant_id, held in counts.items():
+            total = tally.counts.setdefault(tenant_id, [0, 0, 0])
+            total[:] = [a + b for a, b in zip(total, held, strict=True)]
+    return True
+
+
+def _write_archive(
+    conn: Connection,
+    archive: ArchiveStore | None,
+    bounds: repo.DayBounds,
+    tenants: list[str] | None,
+    tally: _Tally,
+    label: str,
+) -> None:
+    """The archive of `bounds` (of `tenants`, or all), an object per tenant under `label`;
+    only counted in `tally` when there is no store (a dry run)."""
+    with closing(
+        repo.archive_selection(conn, bounds, tenants, with_ids=tally.keep_ids)
+    ) as rows:  # tenant order
+        for tenant_id, of_tenant in groupby(rows, key=itemgetter("tenant_id")):
+            lines = tally.lines(tenant_id, of_tenant)
+            if archive is None:
+                deque(lines, maxlen=0)  # counted, not written
+            else:
+                archive.put_parts(object_key(tenant_id, bounds.day, label), gzip_parts(lines))
+                tally.objects += 1
+
+
+def _slice_label(piece: repo.DayBounds) -> str:
+    """A slice's objects' label: its first millisecond, so a slice archived again replaces
+    them."""
+    return f"day-{piece.lo[4:]}"
 
 
 @dataclass
@@ -240,6 +362,8 @@ class _Tally:
     kept_held: int = 0
     kept_unfinished: int = 0
     objects: int = 0
+    slices: int = 0
+    in_progress: date | None = None
     dropped: date | None = None
     counts: dict[str, list[int]] = field(default_factory=dict)
     event_ids: list[str] = field(default_factory=list)
@@ -262,6 +386,9 @@ class _Tally:
         report.kept_held += self.kept_held
         report.kept_unfinished += self.kept_unfinished
         report.archived_objects += self.objects
+        report.slices_archived += self.slices
+        if self.in_progress is not None:
+            report.day_in_progress = self.in_progress.isoformat()
         removed = report.removed
         for tenant_id, (events, deliveries, attempts) in self.counts.items():
             removed["events"][tenant_id] += events

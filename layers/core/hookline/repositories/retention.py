@@ -31,6 +31,24 @@ class DayBounds:
         """The bounds as query parameters."""
         return {"lo": self.lo, "hi": self.hi, "dlo": self.dlo, "dhi": self.dhi}
 
+    def between(self, lo: str, hi: str) -> DayBounds:
+        """A slice of the day: its event ids [lo, hi), both whole milliseconds (`evt_` and the
+        id's ten time characters), and the delivery ids of the same milliseconds."""
+        return DayBounds(self.day, lo, hi, "dlv_" + lo[4:], "dlv_" + hi[4:])
+
+
+# A slice's count of what its archive objects hold: per tenant, [events, deliveries, attempts].
+SliceCounts = dict[str, list[int]]
+
+
+@frozen
+class ArchivedSlice:
+    """A slice of a day whose archive objects are written (decision 0118)."""
+
+    lo: str
+    hi: str
+    counts: SliceCounts
+
 
 @frozen
 class DayTenant:
@@ -124,6 +142,38 @@ def archive_selection(
     yield from conn.cursor().stream(query("archive_selection"), params, size=500)
 
 
+def slice_end(conn: Connection, bounds: DayBounds, lo: str, *, events: int) -> str:
+    """Where the slice of the day that begins at `lo` ends: after about `events` events, at a
+    millisecond's start (past lo's), or at the day's end."""
+    params = {"lo": lo, "hi": bounds.hi, "events": events}
+    row = conn.execute(query("slice_end"), params).fetchone()
+    assert row is not None
+    return str(row["hi"])
+
+
+def record_slice(conn: Connection, bounds: DayBounds, counts: SliceCounts) -> None:
+    """Note that the slice `bounds` is archived, and what its objects hold."""
+    params = {"day": bounds.day, "lo": bounds.lo, "hi": bounds.hi, "counts": Jsonb(counts)}
+    conn.execute(query("record_slice"), params)
+
+
+def day_slices(conn: Connection, day: date) -> list[ArchivedSlice]:
+    """The day's archived slices, in order."""
+    rows = conn.execute(query("day_slices"), {"day": day})
+    return [ArchivedSlice(r["lo"], r["hi"], r["counts"]) for r in rows]
+
+
+def forget_slices(conn: Connection, day: date) -> None:
+    """Forget the day's slices (its partitions are dropped)."""
+    conn.execute(query("forget_slices"), {"day": day})
+
+
+def slice_counts(conn: Connection, piece: DayBounds) -> SliceCounts:
+    """What the slice `piece` of a whole day holds now, per tenant."""
+    rows = conn.execute(query("slice_counts"), piece.params())
+    return {r["tenant_id"]: [r["events"], r["deliveries"], r["attempts"]] for r in rows}
+
+
 def delete_events(
     conn: Connection, bounds: DayBounds, event_ids: list[str], delivery_ids: list[str]
 ) -> dict[str, int]:
@@ -198,7 +248,7 @@ def tenant_exists(conn: Connection, tenant_id: str) -> bool:
 def erase_tenant_rows(conn: Connection, tenant_id: str) -> dict[str, int]:
     """Delete a tenant's ledger rows and secrets; counts per kind."""
     counts = {}
-    for kind in ("attempts", "deliveries", "quarantine", "outbox", "events", "keys",
+    for kind in ("attempts", "deliveries", "quarantine", "outbox", "events", "keys", "slices",
                  "endpoint_secrets", "source_secrets", "endpoints"):  # fmt: skip
         counts[kind] = conn.execute(
             query(f"erase_tenant_{kind}"), {"tenant_id": tenant_id}

@@ -143,6 +143,49 @@ WHERE e.id >= %(lo)s AND e.id < %(hi)s
   AND NOT EXISTS (SELECT 1 FROM fanout_quarantine q WHERE q.event_id = e.id)
 ORDER BY e.tenant_id, e.id
 
+-- slice_end --
+-- Where a slice of the day that begins at `lo` ends (decision 0118): at the millisecond of
+-- the `events`-th event after lo's millisecond, so it never splits a millisecond and always
+-- moves on; at the day's end `hi` when fewer are left.
+SELECT coalesce(
+    (SELECT 'evt_' || substr(e.id, 5, 10) FROM events e
+     WHERE e.id > %(lo)s::text || '~' AND e.id < %(hi)s
+     ORDER BY e.id OFFSET %(events)s - 1 LIMIT 1),
+    %(hi)s) AS hi
+
+-- record_slice --
+INSERT INTO archive_slices (day, lo, hi, counts) VALUES (%(day)s, %(lo)s, %(hi)s, %(counts)s)
+ON CONFLICT (day, lo) DO UPDATE
+SET hi = excluded.hi, counts = excluded.counts, archived_at = now()
+
+-- day_slices --
+SELECT lo, hi, counts FROM archive_slices WHERE day = %(day)s ORDER BY lo
+
+-- forget_slices --
+DELETE FROM archive_slices WHERE day = %(day)s
+
+-- slice_counts --
+-- What a slice of a whole day holds now, per tenant: its events, their deliveries and their
+-- attempts (`attempt_log`), as the archive selection counted them when nothing was unfinished.
+WITH ev AS (
+    SELECT e.tenant_id, count(*) AS events FROM events e
+    WHERE e.id >= %(lo)s AND e.id < %(hi)s
+    GROUP BY e.tenant_id
+), dl AS (
+    SELECT d.tenant_id, count(*) AS deliveries FROM deliveries d
+    WHERE d.id >= %(dlo)s AND d.id < %(dhi)s
+    GROUP BY d.tenant_id
+), att AS (
+    SELECT d.tenant_id, count(*) AS attempts
+    FROM attempt_log a JOIN deliveries d ON d.id = a.delivery_id
+    WHERE a.delivery_id >= %(dlo)s AND a.delivery_id < %(dhi)s
+      AND d.id >= %(dlo)s AND d.id < %(dhi)s
+    GROUP BY d.tenant_id
+)
+SELECT ev.tenant_id, ev.events, coalesce(dl.deliveries, 0) AS deliveries,
+       coalesce(att.attempts, 0) AS attempts
+FROM ev LEFT JOIN dl USING (tenant_id) LEFT JOIN att USING (tenant_id)
+
 -- delete_attempts --
 DELETE FROM attempts WHERE delivery_id = ANY(%(delivery_ids)s::text[])
 
@@ -240,6 +283,12 @@ DELETE FROM events WHERE tenant_id = %(tenant_id)s
 
 -- erase_tenant_keys --
 DELETE FROM event_keys WHERE tenant_id = %(tenant_id)s
+
+-- erase_tenant_slices --
+-- What the slices of days being archived say of the tenant (decision 0118): its objects go
+-- with the erasure, and its rows are gone, so the slices still match what they hold.
+UPDATE archive_slices SET counts = counts - %(tenant_id)s::text
+WHERE counts ? %(tenant_id)s::text
 
 -- erase_tenant_endpoint_secrets --
 DELETE FROM endpoint_secrets s USING endpoints p

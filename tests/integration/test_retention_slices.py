@@ -1,0 +1,164 @@
+"""A day past retention is archived in slices, across runs when one run has not the time, and
+dropped once every slice is archived and still true (decision 0118): real Postgres, moto's S3,
+the real pipeline on a loopback sink."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, time
+
+import pytest
+
+from hookline.config import HooklineConfig
+from hookline.ids import ulid_time
+from hookline.management import delivery_service
+from hookline.replay import run_replay
+from hookline.repositories import retention as repo
+from hookline.restore import erase_tenant
+from hookline.retention import RetentionPolicy, apply_retention
+from hookline.runtime import delivery_queues, replay_options
+from hookline.settings import get_settings
+from tests.integration.test_retention import LATER, archived, count, publish, s3, tenant
+from tests.support import operator
+
+pytestmark = pytest.mark.integration
+
+__all__ = ["s3"]  # the fixture, used by name
+
+SMALL = RetentionPolicy(slice_events=2)  # a slice of a few events, so a day has several
+
+
+def runs_for(slices: int):
+    """A run's keep_going that lets it archive `slices` slices, then says stop."""
+    left = [slices + 1]  # apply_retention asks once before the day
+
+    def keep_going() -> bool:
+        left[0] -= 1
+        return left[0] >= 0
+
+    return keep_going
+
+
+def delivered_day(
+    pipeline, db, sink, events: int, *, settled: int | None = None
+) -> tuple[str, list[str]]:
+    """A tenant with an endpoint and `events` delivered events of today (`settled` delivered
+    in all)."""
+    t = tenant(db)
+    operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/in"))
+    ids = [publish(db, t, {"n": i}).id for i in range(events)]
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": settled or events})
+    return t, ids
+
+
+def slices_of_today(db) -> list[repo.ArchivedSlice]:
+    with db.connection() as conn:
+        return repo.day_slices(conn, datetime.now(UTC).date())
+
+
+def test_a_day_too_large_for_one_run_is_archived_across_runs_then_dropped(
+    pipeline, db, sink, s3, now
+):
+    # Given a day of 7 delivered events, past retention
+    t, ids = delivered_day(pipeline, db, sink, 7)
+    # When a run has the time for one slice of the day
+    first = apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(1))
+    # Then it archived that slice and said the day is in progress, and removed nothing
+    assert (first.slices_archived, first.day_in_progress) == (1, now.date().isoformat())
+    assert first.days_dropped == [] and first.errors == []
+    assert count(db, "SELECT count(*) FROM events") == 7
+    assert 1 <= len(archived(s3)) < 7
+    # When the next run has the time for the rest
+    second = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    # Then the day is dropped, the report counts the whole day, and the archive holds every
+    # event once
+    assert second.days_dropped == [now.date().isoformat()] and second.day_in_progress is None
+    assert second.removed["events"] == {t: 7} and second.removed["deliveries"] == {t: 7}
+    assert second.removed["attempts"] == {t: 7}
+    assert count(db, "SELECT count(*) FROM events") == 0
+    assert Counter(r["id"] for r in archived(s3)) == Counter(ids)
+    # And the slices, each a range of the day's ids with at least one event, went with it
+    assert second.slices_archived >= 2 and slices_of_today(db) == []
+
+
+def test_a_slice_whose_rows_changed_after_it_was_archived_is_archived_again(
+    pipeline, db, sink, s3, now
+):
+    # Given a day of 4 delivered events whose first slice a run archived
+    t, ids = delivered_day(pipeline, db, sink, 4)
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(1))
+    [first_slice] = slices_of_today(db)
+    in_slice = [i for i in ids if first_slice.lo <= i < first_slice.hi]
+    assert in_slice
+    # And a delivery of that slice replayed and delivered again since
+    settings = get_settings()
+    delivery = pipeline.delivery(event_id=in_slice[0])
+    delivery_service.resend_delivery(
+        db, operator.OPERATOR, delivery["id"],
+        lambda doc: run_replay(db, delivery_queues(settings), doc, replay_options(settings)),
+    )  # fmt: skip
+    attempts = "SELECT count(*) FROM attempt_log WHERE delivery_id = %s"
+    pipeline.run_until(
+        lambda: count(db, attempts, delivery["id"]) == 2 and pipeline.states() == {"delivered": 4}
+    )
+    # When the next run archives the rest and drops the day
+    report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    assert report.days_dropped == [now.date().isoformat()]
+    # Then the archive holds the replayed delivery with both of its attempts, and every event
+    # once
+    records = archived(s3)
+    assert Counter(r["id"] for r in records) == Counter(ids)
+    [line] = [r for r in records if r["id"] == in_slice[0]]
+    assert [a["status_code"] for a in line["deliveries"][0]["attempts"]] == [200, 200]
+    assert report.removed["attempts"] == {t: 5}
+
+
+def test_a_run_out_of_time_before_a_day_removes_nothing_and_the_next_goes_on(
+    pipeline, db, sink, s3, now
+):
+    # Given a day past retention
+    delivered_day(pipeline, db, sink, 3)
+    # When a run has no time left for a slice
+    report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(0))
+    # Then it archived nothing and removed nothing
+    assert report.slices_archived == 0 and report.days_dropped == [] and archived(s3) == []
+    assert count(db, "SELECT count(*) FROM events") == 3
+
+
+def test_a_day_whose_recorded_slices_leave_a_gap_is_not_dropped(pipeline, db, sink, s3, now):
+    # Given a day past retention whose slices' record says its end is archived, but not its
+    # start (as if the day became whole for the drop after its slices were taken)
+    delivered_day(pipeline, db, sink, 3)
+    with db.connection() as conn:
+        bounds = repo.day_bounds(conn, now.date())
+        noon = "evt_" + ulid_time(datetime.combine(now.date(), time(12), tzinfo=UTC))
+        repo.record_slice(conn, bounds.between(noon, bounds.hi), {})
+    # When retention runs
+    report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    # Then nothing of the day is removed: it waits for its slices
+    assert report.days_dropped == [] and report.day_in_progress == now.date().isoformat()
+    assert count(db, "SELECT count(*) FROM events") == 3
+
+
+def test_a_tenant_erased_while_its_day_is_archived_leaves_nothing_of_it(
+    pipeline, db, sink, s3, now
+):
+    # Given a day of two tenants' events, its first slice (the erased tenant's first events)
+    # archived
+    erased = operator.add_tenant(db, HooklineConfig(), name="gone", group="standard")["id"]
+    operator.add_endpoint(db, get_settings(), tenant_id=erased, url=sink.url("/gone"))
+    for i in range(3):
+        publish(db, erased, {"n": i})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 3})
+    kept, kept_ids = delivered_day(pipeline, db, sink, 2, settled=5)
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(1))
+    # When one tenant is erased, then the day's archive goes on
+    erase_tenant(db, s3.store(), erased, confirm=True, actor="test")
+    assert erased not in str([s.counts for s in slices_of_today(db)])
+    report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    # Then the day is dropped with the other tenant's events archived, and nothing of the
+    # erased one is in the archive or the report
+    assert report.days_dropped == [now.date().isoformat()]
+    assert Counter(r["id"] for r in archived(s3)) == Counter(kept_ids)
+    assert report.removed["events"] == {kept: 2}
+    assert s3.store().keys(f"ledger/tenant={erased}/") == []
