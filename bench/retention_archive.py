@@ -1,11 +1,13 @@
 """What retention's archive of one day costs the function that runs it: time and memory, as the
-day grows (decisions 0039-0041, 0116, 0117).
+day grows (decisions 0039-0041, 0116-0118).
 
-Retention archives a day in one transaction (`hookline.retention`): it streams the day's
-events with their deliveries, encodes each tenant's lines into a gzip object as they come
-(held a part at a time), then drops the day. Reconcile runs it hourly with `worker_memory_mb`
-(256) of memory and `reconcile_timeout_seconds` (120) for the whole run: this bench says how
-large a day fits.
+Retention archives a day in slices of ~50,000 events, each in its own transaction
+(`hookline.retention`): it streams each slice's lines as Postgres makes them, encodes each
+tenant's into a gzip object as they come (held a part at a time), then counts the slices
+again and drops the day. Reconcile runs it in its first run of each hour, with
+`worker_memory_mb` (256) of memory and what is left of `reconcile_timeout_seconds` (120); a
+day's slices may take several runs. This bench says what a day costs, and so what rate
+retention keeps up with.
 
 For each `--events` N: a day of N events (1 KB payloads, one tenant) in today's partitions,
 each with `--endpoints` delivered deliveries, each holding its first attempt on its row as the
@@ -64,7 +66,10 @@ REPLAYED = """
 INSERT INTO attempts (delivery_id, attempted_at, duration_ms, status_code, response_excerpt)
 SELECT id, now(), 30, 200, 'ok' FROM deliveries WHERE random() < 0.05
 """
-TIMEOUT_S = 120  # HooklineConfig.reconcile_timeout_seconds
+# What is left for retention of reconcile's hourly run (120 s, less its other steps and the
+# handler's 15 s reserve) when the other steps are short: seconds of archive a day.
+HOURLY_S = 90
+DAILY_S = 24 * HOURLY_S
 
 
 class SizesOnly:
@@ -202,9 +207,9 @@ def main() -> None:
         )
         if per_event > 0:
             print(
-                f"a day that fits reconcile's {TIMEOUT_S} s (the whole run, before the"
-                f" upload's time): < {TIMEOUT_S / per_event:,.0f} events,"
-                f" {TIMEOUT_S / per_event / 86_400:,.1f} events/s sustained"
+                f"retention keeps up with < {DAILY_S / per_event:,.0f} events a day"
+                f" ({DAILY_S / per_event / 86_400:,.1f} events/s sustained) with ~{HOURLY_S} s"
+                " of each hourly reconcile run, before the upload's time"
             )
 
 
