@@ -132,7 +132,7 @@ def test_a_day_whose_recorded_slices_leave_a_gap_is_not_dropped(pipeline, db, si
     with db.connection() as conn:
         bounds = repo.day_bounds(conn, now.date())
         noon = "evt_" + ulid_time(datetime.combine(now.date(), time(12), tzinfo=UTC))
-        repo.record_slice(conn, bounds.between(noon, bounds.hi), {})
+        repo.record_slice(conn, bounds.between(noon, bounds.hi), {}, attempt_rows=0)
     # When retention runs
     report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
     # Then nothing of the day is removed: it waits for its slices
@@ -162,3 +162,27 @@ def test_a_tenant_erased_while_its_day_is_archived_leaves_nothing_of_it(
     assert Counter(r["id"] for r in archived(s3)) == Counter(kept_ids)
     assert report.removed["events"] == {kept: 2}
     assert s3.store().keys(f"ledger/tenant={erased}/") == []
+
+
+def test_a_slice_archived_without_an_event_it_now_holds_is_archived_again(
+    pipeline, db, sink, s3, now
+):
+    # Given a day whose first slice was archived without one of its events (as when that
+    # event's delivery was unfinished while the slice was read: the selection leaves it)
+    t, ids = delivered_day(pipeline, db, sink, 4)
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(1))
+    [first_slice] = slices_of_today(db)
+    held = first_slice.counts[t]
+    with db.connection() as conn:
+        conn.execute(
+            "UPDATE archive_slices SET counts = %s::jsonb WHERE lo = %s",
+            (f'{{"{t}": [{held[0] - 1}, {held[1] - 1}, {held[2] - 1}]}}', first_slice.lo),
+        )
+    # When the next run archives the rest and drops the day
+    report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    # Then that slice was written again (one object more than the run's new slices), and the
+    # report and the archive hold every event once
+    assert report.days_dropped == [now.date().isoformat()]
+    assert report.archived_objects == report.slices_archived + 1
+    assert report.removed["events"] == {t: 4}
+    assert Counter(r["id"] for r in archived(s3)) == Counter(ids)

@@ -281,18 +281,17 @@ def _archive_in_slices(
     `tally`; whether the day is archived to its end (or is not one for a whole drop)."""
     with db.connection() as conn:
         bounds = repo.day_bounds(conn, day)
-        if not _DayPlan.of(conn, bounds, policy, as_of=as_of).whole:
-            return True
         done = repo.day_slices(conn, day)
+        # A day in progress is not planned again (its drop is): the plan reads the whole day.
+        if not done and not _DayPlan.of(conn, bounds, policy, as_of=as_of).whole:
+            return True
     lo = done[-1].hi if done else bounds.lo
     while lo < bounds.hi:
         if not keep_going():
             return False
         with db.connection() as conn, conn.transaction():
             piece = bounds.between(lo, repo.slice_end(conn, bounds, lo, events=policy.slice_events))
-            written = _Tally()
-            _write_archive(conn, archive, piece, None, written, _slice_label(piece))
-            repo.record_slice(conn, piece, written.counts)
+            written = _archive_slice(conn, archive, piece)
         lo = piece.hi
         tally.slices, tally.objects = tally.slices + 1, tally.objects + written.objects
     return True
@@ -301,9 +300,10 @@ def _archive_in_slices(
 def _check_slices(
     conn: Connection, archive: ArchiveStore, bounds: repo.DayBounds, tally: _Tally
 ) -> bool:
-    """In the day's drop: whether its archived slices cover it, end to end; each counted again,
-    and archived again if its rows changed since (a replay, a restore, an erasure); what the
-    day's objects hold added to the tally."""
+    """In the day's drop: whether its archived slices cover it, end to end; each one's events
+    and rows of `attempts` counted again, and the slice archived again if they changed since
+    (a replay's attempt, a restore, an erasure, an event that was unfinished; a change that
+    leaves neither is not seen); what the day's objects hold added to the tally."""
     done = repo.day_slices(conn, bounds.day)
     edges = [bounds.lo] + [p.hi for p in done]
     if [p.lo for p in done] != edges[:-1] or edges[-1] != bounds.hi:
@@ -311,15 +311,24 @@ def _check_slices(
     for piece_done in done:
         piece = bounds.between(piece_done.lo, piece_done.hi)
         counts = piece_done.counts
-        if repo.slice_counts(conn, piece) != counts:
-            again = _Tally()
-            _write_archive(conn, archive, piece, None, again, _slice_label(piece))
-            repo.record_slice(conn, piece, again.counts)
+        if repo.slice_rows(conn, piece) != piece_done.rows:
+            again = _archive_slice(conn, archive, piece)
             counts, tally.objects = again.counts, tally.objects + again.objects
         for tenant_id, held in counts.items():
             total = tally.counts.setdefault(tenant_id, [0, 0, 0])
             total[:] = [a + b for a, b in zip(total, held, strict=True)]
     return True
+
+
+def _archive_slice(conn: Connection, archive: ArchiveStore, piece: repo.DayBounds) -> _Tally:
+    """Write a slice's objects, labelled by its first millisecond (a slice written again
+    replaces them), and record it, its rows of `attempts` counted before it is read (one
+    added meanwhile then shows as a change at the drop)."""
+    before = repo.slice_rows(conn, piece)
+    written = _Tally()
+    _write_archive(conn, archive, piece, None, written, f"day-{piece.lo[4:]}")
+    repo.record_slice(conn, piece, written.counts, attempt_rows=before.attempt_rows)
+    return written
 
 
 def _write_archive(
@@ -342,12 +351,6 @@ def _write_archive(
             else:
                 archive.put_parts(object_key(tenant_id, bounds.day, label), gzip_parts(lines))
                 tally.objects += 1
-
-
-def _slice_label(piece: repo.DayBounds) -> str:
-    """A slice's objects' label: its first millisecond, so a slice archived again replaces
-    them."""
-    return f"day-{piece.lo[4:]}"
 
 
 @dataclass

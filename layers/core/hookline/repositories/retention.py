@@ -42,12 +42,27 @@ SliceCounts = dict[str, list[int]]
 
 
 @frozen
+class SliceRows:
+    """How many events a slice holds, and rows of `attempts`: what says it changed."""
+
+    events: int
+    attempt_rows: int
+
+
+@frozen
 class ArchivedSlice:
-    """A slice of a day whose archive objects are written (decision 0118)."""
+    """A slice of a day whose archive objects are written (decision 0118): what they hold, and
+    the slice's rows of `attempts` before it was read."""
 
     lo: str
     hi: str
     counts: SliceCounts
+    attempt_rows: int
+
+    @property
+    def rows(self) -> SliceRows:
+        """What the slice held as archived."""
+        return SliceRows(sum(c[0] for c in self.counts.values()), self.attempt_rows)
 
 
 @frozen
@@ -151,16 +166,20 @@ def slice_end(conn: Connection, bounds: DayBounds, lo: str, *, events: int) -> s
     return str(row["hi"])
 
 
-def record_slice(conn: Connection, bounds: DayBounds, counts: SliceCounts) -> None:
-    """Note that the slice `bounds` is archived, and what its objects hold."""
-    params = {"day": bounds.day, "lo": bounds.lo, "hi": bounds.hi, "counts": Jsonb(counts)}
+def record_slice(
+    conn: Connection, bounds: DayBounds, counts: SliceCounts, *, attempt_rows: int
+) -> None:
+    """Note that the slice `bounds` is archived, what its objects hold and how many rows of
+    `attempts` it had before it was read."""
+    params = {"day": bounds.day, "lo": bounds.lo, "hi": bounds.hi, "counts": Jsonb(counts),
+              "attempt_rows": attempt_rows}  # fmt: skip
     conn.execute(query("record_slice"), params)
 
 
 def day_slices(conn: Connection, day: date) -> list[ArchivedSlice]:
     """The day's archived slices, in order."""
     rows = conn.execute(query("day_slices"), {"day": day})
-    return [ArchivedSlice(r["lo"], r["hi"], r["counts"]) for r in rows]
+    return [ArchivedSlice(r["lo"], r["hi"], r["counts"], r["attempt_rows"]) for r in rows]
 
 
 def forget_slices(conn: Connection, day: date) -> None:
@@ -168,10 +187,11 @@ def forget_slices(conn: Connection, day: date) -> None:
     conn.execute(query("forget_slices"), {"day": day})
 
 
-def slice_counts(conn: Connection, piece: DayBounds) -> SliceCounts:
-    """What the slice `piece` of a whole day holds now, per tenant."""
-    rows = conn.execute(query("slice_counts"), piece.params())
-    return {r["tenant_id"]: [r["events"], r["deliveries"], r["attempts"]] for r in rows}
+def slice_rows(conn: Connection, piece: DayBounds) -> SliceRows:
+    """How many events the slice `piece` holds now, and rows of `attempts`."""
+    row = conn.execute(query("slice_rows"), piece.params()).fetchone()
+    assert row is not None
+    return SliceRows(row["events"], row["attempt_rows"])
 
 
 def delete_events(
