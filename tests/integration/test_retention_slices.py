@@ -125,19 +125,25 @@ def test_a_run_out_of_time_before_a_day_removes_nothing_and_the_next_goes_on(
     assert count(db, "SELECT count(*) FROM events") == 3
 
 
-def test_a_day_whose_recorded_slices_leave_a_gap_is_not_dropped(pipeline, db, sink, s3, now):
+def test_a_day_whose_recorded_slices_leave_a_gap_is_sliced_again_before_it_drops(
+    pipeline, db, sink, s3, now
+):
     # Given a day past retention whose slices' record says its end is archived, but not its
     # start (as if the day became whole for the drop after its slices were taken)
-    delivered_day(pipeline, db, sink, 3)
+    t, ids = delivered_day(pipeline, db, sink, 3)
     with db.connection() as conn:
         bounds = repo.day_bounds(conn, now.date())
         noon = "evt_" + ulid_time(datetime.combine(now.date(), time(12), tzinfo=UTC))
         repo.record_slice(conn, bounds.between(noon, bounds.hi), {}, attempt_rows=0)
     # When retention runs
     report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
-    # Then nothing of the day is removed: it waits for its slices
+    # Then nothing of the day is removed, and its slices are to be made again
     assert report.days_dropped == [] and report.day_in_progress == now.date().isoformat()
-    assert count(db, "SELECT count(*) FROM events") == 3
+    assert count(db, "SELECT count(*) FROM events") == 3 and slices_of_today(db) == []
+    # And the next run makes them and drops the day, every event archived once
+    again = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    assert again.days_dropped == [now.date().isoformat()] and again.removed["events"] == {t: 3}
+    assert Counter(r["id"] for r in archived(s3)) == Counter(ids)
 
 
 def test_a_tenant_erased_while_its_day_is_archived_leaves_nothing_of_it(

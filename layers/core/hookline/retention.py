@@ -149,11 +149,16 @@ def apply_retention(
             report.errors.append("no archive bucket configured: nothing removed")
             break
         try:
-            retire = partial(_retire_day, db, archive, policy, day, as_of=as_of, dry_run=dry_run,
-                             keep_going=keep_going)  # fmt: skip
+            sliced = dry_run or _archive_in_slices(
+                db, archive, policy, day, report, as_of=as_of, keep_going=keep_going
+            )
+            if not sliced:
+                report.day_in_progress = day.isoformat()
+                break  # out of time: the next run goes on with the day's next slice
+            retire = partial(_retire_day, db, archive, policy, day, as_of=as_of, dry_run=dry_run)
             _tried_while_busy(policy, retire).add_to(report)
             if report.day_in_progress:
-                break  # out of time: the next run goes on with the day's next slice
+                break  # its slices are to be made again, by the next run
         except (ArchiveUnavailable, LedgerBusy) as err:
             report.errors.append(f"{day}: {err}; its rows are kept, the next run tries again")
             break
@@ -194,19 +199,12 @@ def _retire_day(
     *,
     as_of: datetime,
     dry_run: bool,
-    keep_going: Callable[[], bool],
 ) -> _Tally:
-    """Archive and remove what of one day is past retention; what it removed (or would), and
-    what it kept. A day past retention for every tenant is archived slice by slice first
-    (`_archive_in_slices`), then checked and dropped in one transaction; otherwise the expired
-    tenants' rows are archived and deleted in one transaction."""
+    """Archive and remove what of one day is past retention, in one transaction; what it
+    removed (or would), and what it kept. A day past retention for every tenant, its slices
+    archived (`_archive_in_slices`), is checked and dropped; otherwise the expired tenants'
+    rows are archived and deleted."""
     tally = _Tally()
-    if not dry_run and archive is not None:
-        finished = _archive_in_slices(db, archive, policy, day, tally, as_of=as_of,
-                                      keep_going=keep_going)  # fmt: skip
-        if not finished:
-            tally.in_progress = day
-            return tally
     with (
         db.connection() as conn,
         conn.transaction(),
@@ -220,7 +218,7 @@ def _retire_day(
         if plan.whole and not dry_run:
             assert archive is not None
             if not _check_slices(conn, archive, bounds, tally):
-                tally.in_progress = day  # it became whole since: the next run slices it
+                tally.in_progress = day  # the next run slices it again
                 return tally
             repo.drop_day_partitions(conn, day)
             repo.forget_slices(conn, day)
@@ -268,17 +266,19 @@ class _DayPlan:
 
 def _archive_in_slices(
     db: Database,
-    archive: ArchiveStore,
+    archive: ArchiveStore | None,
     policy: RetentionPolicy,
     day: date,
-    tally: _Tally,
+    report: RetentionReport,
     *,
     as_of: datetime,
     keep_going: Callable[[], bool],
 ) -> bool:
     """When the whole day may go, archive its slices not yet archived, each in its own
-    transaction, while `keep_going` (decision 0118), counting the slices and objects in
-    `tally`; whether the day is archived to its end (or is not one for a whole drop)."""
+    transaction, while `keep_going` (decision 0118), counting the slices and objects in the
+    report as each commits; whether the day is archived to its end (or is not one for a whole
+    drop)."""
+    assert archive is not None
     with db.connection() as conn:
         bounds = repo.day_bounds(conn, day)
         done = repo.day_slices(conn, day)
@@ -293,20 +293,23 @@ def _archive_in_slices(
             piece = bounds.between(lo, repo.slice_end(conn, bounds, lo, events=policy.slice_events))
             written = _archive_slice(conn, archive, piece)
         lo = piece.hi
-        tally.slices, tally.objects = tally.slices + 1, tally.objects + written.objects
+        report.slices_archived += 1
+        report.archived_objects += written.objects
     return True
 
 
 def _check_slices(
     conn: Connection, archive: ArchiveStore, bounds: repo.DayBounds, tally: _Tally
 ) -> bool:
-    """In the day's drop: whether its archived slices cover it, end to end; each one's events
-    and rows of `attempts` counted again, and the slice archived again if they changed since
-    (a replay's attempt, a restore, an erasure, an event that was unfinished; a change that
-    leaves neither is not seen); what the day's objects hold added to the tally."""
+    """In the day's drop: whether its archived slices cover it, end to end (if not, they are
+    forgotten, to be made again); each one's events and rows of `attempts` counted again, and
+    the slice archived again if they changed since (a replay's attempt, a restore, an erasure,
+    an event that was unfinished; a change that leaves neither is not seen); what the day's
+    objects hold added to the tally."""
     done = repo.day_slices(conn, bounds.day)
     edges = [bounds.lo] + [p.hi for p in done]
     if [p.lo for p in done] != edges[:-1] or edges[-1] != bounds.hi:
+        repo.forget_slices(conn, bounds.day)
         return False
     for piece_done in done:
         piece = bounds.between(piece_done.lo, piece_done.hi)
@@ -365,7 +368,6 @@ class _Tally:
     kept_held: int = 0
     kept_unfinished: int = 0
     objects: int = 0
-    slices: int = 0
     in_progress: date | None = None
     dropped: date | None = None
     counts: dict[str, list[int]] = field(default_factory=dict)
@@ -389,7 +391,6 @@ class _Tally:
         report.kept_held += self.kept_held
         report.kept_unfinished += self.kept_unfinished
         report.archived_objects += self.objects
-        report.slices_archived += self.slices
         if self.in_progress is not None:
             report.day_in_progress = self.in_progress.isoformat()
         removed = report.removed
