@@ -202,8 +202,8 @@ def _retire_day(
 ) -> _Tally:
     """Archive and remove what of one day is past retention, in one transaction; what it
     removed (or would), and what it kept. A day past retention for every tenant, its slices
-    archived (`_archive_in_slices`), is checked and dropped; otherwise the expired tenants'
-    rows are archived and deleted."""
+    archived (`_archive_in_slices`; a day without events has none), is checked and dropped;
+    otherwise the expired tenants' rows are archived and deleted."""
     tally = _Tally()
     with (
         db.connection() as conn,
@@ -217,7 +217,7 @@ def _retire_day(
             return tally
         if plan.whole and not dry_run:
             assert archive is not None
-            if not _check_slices(conn, archive, bounds, tally):
+            if plan.tenants and not _check_slices(conn, archive, bounds, tally):
                 tally.in_progress = day  # the next run slices it again
                 return tally
             repo.drop_day_partitions(conn, day)
@@ -263,6 +263,11 @@ class _DayPlan:
             kept_unfinished=sum(t.unfinished for t in expired), whole=whole,
         )  # fmt: skip
 
+    @property
+    def archivable(self) -> bool:
+        """Whether the day is one to archive in slices: it may go whole, and it has events."""
+        return self.whole and bool(self.tenants)
+
 
 def _archive_in_slices(
     db: Database,
@@ -283,7 +288,8 @@ def _archive_in_slices(
         bounds = repo.day_bounds(conn, day)
         done = repo.day_slices(conn, day)
         # A day in progress is not planned again (its drop is): the plan reads the whole day.
-        if not done and not _DayPlan.of(conn, bounds, policy, as_of=as_of).whole:
+        # A day without events has nothing to archive: its drop needs no slices.
+        if not done and not _DayPlan.of(conn, bounds, policy, as_of=as_of).archivable:
             return True
     lo = done[-1].hi if done else bounds.lo
     while lo < bounds.hi:
