@@ -15,8 +15,8 @@ from hookline.management import delivery_service
 from hookline.replay import run_replay
 from hookline.repositories import retention as repo
 from hookline.restore import erase_tenant
-from hookline.retention import RetentionPolicy, apply_retention
-from hookline.runtime import delivery_queues, replay_options
+from hookline.retention import RetentionPolicy, apply_retention, set_tenant_retention
+from hookline.runtime import build_reconciler, delivery_queues, replay_options, reset_runtime
 from hookline.settings import get_settings
 from tests.integration.test_retention import LATER, archived, count, publish, s3, tenant
 from tests.support import operator
@@ -211,3 +211,66 @@ def test_a_slice_archived_without_an_event_it_now_holds_is_archived_again(
     assert report.archived_objects == report.slices_archived + 1
     assert report.removed["events"] == {t: 4}
     assert Counter(r["id"] for r in archived(s3)) == Counter(ids)
+
+
+@pytest.fixture
+def reconciler(pipeline, db, s3, monkeypatch):
+    """A reconciler as deployed, archiving to the test's bucket."""
+    monkeypatch.setenv("HOOKLINE_ARCHIVE_BUCKET", s3.name)
+    get_settings.cache_clear()
+    reset_runtime()
+    yield build_reconciler(get_settings(), db)
+    get_settings.cache_clear()
+    reset_runtime()
+
+
+def test_reconcile_goes_on_with_a_day_in_progress_in_runs_that_are_not_the_hours(
+    pipeline, db, sink, s3, now, reconciler
+):
+    # Given a day past retention, and a reconcile run that is not the hour's first
+    t, ids = delivered_day(pipeline, db, sink, 4)
+    off_hour = (now + LATER).replace(minute=30)
+    assert reconciler.retention is not None
+    # When it runs before any of the day is archived, it leaves retention to the hour's run
+    assert reconciler.retention(off_hour, lambda: True)["retention"] == "next hour"
+    assert count(db, "SELECT count(*) FROM events") == 4 and archived(s3) == []
+    # When an hour's run archived the day's first slice, then ran out of time
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(db, 1))
+    # And an earlier day past retention, not in progress (its partitions made since)
+    earlier = now.date() - timedelta(days=3)
+    with db.connection() as conn:
+        repo.create_day_partitions(conn, earlier)
+    # Then the next run that is not the hour's goes on with the day in progress and drops it,
+    # and leaves the other day to the hour's run
+    report = reconciler.retention(off_hour, lambda: True)
+    assert report["days_dropped"] == [now.date().isoformat()] and report["errors"] == []
+    assert report["removed"]["events"] == {t: 4}
+    assert count(db, "SELECT count(*) FROM events") == 0
+    assert Counter(r["id"] for r in archived(s3)) == Counter(ids)
+    # And with no day in progress, the run after it leaves retention to the hour's again
+    assert reconciler.retention(off_hour, lambda: True)["retention"] == "next hour"
+    with db.connection() as conn:
+        assert earlier in [day for day, _ in repo.list_day_partitions(conn)]
+
+
+def test_a_day_no_longer_whole_is_no_longer_in_progress(pipeline, db, sink, s3, now):
+    # Given a day of two tenants whose first slice was archived
+    longer = operator.add_tenant(db, HooklineConfig(), name="kept", group="standard")["id"]
+    operator.add_endpoint(db, get_settings(), tenant_id=longer, url=sink.url("/kept"))
+    for i in range(2):
+        publish(db, longer, {"n": i})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 2})
+    t, ids = delivered_day(pipeline, db, sink, 3, settled=5)
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(db, 1))
+    # When one tenant is given a longer retention, and retention runs again
+    set_tenant_retention(db, longer, 365)
+    report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    # Then the other tenant's events are archived and removed, the kept ones stay, and the
+    # day is no longer one in progress
+    assert report.removed["events"] == {t: 3} and report.errors == []
+    assert now.date().isoformat() not in report.days_dropped and report.day_in_progress is None
+    assert count(db, "SELECT count(*) FROM events") == 2
+    assert set(ids) <= {r["id"] for r in archived(s3)}
+    assert slices_of_today(db) == []
+    with db.connection() as conn:
+        assert now.date() not in repo.days_in_progress(conn)

@@ -10,10 +10,15 @@ A run, at `as_of` (now, or a time given for a preview or a test):
    unfinished delivery holds are archived and deleted set-based;
 3. dedupe keys older than `dedupe_retention_days` whose event has left are pruned.
 
-Each day is one transaction: the archive objects are written first, and an archive that fails
-rolls the day back, so nothing is removed that is not archived. The day gives way to the
-pipeline: it waits for a lock at most `lock_wait_ms`, and a day that could not have its locks
-is tried again, then left to the next run (decision 0116).
+A day that may go whole is archived in slices, each in its own transaction, across runs when
+one run has not the time; its drop checks the slices and is one transaction (decision 0118).
+Part of a day is one transaction. The archive objects are written first, and an archive that
+fails rolls its transaction back, so nothing is removed that is not archived. A day's drop
+gives way to the pipeline: it waits for a lock at most `lock_wait_ms`, and a day that could not
+have its locks is tried again, then left to the next run (decision 0116).
+
+Reconcile runs it on its schedule (`scheduled_retention`): a whole run in the first run of
+each hour, and in the others only a day in progress goes on.
 """
 
 from __future__ import annotations
@@ -122,6 +127,31 @@ def ensure_partitions(db: Database, *, as_of: datetime, ahead_days: int) -> int:
     return made
 
 
+def scheduled_retention(
+    db: Database,
+    archive: ArchiveStore | None,
+    policy: RetentionPolicy,
+    *,
+    as_of: datetime,
+    keep_going: Callable[[], bool],
+    first_of_hour: bool,
+) -> dict[str, Any]:
+    """What a reconcile run does of retention: the whole of it in the first run of each hour
+    (a day kept for a long-retention tenant is read by each whole run, so not every run);
+    in the others the partitions ahead, and the archive of a day in progress goes on, so a
+    day too large for one run waits minutes for its next slices, not an hour (decision 0118)."""
+    if first_of_hour:
+        return apply_retention(db, archive, policy, as_of=as_of, keep_going=keep_going).as_dict()
+    with db.connection() as conn:
+        in_progress = repo.days_in_progress(conn)
+    if not in_progress:
+        made = ensure_partitions(db, as_of=as_of, ahead_days=policy.partitions_ahead_days)
+        return {"partitions_created": made, "retention": "next hour"}
+    return apply_retention(
+        db, archive, policy, as_of=as_of, keep_going=keep_going, only_days=in_progress
+    ).as_dict()
+
+
 def apply_retention(
     db: Database,
     archive: ArchiveStore | None,
@@ -130,18 +160,21 @@ def apply_retention(
     as_of: datetime,
     dry_run: bool = False,
     keep_going: Callable[[], bool] = lambda: True,
+    only_days: Iterable[date] | None = None,
 ) -> RetentionReport:
-    """One retention run (see the module docstring). Without an archive store nothing is
-    removed (only counted as an error): nothing leaves that is not archived."""
+    """One retention run (see the module docstring), of `only_days` when given. Without an
+    archive store nothing is removed (only counted as an error): nothing leaves that is not
+    archived."""
     as_of = as_of.astimezone(UTC)
     report = RetentionReport(as_of=as_of, dry_run=dry_run)
     if not dry_run:
         report.partitions_created = ensure_partitions(
             db, as_of=as_of, ahead_days=policy.partitions_ahead_days
         )
+    chosen = None if only_days is None else set(only_days)
     with db.connection() as conn:
         shortest = min(policy.ledger_days, repo.shortest_override(conn) or policy.ledger_days)
-        days = [day for day, _ in repo.list_day_partitions(conn)]
+        days = [day for day, _ in repo.list_day_partitions(conn) if chosen is None or day in chosen]
     for day in days:
         if _day_end(day) > as_of - timedelta(days=shortest) or not keep_going():
             break
@@ -224,7 +257,10 @@ def _retire_day(
             repo.forget_slices(conn, day)
             tally.dropped = day
             return tally
-        # a dry run of a whole day, or the expired tenants' share of a day
+        # a dry run of a whole day, or the expired tenants' share of a day (one no longer
+        # whole is no longer in progress: its slices' objects stay, its record goes)
+        if not plan.whole and not dry_run:
+            repo.forget_slices(conn, day)
         tally.keep_ids = not plan.whole
         label = f"expired-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
         selection = None if plan.whole else [t.tenant_id for t in plan.expired]

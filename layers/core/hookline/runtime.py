@@ -324,7 +324,7 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     from hookline.reconcile import Reconciler
     from hookline.replay import sweep
     from hookline.restore_requests import fail_stale_restores
-    from hookline.retention import apply_retention, ensure_partitions, policy_from_config
+    from hookline.retention import policy_from_config, scheduled_retention
 
     continuation = replay_continuation(settings)
     groups = settings.config.group_names
@@ -334,14 +334,11 @@ def build_reconciler(settings: Settings, db: Database) -> Reconciler:
     every = timedelta(minutes=settings.config.schedules.reconcile_minutes)
 
     def retention(as_of: datetime, keep_going: Callable[[], bool]) -> dict[str, Any]:
-        # Partitions ahead on every run; retention in the run that starts in the first
-        # schedule interval of each hour (a day kept for a long-retention tenant is read on
-        # each retention run, so not every five minutes), while the run has time: a day
-        # too large for one run is archived in slices across runs (decision 0118).
-        if as_of - as_of.replace(minute=0, second=0, microsecond=0) >= every:
-            made = ensure_partitions(db, as_of=as_of, ahead_days=policy.partitions_ahead_days)
-            return {"partitions_created": made, "retention": "next hour"}
-        return apply_retention(db, archive, policy, as_of=as_of, keep_going=keep_going).as_dict()
+        # The run that starts in the first schedule interval of each hour is the hour's.
+        first = as_of - as_of.replace(minute=0, second=0, microsecond=0) < every
+        return scheduled_retention(
+            db, archive, policy, as_of=as_of, keep_going=keep_going, first_of_hour=first
+        )
 
     return Reconciler(
         db,

@@ -187,6 +187,11 @@ def forget_slices(conn: Connection, day: date) -> None:
     conn.execute(query("forget_slices"), {"day": day})
 
 
+def days_in_progress(conn: Connection) -> list[date]:
+    """The days whose archive in slices has begun and which are not dropped yet."""
+    return [r["day"] for r in conn.execute(query("days_in_progress"))]
+
+
 def slice_rows(conn: Connection, piece: DayBounds) -> SliceRows:
     """How many events the slice `piece` holds now, and rows of `attempts`."""
     row = conn.execute(query("slice_rows"), piece.params()).fetchone()

@@ -166,6 +166,10 @@ SELECT lo, hi, counts, attempt_rows FROM archive_slices WHERE day = %(day)s ORDE
 -- forget_slices --
 DELETE FROM archive_slices WHERE day = %(day)s
 
+-- days_in_progress --
+-- The days with archived slices not yet dropped (decision 0118), oldest first.
+SELECT DISTINCT day FROM archive_slices ORDER BY day
+
 -- slice_rows --
 -- How many events a slice of the day holds now, and rows of `attempts` (a replay's or a late
 -- attempt; a first one on its row never changes): two index ranges (decision 0118).
