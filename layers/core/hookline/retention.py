@@ -137,9 +137,10 @@ def scheduled_retention(
     first_of_hour: bool,
 ) -> dict[str, Any]:
     """What a reconcile run does of retention: the whole of it in the first run of each hour
-    (a day kept for a long-retention tenant is read by each whole run, so not every run);
-    in the others the partitions ahead, and the archive of a day in progress goes on, so a
-    day too large for one run waits minutes for its next slices, not an hour (decision 0118)."""
+    (a day kept for a long-retention tenant, and the dedupe keys kept with it, are read by
+    each whole run, so not every run); in the others the partitions ahead, and the days whose
+    archive in slices has begun go on, so a day too large for one run waits minutes for its
+    next slices, not an hour (decision 0118)."""
     if first_of_hour:
         return apply_retention(db, archive, policy, as_of=as_of, keep_going=keep_going).as_dict()
     with db.connection() as conn:
@@ -147,9 +148,13 @@ def scheduled_retention(
     if not in_progress:
         made = ensure_partitions(db, as_of=as_of, ahead_days=policy.partitions_ahead_days)
         return {"partitions_created": made, "retention": "next hour"}
-    return apply_retention(
-        db, archive, policy, as_of=as_of, keep_going=keep_going, only_days=in_progress
-    ).as_dict()
+    as_of = as_of.astimezone(UTC)
+    report = RetentionReport(as_of=as_of, dry_run=False)
+    report.partitions_created = ensure_partitions(
+        db, as_of=as_of, ahead_days=policy.partitions_ahead_days
+    )
+    _retire_days(db, archive, policy, in_progress, report, keep_going=keep_going)
+    return report.as_dict()
 
 
 def apply_retention(
@@ -160,21 +165,45 @@ def apply_retention(
     as_of: datetime,
     dry_run: bool = False,
     keep_going: Callable[[], bool] = lambda: True,
-    only_days: Iterable[date] | None = None,
 ) -> RetentionReport:
-    """One retention run (see the module docstring), of `only_days` when given. Without an
-    archive store nothing is removed (only counted as an error): nothing leaves that is not
-    archived."""
+    """One retention run (see the module docstring). Without an archive store nothing is
+    removed (only counted as an error): nothing leaves that is not archived."""
     as_of = as_of.astimezone(UTC)
     report = RetentionReport(as_of=as_of, dry_run=dry_run)
     if not dry_run:
         report.partitions_created = ensure_partitions(
             db, as_of=as_of, ahead_days=policy.partitions_ahead_days
         )
-    chosen = None if only_days is None else set(only_days)
+    with db.connection() as conn:
+        days = [day for day, _ in repo.list_day_partitions(conn)]
+    _retire_days(db, archive, policy, days, report, keep_going=keep_going)
+    with db.connection() as conn:
+        report.event_keys_pruned = repo.prune_event_keys(
+            conn, before=as_of - timedelta(days=policy.dedupe_days), dry_run=dry_run
+        )
+        report.events_outside_days = repo.events_outside_days(conn)
+    if report.events_outside_days:
+        report.errors.append(
+            f"{report.events_outside_days} events are outside every day partition (the default "
+            "one): retention does not remove them; see docs/operations.md"
+        )
+    return report
+
+
+def _retire_days(
+    db: Database,
+    archive: ArchiveStore | None,
+    policy: RetentionPolicy,
+    days: list[date],
+    report: RetentionReport,
+    *,
+    keep_going: Callable[[], bool],
+) -> None:
+    """Archive and remove, oldest first, what of `days` is past retention at the report's
+    `as_of`, while `keep_going`; what went and why a day stopped, in the report."""
+    as_of, dry_run = report.as_of, report.dry_run
     with db.connection() as conn:
         shortest = min(policy.ledger_days, repo.shortest_override(conn) or policy.ledger_days)
-        days = [day for day, _ in repo.list_day_partitions(conn) if chosen is None or day in chosen]
     for day in days:
         if _day_end(day) > as_of - timedelta(days=shortest) or not keep_going():
             break
@@ -198,17 +227,6 @@ def apply_retention(
         except DeliveryStillOpen as err:
             # A replay made a delivery of the day unfinished meanwhile: the day waits.
             report.errors.append(f"{day}: {err}; its rows are kept")
-    with db.connection() as conn:
-        report.event_keys_pruned = repo.prune_event_keys(
-            conn, before=as_of - timedelta(days=policy.dedupe_days), dry_run=dry_run
-        )
-        report.events_outside_days = repo.events_outside_days(conn)
-    if report.events_outside_days:
-        report.errors.append(
-            f"{report.events_outside_days} events are outside every day partition (the default "
-            "one): retention does not remove them; see docs/operations.md"
-        )
-    return report
 
 
 def _tried_while_busy(policy: RetentionPolicy, retire: Callable[[], _Tally]) -> _Tally:
