@@ -50,6 +50,21 @@ def delivered_day(
     return t, ids
 
 
+def two_tenants_first_slice_archived(
+    pipeline, db, sink, s3, now, *, first: str, events: tuple[int, int]
+) -> tuple[str, str, list[str]]:
+    """A day of two tenants' delivered events (`first`'s, then another's, `events` of each)
+    past retention, its first slice archived: the first tenant, the other and its event ids."""
+    first_id = operator.add_tenant(db, HooklineConfig(), name=first, group="standard")["id"]
+    operator.add_endpoint(db, get_settings(), tenant_id=first_id, url=sink.url(f"/{first}"))
+    for i in range(events[0]):
+        publish(db, first_id, {"n": i})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": events[0]})
+    other, ids = delivered_day(pipeline, db, sink, events[1], settled=sum(events))
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(db, 1))
+    return first_id, other, ids
+
+
 def slices_of_today(db) -> list[repo.ArchivedSlice]:
     with db.connection() as conn:
         return repo.day_slices(conn, datetime.now(UTC).date())
@@ -170,13 +185,9 @@ def test_a_tenant_erased_while_its_day_is_archived_leaves_nothing_of_it(
 ):
     # Given a day of two tenants' events, its first slice (the erased tenant's first events)
     # archived
-    erased = operator.add_tenant(db, HooklineConfig(), name="gone", group="standard")["id"]
-    operator.add_endpoint(db, get_settings(), tenant_id=erased, url=sink.url("/gone"))
-    for i in range(3):
-        publish(db, erased, {"n": i})
-    pipeline.run_until(lambda: pipeline.states() == {"delivered": 3})
-    kept, kept_ids = delivered_day(pipeline, db, sink, 2, settled=5)
-    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(db, 1))
+    erased, kept, kept_ids = two_tenants_first_slice_archived(
+        pipeline, db, sink, s3, now, first="gone", events=(3, 2)
+    )
     # When one tenant is erased, then the day's archive goes on
     erase_tenant(db, s3.store(), erased, confirm=True, actor="test")
     assert erased not in str([s.counts for s in slices_of_today(db)])
@@ -255,13 +266,9 @@ def test_reconcile_goes_on_with_a_day_in_progress_in_runs_that_are_not_the_hours
 
 def test_a_day_no_longer_whole_is_no_longer_in_progress(pipeline, db, sink, s3, now):
     # Given a day of two tenants whose first slice was archived
-    longer = operator.add_tenant(db, HooklineConfig(), name="kept", group="standard")["id"]
-    operator.add_endpoint(db, get_settings(), tenant_id=longer, url=sink.url("/kept"))
-    for i in range(2):
-        publish(db, longer, {"n": i})
-    pipeline.run_until(lambda: pipeline.states() == {"delivered": 2})
-    t, ids = delivered_day(pipeline, db, sink, 3, settled=5)
-    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(db, 1))
+    longer, t, ids = two_tenants_first_slice_archived(
+        pipeline, db, sink, s3, now, first="kept", events=(2, 3)
+    )
     # When one tenant is given a longer retention, and retention runs again
     set_tenant_retention(db, longer, 365)
     report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
