@@ -15,10 +15,14 @@ often lost and only the sampled function is sure. Build one from the same source
 
 from __future__ import annotations
 
+import os
+import select
 import shutil
 import signal
 import subprocess
+import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 FREQUENCY = 999
@@ -45,21 +49,51 @@ PARTS = (
 )  # fmt: skip
 
 
-def start(path: Path) -> subprocess.Popen[bytes]:
-    """Record every CPU into `path` until `stop`."""
+@dataclass
+class Recording:
+    """A running `perf record`, and the FIFOs it is told to start on."""
+
+    process: subprocess.Popen[bytes]
+    control: Path
+
+
+def start(path: Path, *, ready_within: float = 60.0) -> Recording:
+    """Record every CPU into `path` until `stop`; returns once perf records, not once it is
+    started. perf starts with its events off and says `ack` when told to turn them on
+    (`--control`): on a busy machine it takes seconds to read every process's maps first,
+    and what ran meanwhile would be missing from the recording."""
     perf = shutil.which("perf")
     if perf is None:
         raise SystemExit("--perf needs Linux's perf (Debian's linux-perf)")
-    return subprocess.Popen(
-        [perf, "record", "-a", "-g", "-F", str(FREQUENCY), "-o", str(path), "--quiet"],
+    control = Path(tempfile.mkdtemp(prefix="hookline-perf-"))
+    ctl, ack = control / "ctl", control / "ack"
+    os.mkfifo(ctl)
+    os.mkfifo(ack)
+    process = subprocess.Popen(
+        [perf, "record", "-a", "-g", "-F", str(FREQUENCY), "-o", str(path), "--quiet",
+         "--delay=-1", f"--control=fifo:{ctl},{ack}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    recording = Recording(process, control)
+    # Both ends opened read-write, so that neither open waits for perf's.
+    ctl_fd, ack_fd = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
+    try:
+        os.write(ctl_fd, b"enable\n")
+        answered, _, _ = select.select([ack_fd], [], [], ready_within)
+        if not answered or not os.read(ack_fd, 16).startswith(b"ack"):
+            stop(recording)
+            raise RuntimeError(f"perf record did not start recording within {ready_within} s")
+    finally:
+        os.close(ctl_fd)
+        os.close(ack_fd)
+    return recording
 
 
-def stop(recording: subprocess.Popen[bytes]) -> None:
+def stop(recording: Recording) -> None:
     """End a recording and wait for its file."""
-    recording.send_signal(signal.SIGINT)
-    recording.wait(timeout=120)
+    recording.process.send_signal(signal.SIGINT)
+    recording.process.wait(timeout=120)
+    shutil.rmtree(recording.control, ignore_errors=True)
 
 
 def stacks(path: Path) -> list[tuple[int, list[str]]]:
