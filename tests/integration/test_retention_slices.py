@@ -11,8 +11,9 @@ import pytest
 
 from hookline.config import HooklineConfig
 from hookline.ids import ulid_time
-from hookline.management import delivery_service
+from hookline.management import delivery_service, endpoint_service
 from hookline.replay import run_replay
+from hookline.repositories import replay as replay_repo
 from hookline.repositories import retention as repo
 from hookline.restore import erase_tenant
 from hookline.retention import RetentionPolicy, apply_retention, set_tenant_retention
@@ -144,6 +145,86 @@ def test_a_slice_whose_rows_changed_after_it_was_archived_is_archived_again(
     [line] = [r for r in records if r["id"] == in_slice[0]]
     assert [a["status_code"] for a in line["deliveries"][0]["attempts"]] == [200, 200]
     assert report.removed["attempts"] == {t: 5}
+
+
+def test_a_slice_given_deliveries_by_a_refanout_after_it_was_archived_is_archived_again(
+    pipeline, db, sink, s3, now
+):
+    # Given a day of 4 delivered events whose first slice a run archived
+    t, ids = delivered_day(pipeline, db, sink, 4)
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(db, 1))
+    assert len(slices_of_today(db)) == 1
+    # And an endpoint added since, sent the day's history by a replay that fans it out again
+    # (its deliveries' first attempts are on their rows: no row of `attempts` is added)
+    settings = get_settings()
+    late = operator.add_endpoint(db, settings, tenant_id=t, url=sink.url("/late"))
+    doc = {"endpoint_id": late["id"], "since": "1h", "refanout": True,
+           "requested_by": "ana@example.com", "reason": "a new endpoint's history"}  # fmt: skip
+    result = run_replay(db, delivery_queues(settings), doc, replay_options(settings))
+    assert result["created"] == 4
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 8})
+    # When the next run archives the rest and drops the day
+    report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    # Then the archive holds every event once, each with both of its deliveries
+    assert now.date().isoformat() in report.days_dropped
+    records = archived(s3)
+    assert Counter(r["id"] for r in records) == Counter(ids)
+    assert all(
+        {d["endpoint_id"] for d in r["deliveries"]} >= {late["id"]} and len(r["deliveries"]) == 2
+        for r in records
+    )
+    assert report.removed["deliveries"] == {t: 8}
+
+
+def test_deliveries_a_refanout_creates_mark_their_archived_slice_to_be_written_again(
+    pipeline, db, sink, s3, now
+):
+    # Given a day of 4 delivered events whose first slice a run archived, and a new endpoint
+    t, ids = delivered_day(pipeline, db, sink, 4)
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(db, 1))
+    late = operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url("/late"))
+    # When a refanout creates the new endpoint's deliveries of the day, held (as when the
+    # replay that made them stops before it sends them: the fan-out sends them after the hold)
+    with db.connection() as conn:
+        _, created, _ = replay_repo.create_missing(
+            conn, ids, late["id"], deadline=timedelta(hours=1), hold=timedelta(hours=1)
+        )
+    # Then the archived slice is marked, so the day's drop writes it again
+    assert len(created) == 4
+    [marked] = slices_of_today(db)
+    assert marked.changed
+
+
+def test_a_slice_whose_delivery_was_resent_and_ended_without_an_attempt_is_archived_again(
+    pipeline, db, sink, s3, now
+):
+    # Given a day of 4 delivered events whose first slice a run archived
+    t, ids = delivered_day(pipeline, db, sink, 4)
+    apply_retention(db, s3.store(), SMALL, as_of=now + LATER, keep_going=runs_for(db, 1))
+    [first_slice] = slices_of_today(db)
+    event_id = next(i for i in ids if first_slice.lo <= i < first_slice.hi)
+    # And one of its deliveries resent since, its endpoint disabled before the resend went
+    # out, so that it ended failed without an attempt (no count the drop compares changed)
+    settings = get_settings()
+    delivery = pipeline.delivery(event_id=event_id)
+    delivery_service.resend_delivery(
+        db, operator.OPERATOR, delivery["id"],
+        lambda doc: run_replay(db, delivery_queues(settings), doc, replay_options(settings)),
+    )  # fmt: skip
+    endpoint_service.set_endpoint_enabled(
+        db, operator.OPERATOR, delivery["endpoint_id"], enabled=False, reason="test"
+    )
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 3, "failed": 1})
+    # When the next run archives the rest and drops the day
+    report = apply_retention(db, s3.store(), SMALL, as_of=now + LATER)
+    # Then the archive holds that delivery as it ended, and every event once
+    assert now.date().isoformat() in report.days_dropped
+    records = archived(s3)
+    assert Counter(r["id"] for r in records) == Counter(ids)
+    [line] = [r for r in records if r["id"] == event_id]
+    assert line["deliveries"][0]["state"] == "failed"
+    assert line["deliveries"][0]["last_error"] == "endpoint disabled"
+    assert report.removed["deliveries"] == {t: 4}
 
 
 def test_a_run_out_of_time_before_a_day_removes_nothing_and_the_next_goes_on(

@@ -374,7 +374,7 @@ def _check_slices(
     for piece_done in done:
         piece = bounds.between(piece_done.lo, piece_done.hi)
         counts = piece_done.counts
-        if repo.slice_rows(conn, piece) != piece_done.rows:
+        if piece_done.changed or repo.slice_rows(conn, piece) != piece_done.rows:
             again = _archive_slice(conn, archive, piece)
             counts, tally.objects = again.counts, tally.objects + again.objects
         for tenant_id, held in counts.items():

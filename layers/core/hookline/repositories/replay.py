@@ -17,6 +17,7 @@ from hookline.errors import NotFound
 from hookline.records import frozen
 from hookline.repositories.content_matching import content_match_arrays
 from hookline.repositories.deliveries import hold_new_ordered, release_ordered_heads
+from hookline.repositories.retention import mark_slices_changed
 from hookline.sqlfiles import query
 
 
@@ -121,12 +122,14 @@ def reset(
 ) -> list[Reset]:
     """Reset deliveries for a new run (queued, new generation); one Reset per id found.
     An ordered endpoint's are held in their key's order and each key's head released, in the
-    same transaction (decision 0069): the fan-out's due arm sends what was released."""
+    same transaction (decision 0069): the fan-out's due arm sends what was released. A slice
+    of the archive holding a reset one is written again at its day's drop (decision 0118)."""
     with conn.transaction():
         rows = conn.execute(
             query("replay_reset_deliveries"),
             {"ids": list(ids), "lease": lease, "deadline": deadline},
         ).fetchall()
+        mark_slices_changed(conn, [r["id"] for r in rows if r["skip"] is None])
         keys = sorted(
             {(r["endpoint_id"], r["ordering_key"]) for r in rows if r["ordering_key"] is not None}
         )
@@ -213,7 +216,8 @@ def create_missing(
 ) -> tuple[int, list[str], set[str]]:
     """Create the deliveries the events lack, to content-filtered endpoints only where their
     pattern matches (as the fan-out would); (pairs considered, ids created, those of them
-    held in their key's order for an ordered endpoint, decision 0069)."""
+    held in their key's order for an ordered endpoint, decision 0069). A slice of the archive
+    holding a created one is written again at its day's drop (decision 0118)."""
     with conn.transaction():
         row = conn.execute(
             query("refanout_create_deliveries"),
@@ -228,6 +232,7 @@ def create_missing(
         assert row is not None
         created = list(row["created"])
         held = hold_new_ordered(conn, created)
+        mark_slices_changed(conn, created)
     return int(row["pairs"]), created, held
 
 

@@ -58,6 +58,7 @@ class ArchivedSlice:
     hi: str
     counts: SliceCounts
     attempt_rows: int
+    changed: bool = False  # a replay reset or created a delivery of it since
 
     @property
     def rows(self) -> SliceRows:
@@ -179,12 +180,21 @@ def record_slice(
 def day_slices(conn: Connection, day: date) -> list[ArchivedSlice]:
     """The day's archived slices, in order."""
     rows = conn.execute(query("day_slices"), {"day": day})
-    return [ArchivedSlice(r["lo"], r["hi"], r["counts"], r["attempt_rows"]) for r in rows]
+    return [
+        ArchivedSlice(r["lo"], r["hi"], r["counts"], r["attempt_rows"], r["changed"]) for r in rows
+    ]
 
 
 def forget_slices(conn: Connection, day: date) -> None:
     """Forget the day's slices (its partitions are dropped)."""
     conn.execute(query("forget_slices"), {"day": day})
+
+
+def mark_slices_changed(conn: Connection, delivery_ids: Sequence[str]) -> None:
+    """Mark the archived slices holding these deliveries (a replay reset or created them) to
+    be written again at their day's drop."""
+    if delivery_ids:
+        conn.execute(query("mark_slices_changed"), {"ids": list(delivery_ids)})
 
 
 def days_in_progress(conn: Connection) -> list[date]:

@@ -158,13 +158,23 @@ INSERT INTO archive_slices (day, lo, hi, counts, attempt_rows)
 VALUES (%(day)s, %(lo)s, %(hi)s, %(counts)s, %(attempt_rows)s)
 ON CONFLICT (day, lo) DO UPDATE
 SET hi = excluded.hi, counts = excluded.counts, attempt_rows = excluded.attempt_rows,
-    archived_at = now()
+    archived_at = now(), changed = false
 
 -- day_slices --
-SELECT lo, hi, counts, attempt_rows FROM archive_slices WHERE day = %(day)s ORDER BY lo
+SELECT lo, hi, counts, attempt_rows, changed FROM archive_slices WHERE day = %(day)s ORDER BY lo
 
 -- forget_slices --
 DELETE FROM archive_slices WHERE day = %(day)s
+
+-- mark_slices_changed --
+-- The archived slices holding any of these deliveries, which a replay reset or created: the
+-- day's drop writes them again (migration 0056). A delivery id keeps its event's millisecond,
+-- and a slice's bounds are whole milliseconds, so the event-id form of a delivery id falls in
+-- its event's slice. Only days in progress have slices: a few rows.
+UPDATE archive_slices s SET changed = true
+WHERE NOT s.changed
+  AND EXISTS (SELECT 1 FROM unnest(%(ids)s::text[]) AS d(id)
+              WHERE 'evt_' || substr(d.id, 5) >= s.lo AND 'evt_' || substr(d.id, 5) < s.hi)
 
 -- days_in_progress --
 -- The days with archived slices not yet dropped (decision 0118), oldest first.
