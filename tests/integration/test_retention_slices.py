@@ -16,7 +16,12 @@ from hookline.replay import run_replay
 from hookline.repositories import replay as replay_repo
 from hookline.repositories import retention as repo
 from hookline.restore import erase_tenant
-from hookline.retention import RetentionPolicy, apply_retention, set_tenant_retention
+from hookline.retention import (
+    RetentionPolicy,
+    apply_retention,
+    scheduled_retention,
+    set_tenant_retention,
+)
 from hookline.runtime import build_reconciler, delivery_queues, replay_options, reset_runtime
 from hookline.settings import get_settings
 from tests.integration.test_retention import LATER, archived, count, publish, s3, tenant
@@ -362,3 +367,41 @@ def test_a_day_no_longer_whole_is_no_longer_in_progress(pipeline, db, sink, s3, 
     assert slices_of_today(db) == []
     with db.connection() as conn:
         assert now.date() not in repo.days_in_progress(conn)
+
+
+def test_the_share_of_a_day_others_keep_goes_in_slices_across_runs(pipeline, db, sink, s3, now):
+    # Given a day of two tenants' events: one's past retention, the other's kept for a year
+    gone, gone_ids = delivered_day(pipeline, db, sink, 5)
+    kept = operator.add_tenant(db, HooklineConfig(), name="kept", group="standard")["id"]
+    operator.add_endpoint(db, get_settings(), tenant_id=kept, url=sink.url("/kept"))
+    for i in range(2):
+        publish(db, kept, {"n": i})
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 7})
+    set_tenant_retention(db, kept, 365)
+    # When a run has the time until its first archive object is written
+    first = apply_retention(
+        db, s3.store(), SMALL, as_of=now + LATER, keep_going=lambda: archived(s3) == []
+    )
+    # Then it archived and removed a slice of the expired tenant's share, and says the day is
+    # in progress
+    went = first.removed["events"][gone]
+    assert 1 <= went < 5 and first.archived_objects == 1 and first.errors == []
+    assert first.day_in_progress == now.date().isoformat()
+    assert count(db, "SELECT count(*) FROM events") == 7 - went
+    with db.connection() as conn:
+        assert now.date() in repo.days_in_progress(conn)
+    # When the next reconcile run, five minutes on and not the hour's, has the time
+    second = scheduled_retention(
+        db, s3.store(), SMALL, as_of=now + LATER + timedelta(minutes=5), keep_going=lambda: True,
+        first_of_hour=False,
+    )  # fmt: skip
+    # Then it went on with the share: the rest of it went, the kept tenant's events stay, the
+    # day is not dropped nor in progress, and the archive holds each of the expired tenant's
+    # events once
+    assert second["removed"]["events"] == {gone: 5 - went} and second["day_in_progress"] is None
+    assert now.date().isoformat() not in second["days_dropped"]
+    with db.connection() as conn:
+        assert now.date() not in repo.days_in_progress(conn)
+    assert count(db, "SELECT count(*) FROM events WHERE tenant_id = %s", kept) == 2
+    assert count(db, "SELECT count(*) FROM events") == 2
+    assert Counter(r["id"] for r in archived(s3)) == Counter(gone_ids)

@@ -7,13 +7,15 @@ A run, at `as_of` (now, or a time given for a preview or a test):
    tenant's events of the day are past that tenant's retention (its override, else the global
    `ledger_retention_days`), no restore hold covers it and no delivery is unfinished, the day
    is archived and its partitions dropped whole; otherwise the expired tenants' events that no
-   unfinished delivery holds are archived and deleted set-based;
+   unfinished delivery holds are archived and deleted, a slice at a time;
 3. dedupe keys older than `dedupe_retention_days` whose event has left are pruned.
 
 A day that may go whole is archived in slices, each in its own transaction, across runs when
 one run has not the time; its drop checks the slices and is one transaction (decision 0118).
-Part of a day is one transaction. The archive objects are written first, and an archive that
-fails rolls its transaction back, so nothing is removed that is not archived. A day's drop
+The expired tenants' share of a day that others keep goes a slice at a time too, each slice
+archived and deleted in one transaction. The archive objects are written first, and an
+archive that fails rolls its transaction back, so nothing is removed that is not archived.
+The pieces' own work (their objects, checks and deletes) is `hookline.day_archive`'s. A day's drop
 gives way to the pipeline: it waits for a lock at most `lock_wait_ms`, and a day that could not
 have its locks is tried again, then left to the next run (decision 0116).
 
@@ -23,19 +25,22 @@ each hour, and in the others only a day in progress goes on.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import closing
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
-from itertools import groupby
-from operator import itemgetter
 from time import sleep
 from typing import Any
 
-from hookline.archive import ArchiveStore, gzip_parts, object_key
+from hookline.archive import ArchiveStore
 from hookline.config import HooklineConfig
+from hookline.day_archive import (
+    RetentionReport,
+    Tally,
+    archive_slice,
+    check_slices,
+    retire_share_slice,
+    write_archive,
+)
 from hookline.db import Connection, Database
 from hookline.errors import (
     ArchiveUnavailable,
@@ -46,8 +51,6 @@ from hookline.errors import (
 )
 from hookline.records import frozen
 from hookline.repositories import retention as repo
-
-TABLES = ("events", "outbox", "deliveries", "attempts")
 
 
 @frozen
@@ -77,45 +80,6 @@ class RetentionPolicy:
     def lock_wait(self) -> timedelta:
         """How long a day's transaction waits for each lock."""
         return timedelta(milliseconds=self.lock_wait_ms)
-
-
-@dataclass
-class RetentionReport:
-    """What a run removed (or would remove): rows per table and tenant, days dropped whole."""
-
-    as_of: datetime
-    dry_run: bool
-    partitions_created: int = 0
-    days_dropped: list[str] = field(default_factory=list)
-    removed: dict[str, dict[str, int]] = field(
-        default_factory=lambda: {t: defaultdict(int) for t in TABLES}
-    )
-    kept_unfinished: int = 0
-    kept_held: int = 0
-    archived_objects: int = 0
-    slices_archived: int = 0
-    day_in_progress: str | None = None
-    event_keys_pruned: int = 0
-    events_outside_days: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return {
-            "as_of": self.as_of.isoformat(),
-            "dry_run": self.dry_run,
-            "partitions_created": self.partitions_created,
-            "days_dropped": self.days_dropped,
-            "removed": {t: dict(sorted(v.items())) for t, v in self.removed.items()},
-            "kept_unfinished": self.kept_unfinished,
-            "kept_held": self.kept_held,
-            "archived_objects": self.archived_objects,
-            "slices_archived": self.slices_archived,
-            "day_in_progress": self.day_in_progress,
-            "event_keys_pruned": self.event_keys_pruned,
-            "events_outside_days": self.events_outside_days,
-            "errors": self.errors,
-        }
 
 
 def ensure_partitions(db: Database, *, as_of: datetime, ahead_days: int) -> int:
@@ -204,6 +168,8 @@ def _retire_days(
     as_of, dry_run = report.as_of, report.dry_run
     with db.connection() as conn:
         shortest = min(policy.ledger_days, repo.shortest_override(conn) or policy.ledger_days)
+    share = partial(_retire_share, db, archive, policy, report=report, as_of=as_of,
+                    keep_going=keep_going)  # fmt: skip
     for day in days:
         if _day_end(day) > as_of - timedelta(days=shortest) or not keep_going():
             break
@@ -211,6 +177,13 @@ def _retire_days(
             report.errors.append("no archive bucket configured: nothing removed")
             break
         try:
+            if not dry_run and _share_stopped_in(db, day):
+                # a run stopped in its share: it goes on first, and the day is planned again
+                # by the next run that comes to it
+                if not share(day):
+                    report.day_in_progress = day.isoformat()
+                    break  # out of time again
+                continue
             sliced = dry_run or _archive_in_slices(
                 db, archive, policy, day, report, as_of=as_of, keep_going=keep_going
             )
@@ -218,9 +191,13 @@ def _retire_days(
                 report.day_in_progress = day.isoformat()
                 break  # out of time: the next run goes on with the day's next slice
             retire = partial(_retire_day, db, archive, policy, day, as_of=as_of, dry_run=dry_run)
-            _tried_while_busy(policy, retire).add_to(report)
+            retired = _tried_while_busy(policy, retire)
+            retired.add_to(report)
             if report.day_in_progress:
                 break  # its slices are to be made again, by the next run
+            if retired.share and not share(day):
+                report.day_in_progress = day.isoformat()
+                break  # out of time: the next run goes on with the day's share
         except (ArchiveUnavailable, LedgerBusy) as err:
             report.errors.append(f"{day}: {err}; its rows are kept, the next run tries again")
             break
@@ -229,7 +206,7 @@ def _retire_days(
             report.errors.append(f"{day}: {err}; its rows are kept")
 
 
-def _tried_while_busy(policy: RetentionPolicy, retire: Callable[[], _Tally]) -> _Tally:
+def _tried_while_busy(policy: RetentionPolicy, retire: Callable[[], Tally]) -> Tally:
     """What `retire` (one day's transaction) did; while the pipeline holds the day's tables,
     it is tried again after a pause, up to `tries_per_day` times, then the last LedgerBusy is
     raised (the run ends; the next tries again). A try rolled back removed nothing and counts
@@ -250,12 +227,12 @@ def _retire_day(
     *,
     as_of: datetime,
     dry_run: bool,
-) -> _Tally:
+) -> Tally:
     """Archive and remove what of one day is past retention, in one transaction; what it
     removed (or would), and what it kept. A day past retention for every tenant, its slices
     archived (`_archive_in_slices`; a day without events has none), is checked and dropped;
     otherwise the expired tenants' rows are archived and deleted."""
-    tally = _Tally()
+    tally = Tally()
     with (
         db.connection() as conn,
         conn.transaction(),
@@ -268,25 +245,23 @@ def _retire_day(
             return tally
         if plan.whole and not dry_run:
             assert archive is not None
-            if plan.tenants and not _check_slices(conn, archive, bounds, tally):
+            if plan.tenants and not check_slices(conn, archive, bounds, tally):
                 tally.in_progress = day  # the next run slices it again
                 return tally
             repo.drop_day_partitions(conn, day)
             repo.forget_slices(conn, day)
+            repo.forget_share(conn, day)
             tally.dropped = day
             return tally
-        # a dry run of a whole day, or the expired tenants' share of a day (one no longer
-        # whole is no longer in progress: its slices' objects stay, its record goes)
-        if not plan.whole and not dry_run:
+        if not dry_run:
+            # the expired tenants' share, for `_retire_share` (a day no longer whole is no
+            # longer in progress: its slices' objects stay, its record goes)
             repo.forget_slices(conn, day)
-        tally.keep_ids = not plan.whole
-        label = f"expired-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
-        selection = None if plan.whole else [t.tenant_id for t in plan.expired]
-        _write_archive(conn, None if dry_run else archive, bounds, selection, tally, label)
-        if dry_run:
+            tally.share = True
             return tally
-        if tally.event_ids:
-            repo.delete_events(conn, bounds, tally.event_ids, tally.delivery_ids)
+        # a dry run: what would go, counted in this transaction
+        selection = None if plan.whole else [t.tenant_id for t in plan.expired]
+        write_archive(conn, None, bounds, selection, tally, "dry-run")
     return tally
 
 
@@ -323,6 +298,66 @@ class _DayPlan:
         return self.whole and bool(self.tenants)
 
 
+def _share_stopped_in(db: Database, day: date) -> bool:
+    """Whether a run stopped in the day's share."""
+    with db.connection() as conn:
+        return repo.share_position(conn, day) is not None
+
+
+def _retire_share(
+    db: Database,
+    archive: ArchiveStore | None,
+    policy: RetentionPolicy,
+    day: date,
+    *,
+    report: RetentionReport,
+    as_of: datetime,
+    keep_going: Callable[[], bool],
+) -> bool:
+    """The share of a day that others keep whose tenants are past retention, archived and
+    deleted a slice at a time while `keep_going`, from where a run stopped in it; each slice
+    its own transaction that plans the slice (who is past retention now, what holds what),
+    gives way to the pipeline as a drop does, and notes how far the share is done. Whether
+    it reached the day's end."""
+    assert archive is not None
+    label = f"expired-{as_of.strftime('%Y%m%dT%H%M%SZ')}"
+    with db.connection() as conn:
+        bounds = repo.day_bounds(conn, day)
+        lo = repo.share_position(conn, day) or bounds.lo
+    while lo < bounds.hi:
+        if not keep_going():
+            return False
+        with db.connection() as conn:
+            piece = bounds.between(lo, repo.slice_end(conn, bounds, lo, events=policy.slice_events))
+        retire = partial(_retire_share_slice, db, archive, policy, piece, label, as_of=as_of)
+        _tried_while_busy(policy, retire).add_to(report)
+        lo = piece.hi
+    with db.connection() as conn:
+        repo.forget_share(conn, day)
+    return True
+
+
+def _retire_share_slice(
+    db: Database,
+    archive: ArchiveStore,
+    policy: RetentionPolicy,
+    piece: repo.DayBounds,
+    label: str,
+    *,
+    as_of: datetime,
+) -> Tally:
+    """One slice of `_retire_share`, in one transaction."""
+    with (
+        db.connection() as conn,
+        conn.transaction(),
+        repo.giving_way(conn, lock_wait=policy.lock_wait),
+    ):
+        plan = _DayPlan.of(conn, piece, policy, as_of=as_of)
+        gone = retire_share_slice(conn, archive, piece, [t.tenant_id for t in plan.expired], label)
+        repo.record_share_position(conn, piece.day, piece.hi)
+        return gone
+
+
 def _archive_in_slices(
     db: Database,
     archive: ArchiveStore | None,
@@ -351,116 +386,11 @@ def _archive_in_slices(
             return False
         with db.connection() as conn, conn.transaction():
             piece = bounds.between(lo, repo.slice_end(conn, bounds, lo, events=policy.slice_events))
-            written = _archive_slice(conn, archive, piece)
+            written = archive_slice(conn, archive, piece)
         lo = piece.hi
         report.slices_archived += 1
         report.archived_objects += written.objects
     return True
-
-
-def _check_slices(
-    conn: Connection, archive: ArchiveStore, bounds: repo.DayBounds, tally: _Tally
-) -> bool:
-    """In the day's drop: whether its archived slices cover it, end to end (if not, they are
-    forgotten, to be made again); each one's events and rows of `attempts` counted again, and
-    the slice archived again if they changed since (a replay's attempt, a restore, an erasure,
-    an event that was unfinished; a change that leaves neither is not seen); what the day's
-    objects hold added to the tally."""
-    done = repo.day_slices(conn, bounds.day)
-    edges = [bounds.lo] + [p.hi for p in done]
-    if [p.lo for p in done] != edges[:-1] or edges[-1] != bounds.hi:
-        repo.forget_slices(conn, bounds.day)
-        return False
-    for piece_done in done:
-        piece = bounds.between(piece_done.lo, piece_done.hi)
-        counts = piece_done.counts
-        if piece_done.changed or repo.slice_rows(conn, piece) != piece_done.rows:
-            again = _archive_slice(conn, archive, piece)
-            counts, tally.objects = again.counts, tally.objects + again.objects
-        for tenant_id, held in counts.items():
-            total = tally.counts.setdefault(tenant_id, [0, 0, 0])
-            total[:] = [a + b for a, b in zip(total, held, strict=True)]
-    return True
-
-
-def _archive_slice(conn: Connection, archive: ArchiveStore, piece: repo.DayBounds) -> _Tally:
-    """Write a slice's objects, labelled by its first millisecond (a slice written again
-    replaces them), and record it, its rows of `attempts` counted before it is read (one
-    added meanwhile then shows as a change at the drop)."""
-    before = repo.slice_rows(conn, piece)
-    written = _Tally()
-    _write_archive(conn, archive, piece, None, written, f"day-{piece.lo[4:]}")
-    repo.record_slice(conn, piece, written.counts, attempt_rows=before.attempt_rows)
-    return written
-
-
-def _write_archive(
-    conn: Connection,
-    archive: ArchiveStore | None,
-    bounds: repo.DayBounds,
-    tenants: list[str] | None,
-    tally: _Tally,
-    label: str,
-) -> None:
-    """The archive of `bounds` (of `tenants`, or all), an object per tenant under `label`;
-    only counted in `tally` when there is no store (a dry run)."""
-    with closing(
-        repo.archive_selection(conn, bounds, tenants, with_ids=tally.keep_ids)
-    ) as rows:  # tenant order
-        for tenant_id, of_tenant in groupby(rows, key=itemgetter("tenant_id")):
-            lines = tally.lines(tenant_id, of_tenant)
-            if archive is None:
-                deque(lines, maxlen=0)  # counted, not written
-            else:
-                archive.put_parts(object_key(tenant_id, bounds.day, label), gzip_parts(lines))
-                tally.objects += 1
-
-
-@dataclass
-class _Tally:
-    """What one day's transaction did, for the report once it committed (a day rolled back
-    counts for nothing): its archive counted as the lines pass on their way to the store,
-    which are not kept (decision 0117), per tenant its events, deliveries and attempts; for a
-    day not dropped whole the ids its delete removes; what it kept; the objects written; and
-    the day, if dropped whole."""
-
-    keep_ids: bool = False
-    kept_held: int = 0
-    kept_unfinished: int = 0
-    objects: int = 0
-    in_progress: date | None = None
-    dropped: date | None = None
-    counts: dict[str, list[int]] = field(default_factory=dict)
-    event_ids: list[str] = field(default_factory=list)
-    delivery_ids: list[str] = field(default_factory=list)
-
-    def lines(self, tenant_id: str, rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-        """The tenant's archive lines, each counted as it passes."""
-        counts = self.counts.setdefault(tenant_id, [0, 0, 0])
-        for row in rows:
-            counts[0] += 1
-            counts[1] += row["deliveries"]
-            counts[2] += row["attempts"]
-            if self.keep_ids:
-                self.event_ids.append(row["id"])
-                self.delivery_ids += row["delivery_ids"]
-            yield row["line"]
-
-    def add_to(self, report: RetentionReport) -> None:
-        """Add what the day removed (or would) and kept to the report."""
-        report.kept_held += self.kept_held
-        report.kept_unfinished += self.kept_unfinished
-        report.archived_objects += self.objects
-        if self.in_progress is not None:
-            report.day_in_progress = self.in_progress.isoformat()
-        removed = report.removed
-        for tenant_id, (events, deliveries, attempts) in self.counts.items():
-            removed["events"][tenant_id] += events
-            removed["outbox"][tenant_id] += events
-            removed["deliveries"][tenant_id] += deliveries
-            removed["attempts"][tenant_id] += attempts
-        if self.dropped is not None:
-            report.days_dropped.append(self.dropped.isoformat())
 
 
 def _day_end(day: date) -> datetime:

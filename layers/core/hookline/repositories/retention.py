@@ -197,8 +197,24 @@ def mark_slices_changed(conn: Connection, delivery_ids: Sequence[str]) -> None:
         conn.execute(query("mark_slices_changed"), {"ids": list(delivery_ids)})
 
 
+def share_position(conn: Connection, day: date) -> str | None:
+    """Where the share of a day that others keep goes on from, if a run stopped in it."""
+    row = conn.execute(query("share_position"), {"day": day}).fetchone()
+    return None if row is None else str(row["next_lo"])
+
+
+def record_share_position(conn: Connection, day: date, next_lo: str) -> None:
+    """Note that the day's share is done up to `next_lo`."""
+    conn.execute(query("record_share_position"), {"day": day, "next_lo": next_lo})
+
+
+def forget_share(conn: Connection, day: date) -> None:
+    """Forget where the day's share stopped (it reached the day's end, or the day went)."""
+    conn.execute(query("forget_share"), {"day": day})
+
+
 def days_in_progress(conn: Connection) -> list[date]:
-    """The days whose archive in slices has begun and which are not dropped yet."""
+    """The days whose archive in slices has begun, or whose share a run stopped in."""
     return [r["day"] for r in conn.execute(query("days_in_progress"))]
 
 

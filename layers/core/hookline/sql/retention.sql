@@ -177,8 +177,19 @@ WHERE NOT s.changed
               WHERE 'evt_' || substr(d.id, 5) >= s.lo AND 'evt_' || substr(d.id, 5) < s.hi)
 
 -- days_in_progress --
--- The days with archived slices not yet dropped (decision 0118), oldest first.
-SELECT DISTINCT day FROM archive_slices ORDER BY day
+-- The days with archived slices not yet dropped, or a share stopped mid-way (decision 0118),
+-- oldest first.
+SELECT day FROM archive_slices UNION SELECT day FROM retention_shares ORDER BY day
+
+-- share_position --
+SELECT next_lo FROM retention_shares WHERE day = %(day)s
+
+-- record_share_position --
+INSERT INTO retention_shares (day, next_lo) VALUES (%(day)s, %(next_lo)s)
+ON CONFLICT (day) DO UPDATE SET next_lo = excluded.next_lo, updated_at = now()
+
+-- forget_share --
+DELETE FROM retention_shares WHERE day = %(day)s
 
 -- slice_rows --
 -- How many events a slice of the day holds now, and rows of `attempts` (a replay's or a late
