@@ -405,3 +405,23 @@ def test_the_share_of_a_day_others_keep_goes_in_slices_across_runs(pipeline, db,
     assert count(db, "SELECT count(*) FROM events WHERE tenant_id = %s", kept) == 2
     assert count(db, "SELECT count(*) FROM events") == 2
     assert Counter(r["id"] for r in archived(s3)) == Counter(gone_ids)
+
+
+def test_a_slice_holds_about_its_bound_of_deliveries_however_many_endpoints(
+    pipeline, db, sink, s3, now
+):
+    # Given a day of 4 events, each delivered to three endpoints
+    t = tenant(db)
+    for name in ("a", "b", "c"):
+        operator.add_endpoint(db, get_settings(), tenant_id=t, url=sink.url(f"/{name}"))
+    ids = [publish(db, t, {"n": i}).id for i in range(4)]
+    pipeline.run_until(lambda: pipeline.states() == {"delivered": 12})
+    # When retention runs with slices of many events but at most 4 deliveries
+    policy = RetentionPolicy(slice_events=1_000, slice_deliveries=4)
+    report = apply_retention(db, s3.store(), policy, as_of=now + LATER)
+    # Then the day went in several slices (a slice ends at the millisecond of its 4th delivery
+    # past its first millisecond), and every event of it is archived once
+    assert now.date().isoformat() in report.days_dropped and report.errors == []
+    assert report.slices_archived >= 2
+    assert Counter(r["id"] for r in archived(s3)) == Counter(ids)
+    assert report.removed["deliveries"] == {t: 12}

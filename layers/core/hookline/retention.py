@@ -68,11 +68,18 @@ class RetentionPolicy:
     tries_per_day: int = 5
     # A day past retention is archived in slices of about this many events, each in its own
     # transaction, across runs if need be (decision 0118): ~10 s a slice with ten endpoints.
+    # A slice holds at most this many deliveries too, so that many endpoints per event do not
+    # make one longer than a run.
     slice_events: int = 50_000
+    slice_deliveries: int = 500_000
+    # A slice of the share of a day that others keep holds its ids for the delete: ~0.4 KB a
+    # delivery in memory (`bench/retention_archive.py --kept`), so ~40 MB at this many.
+    share_slice_deliveries: int = 100_000
 
     def __post_init__(self) -> None:
         for name in ("ledger_days", "dedupe_days", "partitions_ahead_days", "lock_wait_ms",
-                     "tries_per_day", "slice_events"):  # fmt: skip
+                     "tries_per_day", "slice_events", "slice_deliveries",
+                     "share_slice_deliveries"):  # fmt: skip
             if getattr(self, name) <= 0:
                 raise BadRequest(f"retention: {name} must be at least 1, not {getattr(self, name)}")
 
@@ -328,7 +335,11 @@ def _retire_share(
         if not keep_going():
             return False
         with db.connection() as conn:
-            piece = bounds.between(lo, repo.slice_end(conn, bounds, lo, events=policy.slice_events))
+            end = repo.slice_end(
+                conn, bounds, lo, events=policy.slice_events,
+                deliveries=policy.share_slice_deliveries,
+            )  # fmt: skip
+            piece = bounds.between(lo, end)
         retire = partial(_retire_share_slice, db, archive, policy, piece, label, as_of=as_of)
         _tried_while_busy(policy, retire).add_to(report)
         lo = piece.hi
@@ -385,7 +396,10 @@ def _archive_in_slices(
         if not keep_going():
             return False
         with db.connection() as conn, conn.transaction():
-            piece = bounds.between(lo, repo.slice_end(conn, bounds, lo, events=policy.slice_events))
+            end = repo.slice_end(
+                conn, bounds, lo, events=policy.slice_events, deliveries=policy.slice_deliveries
+            )
+            piece = bounds.between(lo, end)
             written = archive_slice(conn, archive, piece)
         lo = piece.hi
         report.slices_archived += 1

@@ -158,10 +158,11 @@ def archive_selection(
     yield from conn.cursor().stream(query("archive_selection"), params, size=500)
 
 
-def slice_end(conn: Connection, bounds: DayBounds, lo: str, *, events: int) -> str:
-    """Where the slice of the day that begins at `lo` ends: after about `events` events, at a
-    millisecond's start (past lo's), or at the day's end."""
-    params = {"lo": lo, "hi": bounds.hi, "events": events}
+def slice_end(conn: Connection, bounds: DayBounds, lo: str, *, events: int, deliveries: int) -> str:
+    """Where the slice of the day that begins at `lo` ends: after about `events` events or
+    `deliveries` deliveries, whichever comes first, at a millisecond's start (past lo's), or at
+    the day's end."""
+    params = {"lo": lo, "hi": bounds.hi, "events": events, "deliveries": deliveries}
     row = conn.execute(query("slice_end"), params).fetchone()
     assert row is not None
     return str(row["hi"])

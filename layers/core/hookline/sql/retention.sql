@@ -145,13 +145,17 @@ ORDER BY e.tenant_id, e.id
 
 -- slice_end --
 -- Where a slice of the day that begins at `lo` ends (decision 0118): at the millisecond of
--- the `events`-th event after lo's millisecond, so it never splits a millisecond and always
--- moves on; at the day's end `hi` when fewer are left.
-SELECT coalesce(
-    (SELECT 'evt_' || substr(e.id, 5, 10) FROM events e
-     WHERE e.id > %(lo)s::text || '~' AND e.id < %(hi)s
-     ORDER BY e.id OFFSET %(events)s - 1 LIMIT 1),
-    %(hi)s) AS hi
+-- the `events`-th event after lo's millisecond, or of the `deliveries`-th delivery, whichever
+-- comes first (a delivery id keeps its event's millisecond), so it never splits a millisecond
+-- and always moves on; at the day's end `hi` when fewer are left.
+SELECT least(
+    coalesce((SELECT 'evt_' || substr(e.id, 5, 10) FROM events e
+              WHERE e.id > %(lo)s::text || '~' AND e.id < %(hi)s
+              ORDER BY e.id OFFSET %(events)s - 1 LIMIT 1), %(hi)s),
+    coalesce((SELECT 'evt_' || substr(d.id, 5, 10) FROM deliveries d
+              WHERE d.id > 'dlv_' || substr(%(lo)s::text, 5) || '~'
+                AND d.id < 'dlv_' || substr(%(hi)s::text, 5)
+              ORDER BY d.id OFFSET %(deliveries)s - 1 LIMIT 1), %(hi)s)) AS hi
 
 -- record_slice --
 INSERT INTO archive_slices (day, lo, hi, counts, attempt_rows)
